@@ -1,0 +1,22 @@
+package io.outrun.sandbox;
+
+/**
+ * Resource limits of one run. The process backend enforces none of them but the timeout.
+ *
+ * @param memoryBytes  memory limit, swap included (no swap beyond it); default 512 MiB
+ * @param nanoCpus     CPU quota in billionths of a CPU; default 1 CPU
+ * @param pids         maximum number of processes and threads; default 256
+ * @param tmpfsBytes   size of the writable workdir and of /tmp, each; default 256 MiB
+ * @param network      Docker network to attach, or null for none (loopback only)
+ */
+public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
+
+    public static final Limits DEFAULTS = new Limits(512L << 20, 1_000_000_000L, 256, 256L << 20, null);
+
+    public Limits {
+        if (memoryBytes < (4L << 20)) throw new IllegalArgumentException("memoryBytes below 4 MiB: " + memoryBytes);
+        if (nanoCpus <= 0) throw new IllegalArgumentException("nanoCpus must be positive: " + nanoCpus);
+        if (pids <= 0) throw new IllegalArgumentException("pids must be positive: " + pids);
+        if (tmpfsBytes <= 0) throw new IllegalArgumentException("tmpfsBytes must be positive: " + tmpfsBytes);
+    }
+}

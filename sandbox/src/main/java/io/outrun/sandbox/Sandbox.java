@@ -1,0 +1,44 @@
+package io.outrun.sandbox;
+
+/**
+ * Runs one command at a time per {@link Run}, isolated as well as the backend can.
+ *
+ * <p>Backends: {@code docker} (one locked-down container per run) and {@code process} (a host
+ * process in its own process group, for local development only: it offers no isolation).
+ * Implementations are thread-safe; one instance serves every run of a node.
+ */
+public interface Sandbox extends AutoCloseable {
+
+    /** The backend's short name, as given to {@code --sandbox}. */
+    String name();
+
+    /**
+     * Checks at node start that the backend can run anything at all (engine reachable, image
+     * present, bash inside). Throws {@link SandboxUnavailableException} naming what is missing.
+     */
+    void verify();
+
+    /** Starts the command of {@code spec}; the returned run is already executing. */
+    Run start(RunSpec spec);
+
+    /**
+     * Removes what earlier runs of this node left behind (a SIGKILLed worker leaves its
+     * containers running). {@code stillCurrent} answers whether an (execution, attempt) pair is
+     * still the current, non-terminal attempt; everything else is killed and removed.
+     *
+     * @return how many leftovers were removed
+     */
+    default int removeLeftovers(LeftoverPolicy stillCurrent) {
+        return 0;
+    }
+
+    @Override
+    default void close() {
+    }
+
+    /** Decides whether a leftover run found by {@link #removeLeftovers} may stay. */
+    @FunctionalInterface
+    interface LeftoverPolicy {
+        boolean isCurrent(java.util.UUID executionId, int attempt);
+    }
+}

@@ -1,0 +1,94 @@
+package io.outrun.sandbox.capture;
+
+/**
+ * Keeps a stream's first and last bytes within a fixed budget and counts the rest.
+ *
+ * <p>Half the budget holds the head (the first bytes, kept forever), half a ring of the latest
+ * bytes (the tail). Memory is fixed at construction whatever the stream's size: a command that
+ * prints a gigabyte costs the same as one that prints a kilobyte. Appends copy their bytes, so
+ * callers may reuse their buffers (docker-java's frames share the reader's buffer).
+ * Thread-safe: one thread appends while another takes snapshots.
+ */
+public final class BoundedCapture {
+
+    private final byte[] head;
+    private int headLength;
+    private final byte[] ring;
+    private int ringStart;
+    private int ringLength;
+    private long total;
+
+    /** @param maxBytes bytes kept in all, head plus tail; at least 2 */
+    public BoundedCapture(int maxBytes) {
+        if (maxBytes < 2) {
+            throw new IllegalArgumentException("maxBytes must be at least 2: " + maxBytes);
+        }
+        this.head = new byte[maxBytes / 2];
+        this.ring = new byte[maxBytes - maxBytes / 2];
+    }
+
+    public synchronized void append(byte[] bytes, int offset, int length) {
+        total += length;
+        int toHead = Math.min(length, head.length - headLength);
+        System.arraycopy(bytes, offset, head, headLength, toHead);
+        headLength += toHead;
+        offset += toHead;
+        length -= toHead;
+        if (length == 0) {
+            return;
+        }
+        if (length >= ring.length) {
+            // Only the last ring.length bytes can survive.
+            System.arraycopy(bytes, offset + length - ring.length, ring, 0, ring.length);
+            ringStart = 0;
+            ringLength = ring.length;
+            return;
+        }
+        int end = (ringStart + ringLength) % ring.length;
+        int first = Math.min(length, ring.length - end);
+        System.arraycopy(bytes, offset, ring, end, first);
+        System.arraycopy(bytes, offset + first, ring, 0, length - first);
+        int overflow = Math.max(0, ringLength + length - ring.length);
+        ringLength = Math.min(ring.length, ringLength + length);
+        ringStart = (ringStart + overflow) % ring.length;
+    }
+
+    public void append(byte[] bytes) {
+        append(bytes, 0, bytes.length);
+    }
+
+    public synchronized long totalBytes() {
+        return total;
+    }
+
+    /**
+     * A consistent copy of what is kept: the head cut back to a whole UTF-8 character when the
+     * stream went on past it, and the tail starting at a whole character when bytes were
+     * dropped before it.
+     */
+    public synchronized Captured snapshot() {
+        byte[] tail = new byte[ringLength];
+        int first = Math.min(ringLength, ring.length - ringStart);
+        System.arraycopy(ring, ringStart, tail, 0, first);
+        System.arraycopy(ring, 0, tail, first, ringLength - first);
+        int headKept = headLength;
+        int tailSkip = 0;
+        if (total > headLength) {
+            headKept = Utf8.wholeCharsPrefix(head, headLength);
+        }
+        if (total > (long) headLength + ringLength) {
+            tailSkip = Utf8.continuationPrefix(tail);
+        }
+        byte[] headCopy = java.util.Arrays.copyOf(head, headKept);
+        byte[] tailCopy = tailSkip == 0 && headKept == headLength && tail.length > 0
+                ? tail : java.util.Arrays.copyOfRange(tail, tailSkip, tail.length);
+        if (headKept < headLength && total <= (long) headLength + ringLength) {
+            // Nothing was dropped yet: the bytes cut from the head's end move to the tail's start.
+            byte[] moved = new byte[headLength - headKept + tailCopy.length];
+            System.arraycopy(head, headKept, moved, 0, headLength - headKept);
+            System.arraycopy(tailCopy, 0, moved, headLength - headKept, tailCopy.length);
+            tailCopy = moved;
+        }
+        return new Captured(headCopy, tailCopy, total);
+    }
+}

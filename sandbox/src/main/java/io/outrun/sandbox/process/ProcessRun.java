@@ -1,0 +1,112 @@
+package io.outrun.sandbox.process;
+
+import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.capture.BoundedCapture;
+import io.outrun.sandbox.capture.Captured;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/** One host process tree, its bounded output, and its deadline. */
+final class ProcessRun implements Run {
+
+    private final Process process;
+    private final Path script;
+    private final BoundedCapture stdout;
+    private final BoundedCapture stderr;
+    private final Thread stdoutPump;
+    private final Thread stderrPump;
+    private final long deadlineNanos;
+    private volatile boolean timedOut;
+    private volatile boolean killed;
+
+    ProcessRun(RunSpec spec, Process process, Path script) {
+        this.process = process;
+        this.script = script;
+        this.stdout = new BoundedCapture(spec.maxOutputBytes());
+        this.stderr = new BoundedCapture(spec.maxOutputBytes());
+        this.deadlineNanos = System.nanoTime() + spec.timeout().toNanos();
+        this.stdoutPump = pump(process.getInputStream(), stdout, spec, "stdout");
+        this.stderrPump = pump(process.getErrorStream(), stderr, spec, "stderr");
+    }
+
+    private static Thread pump(InputStream in, BoundedCapture capture, RunSpec spec, String stream) {
+        Thread thread = new Thread(() -> {
+            byte[] buffer = new byte[64 * 1024];
+            try (in) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                    capture.append(buffer, 0, n);
+                }
+            } catch (IOException ignored) {
+                // The process was killed or closed: what was read is kept.
+            }
+        }, "outrun-" + stream + "-" + spec.executionId());
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
+    @Override
+    public Captured stdout() {
+        return stdout.snapshot();
+    }
+
+    @Override
+    public Captured stderr() {
+        return stderr.snapshot();
+    }
+
+    @Override
+    public Optional<Exit> awaitExit(Duration wait) throws InterruptedException {
+        long remaining = deadlineNanos - System.nanoTime();
+        long waitNanos = Math.max(0, Math.min(wait.toNanos(), remaining));
+        if (!process.waitFor(waitNanos, TimeUnit.NANOSECONDS)) {
+            if (System.nanoTime() - deadlineNanos < 0) {
+                return Optional.empty();
+            }
+            timedOut = true;
+            kill();
+            process.waitFor();
+        }
+        // Let the pumps drain what the pipes still hold before the exit is reported.
+        stdoutPump.join(2000);
+        stderrPump.join(2000);
+        return Optional.of(new Exit(process.exitValue(), timedOut, killed && !timedOut));
+    }
+
+    @Override
+    public void kill() {
+        if (!process.isAlive()) {
+            return;
+        }
+        killed = true;
+        // setsid made the process the leader of its own group: signal the whole group.
+        try {
+            new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start().waitFor(2, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            // Fall through to killing the leader alone.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        process.destroyForcibly();
+    }
+
+    @Override
+    public void close() {
+        kill();
+        try {
+            Files.deleteIfExists(script);
+        } catch (IOException ignored) {
+            // A temp file left in the scratch directory is harmless.
+        }
+    }
+}
