@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Placeholder until the Docker sandbox lands: builds nothing.
+exit 0
