@@ -20,6 +20,11 @@ CREATE TABLE executions (
     heartbeat_at        timestamptz,
     cancel_requested_at timestamptz,
     idempotency_key     text,
+    -- Bumped each time the row is (re)queued for dispatch; the JobRunr job that carries the
+    -- dispatch has a UUID derived from (id, dispatch_seq), so every enqueue is idempotent and the
+    -- sweep can tell whether the current dispatch's job still exists.
+    dispatch_seq        integer     NOT NULL DEFAULT 1,
+    job_id              uuid        GENERATED ALWAYS AS (md5(id::text || ':' || dispatch_seq::text)::uuid) STORED,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
     enqueued_at         timestamptz NOT NULL DEFAULT now(),
@@ -67,3 +72,28 @@ CREATE TABLE api_tokens (
     revoked_at  timestamptz
 );
 CREATE INDEX api_tokens_owner ON api_tokens (owner);
+
+-- The state machine, enforced by the database too: a statement that would make an illegal move
+-- fails instead of corrupting a row. io.outrun.execution.ExecutionStatus holds the same table.
+CREATE FUNCTION executions_check_transition() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.status = OLD.status THEN
+        IF OLD.status IN ('succeeded', 'failed', 'timed_out', 'cancelled') THEN
+            RAISE EXCEPTION 'execution % is % (terminal) and cannot change', OLD.id, OLD.status
+                USING ERRCODE = 'check_violation';
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF (OLD.status, NEW.status) IN (
+            ('queued', 'running'), ('queued', 'cancelled'),
+            ('running', 'succeeded'), ('running', 'failed'), ('running', 'timed_out'),
+            ('running', 'cancelled'), ('running', 'queued')) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'illegal execution transition % -> % for %', OLD.status, NEW.status, OLD.id
+        USING ERRCODE = 'check_violation';
+END
+$$;
+
+CREATE TRIGGER executions_transition BEFORE UPDATE OF status ON executions
+    FOR EACH ROW EXECUTE FUNCTION executions_check_transition();

@@ -1,0 +1,99 @@
+package io.outrun.dispatch;
+
+import io.outrun.execution.Execution;
+import io.outrun.store.ExecutionStore;
+import java.util.UUID;
+import org.jobrunr.scheduling.JobScheduler;
+import org.jobrunr.storage.JobNotFoundException;
+import org.jobrunr.storage.StorageProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import static org.jobrunr.scheduling.JobBuilder.aJob;
+
+/**
+ * Hands executions to the fleet as JobRunr jobs that carry only the execution id.
+ *
+ * <p>The {@code executions} row is always committed first; the job is enqueued after, with the
+ * UUID of the row's current dispatch, so a repeat is a no-op and a crash in between is repaired
+ * by the sweep ({@code redispatchLost}). JobRunr's retries are off: attempts are Outrun's.
+ */
+public final class Dispatcher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
+    private static final int LABEL_MAX = 45;
+
+    private final JobScheduler scheduler;
+    private final StorageProvider storage;
+    private final ExecutionStore store;
+
+    public Dispatcher(StorageProvider storage, ExecutionStore store) {
+        this.storage = storage;
+        this.scheduler = new JobScheduler(storage);
+        this.store = store;
+    }
+
+    public JobScheduler scheduler() {
+        return scheduler;
+    }
+
+    /** Enqueues the current dispatch of a queued execution and wakes idle nodes. */
+    public void dispatch(Execution e) {
+        enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+        wake();
+    }
+
+    /** Enqueues without waking; call {@link #wake()} once after a batch. */
+    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
+        UUID jobId = JobIds.of(executionId, dispatchSeq);
+        scheduler.create(aJob()
+                .withId(jobId)
+                .withName(jobName(owner, command))
+                .withLabels(label("owner:" + owner))
+                .withAmountOfRetries(0)
+                .<ExecutionRunner>withDetails(runner -> runner.run(executionId)));
+    }
+
+    /** Tells listening nodes there is new work (see {@link Channels#WAKE}). */
+    public void wake() {
+        wake(Channels.WAKE, "");
+    }
+
+    /**
+     * Sends a notification to the fleet. A lost one costs only latency: nodes still find work at
+     * their next poll and cancels at their next heartbeat.
+     */
+    public void wake(String channel, String payload) {
+        try {
+            store.notify(channel, payload);
+        } catch (RuntimeException e) {
+            LOG.warn("could not notify {}; the fleet falls back to polling", channel, e);
+        }
+    }
+
+    /** Removes a job that no longer carries anything (cancelled, or its attempt died). */
+    public void retire(UUID jobId, String reason) {
+        try {
+            scheduler.delete(jobId, reason);
+        } catch (JobNotFoundException e) {
+            // Already gone: nothing to retire.
+        } catch (RuntimeException e) {
+            LOG.warn("could not retire JobRunr job {}: {}", jobId, e.toString());
+        }
+    }
+
+    public StorageProvider storage() {
+        return storage;
+    }
+
+    /** What an admin sees on the dashboard: the owner and the start of the command. */
+    static String jobName(String owner, String command) {
+        String oneLine = command.strip().replaceAll("\\s+", " ");
+        String start = oneLine.length() > 80 ? oneLine.substring(0, 79) + "…" : oneLine;
+        return "[" + owner + "] " + start;
+    }
+
+    private static String label(String text) {
+        return text.length() <= LABEL_MAX ? text : text.substring(0, LABEL_MAX);
+    }
+}

@@ -1,0 +1,59 @@
+package io.outrun.execution;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A validated, clamped request to run a command, ready to store.
+ *
+ * @param owner          who submits; sees and controls only its own executions
+ * @param command        bash source, any length up to the API's body limit
+ * @param image          container image, or null for the node's default
+ * @param workdir        working directory in the sandbox, or null
+ * @param env            environment, already filtered by the operator's allowlist
+ * @param labels         free-form labels for the owner's own bookkeeping
+ * @param timeoutMs      wall-clock limit in milliseconds
+ * @param maxOutputBytes bytes kept per stream
+ * @param maxAttempts    attempts before a lost execution is reaped to failed
+ * @param idempotencyKey a repeat with the same key from the same owner returns the first one
+ */
+public record Submission(
+        String owner,
+        String command,
+        String image,
+        String workdir,
+        Map<String, String> env,
+        Map<String, String> labels,
+        long timeoutMs,
+        int maxOutputBytes,
+        int maxAttempts,
+        String idempotencyKey) {
+
+    public Submission {
+        Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(command, "command");
+        env = env == null ? Map.of() : Map.copyOf(env);
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+    }
+
+    /** A submission with the default limits, for tools and tests. */
+    public static Submission of(String owner, String command) {
+        return new Submission(owner, command, null, null, Map.of(), Map.of(), 600_000L, 1 << 20, 3, null);
+    }
+
+    public Submission withTimeoutMs(long value) {
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey);
+    }
+
+    public Submission withMaxAttempts(int value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey);
+    }
+
+    public Submission withIdempotencyKey(String value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value);
+    }
+
+    public Submission withMaxOutputBytes(int value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey);
+    }
+}

@@ -1,0 +1,107 @@
+package io.outrun.redrive;
+
+import io.outrun.dispatch.Dispatcher;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.Redriven;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Repairs what dead nodes leave behind. Expired leases: back to {@code queued} with a fresh
+ * JobRunr job while attempts remain, else reaped to {@code failed} ({@code lease_expired}). Lost
+ * dispatches: {@code queued} rows whose job vanished get a fresh job. The dead attempt's job is
+ * deleted so the dashboard never shows it PROCESSING on a dead server.
+ *
+ * <p>Runs as a JobRunr recurring job (on one node of the fleet at a time) and, for one
+ * execution, when its owner polls it. Safe to run concurrently: each row is decided and moved
+ * by one statement that skips rows another sweep holds.
+ */
+public final class RedriveSweep {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedriveSweep.class);
+    private static final int BATCH = 500;
+
+    private final ExecutionStore store;
+    private final Dispatcher dispatcher;
+    private final Duration lostDispatchGrace;
+
+    /**
+     * @param lostDispatchGrace how long a queued row may wait before its missing job counts as
+     *                          lost (covers the moment between commit and enqueue)
+     */
+    public RedriveSweep(ExecutionStore store, Dispatcher dispatcher, Duration lostDispatchGrace) {
+        this.store = store;
+        this.dispatcher = dispatcher;
+        this.lostDispatchGrace = lostDispatchGrace;
+    }
+
+    /** What one sweep did. */
+    public record Result(int requeued, int reaped, int redispatched) {
+        public boolean any() {
+            return requeued + reaped + redispatched > 0;
+        }
+    }
+
+    /** One full sweep of the fleet's executions. */
+    public Result sweep() {
+        int requeued = 0;
+        int reaped = 0;
+        int redispatched = 0;
+        List<Redriven> moved;
+        do {
+            moved = store.redriveExpired(BATCH);
+            for (Redriven r : moved) {
+                if (apply(r)) {
+                    requeued++;
+                } else {
+                    reaped++;
+                }
+            }
+        } while (moved.size() == BATCH);
+        List<Execution> lost;
+        do {
+            lost = store.redispatchLost(lostDispatchGrace, BATCH);
+            for (Execution e : lost) {
+                LOG.warn("execution {} of {} was queued without a live JobRunr job; dispatching it again", e.id(), e.owner());
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+                redispatched++;
+            }
+        } while (lost.size() == BATCH);
+        if (requeued + redispatched > 0) {
+            dispatcher.wake();
+        }
+        Result result = new Result(requeued, reaped, redispatched);
+        if (result.any()) {
+            LOG.info("sweep: {} re-queued, {} reaped, {} re-dispatched", requeued, reaped, redispatched);
+        }
+        return result;
+    }
+
+    /** The opportunistic check when an owner polls one execution: cheap when its lease is live. */
+    public void sweepOne(UUID id) {
+        List<Redriven> moved = store.redriveExpired(id, 1);
+        for (Redriven r : moved) {
+            if (apply(r)) {
+                dispatcher.wake();
+            }
+        }
+    }
+
+    /** @return true when re-queued (a new job was enqueued), false when reaped */
+    private boolean apply(Redriven r) {
+        boolean requeued = r.status() == ExecutionStatus.QUEUED;
+        dispatcher.retire(r.deadJobId(), "attempt " + r.attempt() + " lost its lease");
+        if (requeued) {
+            LOG.warn("execution {} of {}: attempt {} lost its lease; re-queued", r.id(), r.owner(), r.attempt());
+            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
+        } else {
+            LOG.warn("execution {} of {}: attempt {} lost its lease and no attempts remain; failed", r.id(), r.owner(), r.attempt());
+        }
+        return requeued;
+    }
+}

@@ -1,0 +1,74 @@
+package io.outrun.service;
+
+import io.outrun.dispatch.Channels;
+import io.outrun.dispatch.Dispatcher;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.redrive.RedriveSweep;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.ExecutionStore.CancelResult;
+import io.outrun.store.ExecutionStore.Inserted;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * What owners can do with executions, whatever the transport (HTTP, CLI, tests). Every call is
+ * scoped to an owner: another owner's execution behaves exactly like one that does not exist.
+ */
+public final class ExecutionService {
+
+    private final ExecutionStore store;
+    private final Dispatcher dispatcher;
+    private final RedriveSweep sweep;
+
+    public ExecutionService(ExecutionStore store, Dispatcher dispatcher, RedriveSweep sweep) {
+        this.store = store;
+        this.dispatcher = dispatcher;
+        this.sweep = sweep;
+    }
+
+    public ExecutionStore store() {
+        return store;
+    }
+
+    /**
+     * Stores the execution, then enqueues its job (never the other way round: the sweep repairs
+     * a crash in between). A repeat with the same idempotency key returns the first execution
+     * and enqueues nothing.
+     */
+    public Inserted submit(Submission submission) {
+        Inserted inserted = store.insert(submission);
+        if (inserted.created()) {
+            dispatcher.dispatch(inserted.execution());
+        }
+        return inserted;
+    }
+
+    /** Polls one execution; re-drives it first if its worker's lease has expired. */
+    public Optional<Execution> get(UUID id, String owner) {
+        Optional<Execution> found = store.findOwned(id, owner);
+        if (found.isPresent() && found.get().status() == ExecutionStatus.RUNNING) {
+            sweep.sweepOne(id);
+            return store.findOwned(id, owner);
+        }
+        return found;
+    }
+
+    public CancelResult cancel(UUID id, String owner) {
+        CancelResult result = store.requestCancel(id, owner);
+        switch (result) {
+            case CANCELLED_WHILE_QUEUED -> store.find(id).ifPresent(
+                    e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
+            case REQUESTED -> dispatcher.wake(Channels.CANCEL, id.toString());
+            default -> { }
+        }
+        return result;
+    }
+
+    public List<Execution> list(String owner, ExecutionStatus status, int limit, Instant beforeCreatedAt, UUID beforeId) {
+        return store.list(owner, status, limit, beforeCreatedAt, beforeId);
+    }
+}

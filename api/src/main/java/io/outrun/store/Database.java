@@ -1,0 +1,62 @@
+package io.outrun.store;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+
+/** Opens a node's small connection pool and applies Outrun's migrations. */
+public final class Database {
+
+    private Database() {
+    }
+
+    /** A HikariCP pool; closing it is the caller's business. */
+    public static HikariDataSource pool(DatabaseConfig config, String name) {
+        HikariConfig hikari = new HikariConfig();
+        hikari.setJdbcUrl(config.url());
+        hikari.setUsername(config.user());
+        hikari.setPassword(config.password());
+        hikari.setMaximumPoolSize(config.poolSize());
+        hikari.setMinimumIdle(Math.min(2, config.poolSize()));
+        hikari.setPoolName("outrun-" + name);
+        hikari.setConnectionTimeout(10_000);
+        // Fail at start, not at the first request, when the database is unreachable.
+        hikari.setInitializationFailTimeout(15_000);
+        hikari.addDataSourceProperty("tcpKeepAlive", "true");
+        hikari.addDataSourceProperty("ApplicationName", "outrun-" + name);
+        return new HikariDataSource(hikari);
+    }
+
+    /**
+     * Applies pending migrations. Flyway holds a PostgreSQL advisory lock while it migrates, so
+     * nodes starting together on an empty database migrate it once; the others wait, then see
+     * nothing left to do.
+     */
+    public static int migrate(DataSource dataSource) {
+        return Flyway.configure()
+                .dataSource(dataSource)
+                .locations("classpath:db/migration")
+                .table("outrun_schema_history")
+                // JobRunr's tables may already share the schema: baseline below V1 so V1 still runs.
+                .baselineOnMigrate(true)
+                .baselineVersion("0")
+                .load()
+                .migrate()
+                .migrationsExecuted;
+    }
+
+    /** A connection outside the pool, for LISTEN: it lives as long as the node. */
+    public static Connection dedicated(DatabaseConfig config) throws SQLException {
+        Properties props = new Properties();
+        props.setProperty("user", config.user());
+        props.setProperty("password", config.password());
+        props.setProperty("tcpKeepAlive", "true");
+        props.setProperty("ApplicationName", "outrun-listener");
+        return DriverManager.getConnection(config.url(), props);
+    }
+}
