@@ -1,0 +1,47 @@
+package io.outrun.cli;
+
+import io.outrun.sandbox.SandboxException;
+import io.outrun.store.ConfigException;
+import io.outrun.store.StoreException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code outrun} command: every role (migrate, worker, api, dev) and the client commands.
+ * Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+ */
+@Command(name = "outrun", mixinStandardHelpOptions = true, version = "outrun 0.1.0",
+        description = "Durable executor of long commands for agents and services.",
+        subcommands = {MigrateCommand.class, WorkerCommand.class, CommandLine.HelpCommand.class})
+public final class Outrun implements Runnable {
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** The command line with Outrun's error handling; tests use it without System.exit. */
+    public static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Outrun());
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            if (ex instanceof ConfigException) {
+                commandLine.getErr().println("outrun: configuration error: " + ex.getMessage());
+                return 2;
+            }
+            if (ex instanceof SandboxException || ex instanceof StoreException) {
+                commandLine.getErr().println("outrun: " + ex.getMessage()
+                        + (ex.getCause() != null ? " (" + ex.getCause().getMessage() + ")" : ""));
+                return 1;
+            }
+            throw ex;
+        });
+        return cl;
+    }
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+}

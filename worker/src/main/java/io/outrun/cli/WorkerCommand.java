@@ -1,0 +1,72 @@
+package io.outrun.cli;
+
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.worker.WorkerConfig;
+import io.outrun.worker.WorkerNode;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Runs a worker node until SIGTERM/SIGINT; then releases its leases for re-drive. */
+@Command(name = "worker", mixinStandardHelpOptions = true, description = "Run a worker node.")
+final class WorkerCommand implements Callable<Integer> {
+
+    @Mixin
+    DbOptions db;
+
+    @Mixin
+    SandboxOptions sandboxOptions;
+
+    @Option(names = "--node-id", description = "This node's id (default: host-random)")
+    String nodeId;
+
+    @Option(names = "--slots", defaultValue = "4", description = "Executions run at once (default ${DEFAULT-VALUE})")
+    int slots;
+
+    @Option(names = "--lease-ttl-ms", defaultValue = "8000", description = "Lease ttl in ms; renewed every ttl/3 (default ${DEFAULT-VALUE})")
+    long leaseTtlMs;
+
+    @Option(names = "--poll-interval-s", defaultValue = "5", description = "JobRunr poll interval in s, at least 5 (default ${DEFAULT-VALUE})")
+    int pollSeconds;
+
+    @Option(names = "--sweep-interval-s", defaultValue = "5", description = "Re-drive sweep interval in s, at least 5 (default ${DEFAULT-VALUE})")
+    int sweepSeconds;
+
+    @Option(names = "--lost-dispatch-grace-s", defaultValue = "15", description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
+    int lostGraceSeconds;
+
+    @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve JobRunr's dashboard on this port (all interfaces); 0 = off")
+    int dashboardPort;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        String id = nodeId != null ? nodeId : defaultNodeId();
+        WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
+                Duration.ofSeconds(sweepSeconds), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
+                Duration.ofSeconds(30), dashboardPort);
+        Sandbox sandbox = sandboxOptions.open(id);
+        Limits limits = sandboxOptions.limits();
+        WorkerNode node = WorkerNode.open(db.toConfig(), config, sandbox, limits);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            node.close();
+            stopped.countDown();
+        }, "outrun-shutdown"));
+        System.out.println("outrun: worker " + id + " ready (" + slots + " slots, sandbox " + sandbox.name() + ")");
+        stopped.await();
+        return 0;
+    }
+
+    static String defaultNodeId() {
+        String host = System.getenv().getOrDefault("HOSTNAME", "node").replaceAll("[^A-Za-z0-9._-]", "-");
+        if (host.length() > 40) {
+            host = host.substring(0, 40);
+        }
+        return host + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,145 @@
+package io.outrun.job;
+
+import io.outrun.dispatch.Channels;
+import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.lease.LeaseKeeper;
+import io.outrun.lease.Tracked;
+import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.capture.Captured;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.Lease;
+import io.outrun.store.Outcome;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The body of every execution job: claim the row, run the command in the sandbox under a lease,
+ * write the end with one fenced statement. Runs on a JobRunr worker thread of this node.
+ */
+public final class ExecutionJob implements ExecutionRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutionJob.class);
+    private static final Duration TICK = Duration.ofMillis(200);
+
+    private final ExecutionStore store;
+    private final Sandbox sandbox;
+    private final LeaseKeeper keeper;
+    private final String node;
+    private final Duration ttl;
+    private final Function<Execution, RunSpec> specs;
+
+    /**
+     * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
+     */
+    public ExecutionJob(ExecutionStore store, Sandbox sandbox, LeaseKeeper keeper, String node, Duration ttl,
+                        Function<Execution, RunSpec> specs) {
+        this.store = store;
+        this.sandbox = sandbox;
+        this.keeper = keeper;
+        this.node = node;
+        this.ttl = ttl;
+        this.specs = specs;
+    }
+
+    @Override
+    public void run(UUID executionId) throws InterruptedException {
+        Optional<Execution> claimed = store.claim(executionId, node, ttl);
+        if (claimed.isEmpty()) {
+            // Someone else has it, it was cancelled, or it ended: nothing to do.
+            LOG.debug("execution {} not claimable by {}", executionId, node);
+            return;
+        }
+        Execution execution = claimed.get();
+        Lease lease = new Lease(executionId, execution.attempt(), node);
+        changed(executionId);
+        LOG.info("execution {} attempt {}/{} started on {}", executionId, execution.attempt(), execution.maxAttempts(), node);
+        Run run;
+        keeper.reserve(lease);
+        try {
+            run = sandbox.start(specs.apply(execution));
+        } catch (SandboxException | IllegalArgumentException e) {
+            keeper.untrack(lease);
+            LOG.error("execution {}: the sandbox could not start it", executionId, e);
+            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "sandbox_error",
+                    "The sandbox could not start the command: " + e.getMessage(), Captured.EMPTY, Captured.EMPTY));
+            return;
+        }
+        Tracked tracked = keeper.track(lease, run);
+        try {
+            Exit exit = awaitExit(tracked);
+            if (exit == null) {
+                return; // lease lost: the run is killed and nothing more is written
+            }
+            finish(lease, outcome(execution, tracked, exit));
+        } catch (InterruptedException e) {
+            // JobRunr stops (node shutdown) or deleted the job (its attempt was re-driven): the
+            // lease decides what happens next, so write nothing here.
+            LOG.warn("execution {} attempt {} interrupted on {}; its lease will expire", executionId, lease.attempt(), node);
+            run.kill();
+            throw e;
+        } finally {
+            keeper.untrack(lease);
+            run.close();
+        }
+    }
+
+    private static Exit awaitExit(Tracked tracked) throws InterruptedException {
+        while (true) {
+            Optional<Exit> exit = tracked.run().awaitExit(TICK);
+            if (tracked.leaseLost()) {
+                return null;
+            }
+            if (exit.isPresent()) {
+                return exit.get();
+            }
+        }
+    }
+
+    private static Outcome outcome(Execution e, Tracked tracked, Exit exit) {
+        Captured out = tracked.run().stdout();
+        Captured err = tracked.run().stderr();
+        if (exit.timedOut()) {
+            return new Outcome(ExecutionStatus.TIMED_OUT, exit.exitCode(), "timed_out",
+                    "The command ran past its timeout of " + e.timeoutMs() + " ms and was killed. Raise timeoutMs"
+                            + " (within the server's maximum) or split the work.", out, err);
+        }
+        if (tracked.cancelRequested() && exit.killed()) {
+            return new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled",
+                    "Cancelled by its owner while running; the command was killed.", out, err);
+        }
+        if (exit.exitCode() == 0) {
+            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, out, err);
+        }
+        return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "command_failed",
+                "The command exited with code " + exit.exitCode() + "; see stderr.", out, err);
+    }
+
+    private void finish(Lease lease, Outcome outcome) {
+        if (store.finish(lease, outcome)) {
+            LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
+                    outcome.status().wire(), outcome.exitCode());
+            changed(lease.executionId());
+        } else {
+            LOG.warn("execution {} attempt {}: lease lost before the end was written; the write was fenced out",
+                    lease.executionId(), lease.attempt());
+        }
+    }
+
+    private void changed(UUID id) {
+        try {
+            store.notify(Channels.CHANGED, id.toString());
+        } catch (RuntimeException e) {
+            LOG.debug("could not notify a change of {}", id, e);
+        }
+    }
+}

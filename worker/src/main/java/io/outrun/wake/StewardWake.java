@@ -1,0 +1,67 @@
+package io.outrun.wake;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jobrunr.server.BackgroundJobServer;
+import org.jobrunr.server.JobSteward;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Instant pickup. JobRunr OSS looks for new work only every poll interval (never below 5 s on
+ * SQL storage) and has no public wake-up. When a NOTIFY says work was enqueued, this makes the
+ * node's {@link JobSteward} onboard now, through the same path JobRunr itself takes when a
+ * worker thread frees up: {@code notifyThreadIdle()} runs the onboarding task. It is paired with
+ * {@code notifyThreadOccupied()} so the occupied-worker count stays balanced.
+ *
+ * <p>Bursts coalesce: while one wake-up is pending, further ones are dropped (the pending one
+ * will see all the work). {@code InstantPickupIT} fails if a JobRunr upgrade breaks this.
+ */
+public final class StewardWake implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(StewardWake.class);
+
+    private final BackgroundJobServer server;
+    private final int slots;
+    private final AtomicBoolean pending = new AtomicBoolean();
+    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "outrun-wake");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public StewardWake(BackgroundJobServer server, int slots) {
+        this.server = server;
+        this.slots = slots;
+    }
+
+    /** Called for every NOTIFY on the wake channel; returns at once. */
+    public void wake() {
+        if (pending.compareAndSet(false, true)) {
+            executor.execute(this::onboard);
+        }
+    }
+
+    private void onboard() {
+        pending.set(false);
+        try {
+            if (!server.isRunning()) {
+                return;
+            }
+            JobSteward steward = server.getJobSteward();
+            if (steward.getOccupiedWorkerCount() >= slots) {
+                return; // no free slot: the work waits for one, as JobRunr would
+            }
+            steward.notifyThreadOccupied();
+            steward.notifyThreadIdle();
+        } catch (RuntimeException e) {
+            LOG.warn("instant pickup failed; the work starts at the next poll", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        executor.shutdownNow();
+    }
+}

@@ -1,0 +1,196 @@
+package io.outrun.worker;
+
+import io.outrun.cleanup.LeftoverCleaner;
+import io.outrun.dispatch.Channels;
+import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.dispatch.SweepRunner;
+import io.outrun.execution.Execution;
+import io.outrun.job.ExecutionJob;
+import io.outrun.job.SweepJob;
+import io.outrun.lease.LeaseKeeper;
+import io.outrun.notify.Listener;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.wake.StewardWake;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jobrunr.dashboard.JobRunrDashboardWebServer;
+import org.jobrunr.server.BackgroundJobServer;
+import org.jobrunr.server.JobActivator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
+import static org.jobrunr.scheduling.RecurringJobBuilder.aRecurringJob;
+import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
+
+/**
+ * One worker node: a JobRunr background job server on the shared database whose jobs run
+ * executions in this node's sandbox, the node's heartbeat, instant pickup, the recurring
+ * re-drive sweep and the clean-up of leftover runs.
+ */
+public final class WorkerNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerNode.class);
+    public static final String SWEEP_JOB_ID = "outrun-redrive-sweep";
+
+    private final WorkerConfig config;
+    private final Core core;
+    private final boolean ownsCore;
+    private final Sandbox sandbox;
+    private final LeaseKeeper keeper;
+    private final BackgroundJobServer server;
+    private final StewardWake wake;
+    private final Listener listener;
+    private final ScheduledExecutorService timer;
+    private final JobRunrDashboardWebServer dashboard;
+
+    private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
+                       String dashboardUser, String dashboardPassword) {
+        this.ownsCore = ownsCore;
+        this.config = config;
+        this.core = core;
+        this.sandbox = sandbox;
+        sandbox.verify();
+        String node = config.nodeId();
+        this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush());
+        ExecutionJob executionJob = new ExecutionJob(core.store(), sandbox, keeper, node, config.leaseTtl(),
+                e -> spec(e, node, limits));
+        SweepJob sweepJob = new SweepJob(core.sweep());
+        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), node);
+        cleaner.clean();
+
+        JobActivator activator = new JobActivator() {
+            @Override
+            public <T> T activateJob(Class<T> type) {
+                if (type.isAssignableFrom(ExecutionJob.class)) {
+                    return type.cast(executionJob);
+                }
+                if (type.isAssignableFrom(SweepJob.class)) {
+                    return type.cast(sweepJob);
+                }
+                return null;
+            }
+        };
+        this.server = new BackgroundJobServer(core.storage(), core.jsonMapper(), activator,
+                usingStandardBackgroundJobServerConfiguration()
+                        .andName(node)
+                        .andWorkerCount(config.slots())
+                        .andPollInterval(config.pollInterval())
+                        .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
+        this.wake = new StewardWake(server, config.slots());
+        this.listener = new Listener(core.config(), node)
+                .on(Channels.WAKE, payload -> wake.wake())
+                .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
+                .start();
+        server.start();
+        core.dispatcher().scheduler().createRecurrently(aRecurringJob()
+                .withId(SWEEP_JOB_ID)
+                .withName("Outrun re-drive sweep")
+                .withInterval(config.sweepInterval())
+                .withAmountOfRetries(0)
+                .<SweepRunner>withDetails(SweepRunner::sweep));
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "outrun-cleanup");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = config.cleanupInterval().toMillis();
+        timer.scheduleWithFixedDelay(cleaner::clean, every, every, TimeUnit.MILLISECONDS);
+        if (config.dashboardPort() > 0) {
+            var dashboardConfig = usingStandardDashboardConfiguration()
+                    .andPort(config.dashboardPort())
+                    .andAllowAnonymousDataUsage(false);
+            if (dashboardUser != null && !dashboardUser.isBlank()) {
+                dashboardConfig.andBasicAuthentication(dashboardUser, dashboardPassword);
+            }
+            this.dashboard = new JobRunrDashboardWebServer(core.storage(), core.jsonMapper(), dashboardConfig);
+            dashboard.start();
+        } else {
+            this.dashboard = null;
+        }
+        LOG.info("worker {} started: {} slots, sandbox {}, lease ttl {} ms", node, config.slots(), sandbox.name(),
+                config.leaseTtl().toMillis());
+    }
+
+    /** Starts a node on an existing {@link Core} (shared with an API in {@code outrun dev}). */
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return new WorkerNode(core, false, config, sandbox, limits, null, null);
+    }
+
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits,
+                                   String dashboardUser, String dashboardPassword) {
+        return new WorkerNode(core, false, config, sandbox, limits, dashboardUser, dashboardPassword);
+    }
+
+    /** Opens its own {@link Core} and starts; closing the node closes it. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace());
+        try {
+            return new WorkerNode(core, true, config, sandbox, limits, null, null);
+        } catch (RuntimeException e) {
+            core.close();
+            throw e;
+        }
+    }
+
+
+    static RunSpec spec(Execution e, String node, Limits limits) {
+        return new RunSpec(e.id(), e.attempt(), node, e.command(), e.image(), e.workdir(), e.env(),
+                Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits);
+    }
+
+    public Core core() {
+        return core;
+    }
+
+    public WorkerConfig config() {
+        return config;
+    }
+
+    public BackgroundJobServer server() {
+        return server;
+    }
+
+    public int running() {
+        return keeper.size();
+    }
+
+    /**
+     * Stops taking work, interrupts running jobs (their runs are killed) and lets this node's
+     * leases expire now, so the sweep re-drives them on other nodes at once.
+     */
+    @Override
+    public void close() {
+        listener.close();
+        wake.close();
+        timer.shutdownNow();
+        if (dashboard != null) {
+            dashboard.stop();
+        }
+        try {
+            server.stop();
+        } catch (RuntimeException e) {
+            LOG.warn("JobRunr server did not stop cleanly", e);
+        }
+        keeper.close();
+        try {
+            int released = core.store().expireLeases(config.nodeId());
+            if (released > 0) {
+                LOG.info("released {} leases at shutdown; the sweep re-drives them", released);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("could not release leases at shutdown; they expire on their own", e);
+        }
+        sandbox.close();
+        if (ownsCore) {
+            core.close();
+        }
+    }
+}
