@@ -1,0 +1,106 @@
+package io.outrun.testing;
+
+import io.outrun.store.DatabaseConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real worker node in its own JVM ({@code java -jar outrun.jar worker}), for crash tests:
+ * {@link #kill()} sends SIGKILL, so nothing of the node runs its shutdown path.
+ */
+public final class WorkerProcess implements AutoCloseable {
+
+    private final String nodeId;
+    private final Process process;
+    private final Path log;
+
+    private WorkerProcess(String nodeId, Process process, Path log) {
+        this.nodeId = nodeId;
+        this.process = process;
+        this.log = log;
+    }
+
+    /** The fat jar under test: failsafe passes it in OUTRUN_TEST_JAR. */
+    public static Path jar() {
+        String path = System.getenv("OUTRUN_TEST_JAR");
+        Path jar = Path.of(path != null ? path : "target/outrun.jar");
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException("the outrun jar is missing at " + jar.toAbsolutePath()
+                    + ": run the tests with ./mvnw verify (package runs first)");
+        }
+        return jar;
+    }
+
+    /** Starts {@code outrun worker} and waits until it says it is ready. */
+    public static WorkerProcess start(DatabaseConfig db, String nodeId, int slots, String... extraArgs)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(
+                javaBinary(), "-Xmx256m", "-jar", jar().toString(), "worker",
+                "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
+                "--node-id", nodeId, "--slots", String.valueOf(slots), "--sandbox", "process"));
+        cmd.addAll(List.of(extraArgs));
+        Path dir = Path.of("target", "worker-logs");
+        Files.createDirectories(dir);
+        Path log = dir.resolve(nodeId + "-" + System.nanoTime() + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        WorkerProcess w = new WorkerProcess(nodeId, p, log);
+        w.awaitLog("ready", Duration.ofSeconds(60));
+        return w;
+    }
+
+    private static String javaBinary() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Waits for a line containing {@code text} in the node's output. */
+    public void awaitLog(String text, Duration within) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (Files.readString(log).contains(text)) {
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new IllegalStateException("worker " + nodeId + " exited with " + process.exitValue() + ":\n" + Files.readString(log));
+            }
+            Thread.sleep(100);
+        }
+        throw new IllegalStateException("worker " + nodeId + " did not log '" + text + "' within " + within + ":\n" + Files.readString(log));
+    }
+
+    public String log() throws IOException {
+        return Files.readString(log);
+    }
+
+    /** SIGKILL: the node dies at once, holding its leases. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                kill();
+            }
+        }
+    }
+}

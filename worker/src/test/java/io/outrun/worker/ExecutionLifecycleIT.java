@@ -1,0 +1,141 @@
+package io.outrun.worker;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** One in-process worker node with the host-process sandbox on a real PostgreSQL. */
+class ExecutionLifecycleIT {
+
+    private Core api;
+    private WorkerNode node;
+
+    @BeforeEach
+    void start() {
+        DatabaseConfig db = TestDatabase.migrated();
+        api = Core.open(db, "api", Duration.ofSeconds(1));
+        node = WorkerNode.open(db, WorkerConfig.defaults("n1").withLostDispatchGrace(Duration.ofSeconds(1)),
+                new ProcessSandbox(), Limits.DEFAULTS);
+    }
+
+    @AfterEach
+    void stop() {
+        node.close();
+        api.close();
+    }
+
+    @Test
+    void runsOnceAndStoresExitCodeAndBothStreams() throws Exception {
+        Execution done = runToEnd(Submission.of("alice", "echo hello; echo oops >&2"));
+        assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        assertThat(done.exitCode()).isZero();
+        assertThat(done.attempt()).isEqualTo(1);
+        assertThat(done.stdout().text()).isEqualTo("hello\n");
+        assertThat(done.stderr().text()).isEqualTo("oops\n");
+        assertThat(done.startedAt()).isNotNull();
+        assertThat(done.finishedAt()).isAfterOrEqualTo(done.startedAt());
+    }
+
+    @Test
+    void failingCommandEndsFailedWithItsExitCode() throws Exception {
+        Execution done = runToEnd(Submission.of("alice", "echo partial; exit 3"));
+        assertThat(done.status()).isEqualTo(ExecutionStatus.FAILED);
+        assertThat(done.exitCode()).isEqualTo(3);
+        assertThat(done.errorCode()).isEqualTo("command_failed");
+        assertThat(done.stdout().text()).isEqualTo("partial\n");
+    }
+
+    @Test
+    void commandPastItsTimeoutEndsTimedOut() throws Exception {
+        Execution done = runToEnd(Submission.of("alice", "echo before; sleep 30").withTimeoutMs(1000));
+        assertThat(done.status()).isEqualTo(ExecutionStatus.TIMED_OUT);
+        assertThat(done.errorCode()).isEqualTo("timed_out");
+        assertThat(done.stdout().text()).isEqualTo("before\n");
+        assertThat(done.duration(done.finishedAt()).toMillis()).isLessThan(3000);
+    }
+
+    @Test
+    void cancelKillsARunningCommandWithinTwoSeconds() throws Exception {
+        UUID id = api.service().submit(Submission.of("alice", "echo started; sleep 60")).execution().id();
+        Await.until("output", Duration.ofSeconds(10), () -> api.store().find(id).orElseThrow().stdout().totalBytes() > 0);
+        long asked = System.nanoTime();
+        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.ExecutionStore.CancelResult.REQUESTED);
+        Execution done = Await.until("cancelled", Duration.ofSeconds(5), () -> terminal(id));
+        long tookMs = (System.nanoTime() - asked) / 1_000_000;
+        assertThat(done.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        assertThat(tookMs).as("cancel to terminal, ms").isLessThan(2000);
+    }
+
+    @Test
+    void cancelOfAQueuedExecutionEndsItAtOnceAndRetiresItsJob() throws Exception {
+        // Fill the node's slots so the next one stays queued.
+        for (int i = 0; i < 4; i++) {
+            api.service().submit(Submission.of("alice", "sleep 20"));
+        }
+        Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
+        UUID id = api.service().submit(Submission.of("alice", "echo never")).execution().id();
+        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.ExecutionStore.CancelResult.CANCELLED_WHILE_QUEUED);
+        Execution row = api.store().find(id).orElseThrow();
+        assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        assertThat(row.attempt()).isZero();
+        assertThat(api.storage().getJobById(row.jobId()).getState().name()).isEqualTo("DELETED");
+    }
+
+    @Test
+    void queuedExecutionWhoseJobVanishedIsDispatchedAgainBySweep() throws Exception {
+        // A node that crashed between commit and enqueue leaves exactly this: a row, no job.
+        Execution row = api.store().insert(Submission.of("alice", "echo recovered")).execution();
+        try (Connection c = api.pool().getConnection(); Statement st = c.createStatement()) {
+            st.execute("UPDATE executions SET enqueued_at = now() - interval '1 minute' WHERE id = '" + row.id() + "'");
+        }
+        var result = api.sweep().sweep();
+        assertThat(result.redispatched()).isEqualTo(1);
+        Execution done = Await.until("done", Duration.ofSeconds(20), () -> terminal(row.id()));
+        assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        assertThat(done.stdout().text()).isEqualTo("recovered\n");
+        assertThat(done.dispatchSeq()).isEqualTo(2);
+    }
+
+    @Test
+    void deletedJobOfAQueuedExecutionIsReplacedBySweep() throws Exception {
+        // Keep the node busy so the execution stays queued while its job is deleted.
+        for (int i = 0; i < 4; i++) {
+            api.service().submit(Submission.of("alice", "sleep 3"));
+        }
+        Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
+        Execution row = api.service().submit(Submission.of("alice", "echo again")).execution();
+        try (Connection c = api.pool().getConnection(); Statement st = c.createStatement()) {
+            st.execute("DELETE FROM jobrunr_jobs WHERE id = '" + row.jobId() + "'");
+            st.execute("UPDATE executions SET enqueued_at = now() - interval '1 minute' WHERE id = '" + row.id() + "'");
+        }
+        assertThat(api.sweep().sweep().redispatched()).isEqualTo(1);
+        Execution done = Await.until("done", Duration.ofSeconds(30), () -> terminal(row.id()));
+        assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        assertThat(done.stdout().text()).isEqualTo("again\n");
+    }
+
+    private Execution runToEnd(Submission s) throws InterruptedException {
+        UUID id = api.service().submit(s).execution().id();
+        return Await.until("execution " + id + " to end", Duration.ofSeconds(30), () -> terminal(id));
+    }
+
+    private Execution terminal(UUID id) {
+        Execution e = api.store().find(id).orElseThrow();
+        return e.status().isTerminal() ? e : null;
+    }
+}

@@ -1,0 +1,43 @@
+package io.outrun.worker;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Guards instant pickup (io.outrun.wake.StewardWake), which leans on JobRunr internals
+ * ({@code JobSteward.notifyThreadOccupied/notifyThreadIdle}). With JobRunr's poll at 30 s, work
+ * must still start within a second or two of its submit: if a JobRunr upgrade breaks the
+ * wake-up, executions wait for the poll and this test fails.
+ */
+class InstantPickupIT {
+
+    @Test
+    void idleNodeStartsNewWorkAtOnceNotAtItsNextPoll() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        WorkerConfig config = WorkerConfig.defaults("fast").withPollInterval(Duration.ofSeconds(30));
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
+            // Let the node's first poll pass, so only a wake-up can start the work.
+            Thread.sleep(1500);
+            for (int i = 0; i < 5; i++) {
+                UUID id = api.service().submit(Submission.of("alice", "true")).execution().id();
+                Execution started = Await.until("start", Duration.ofSeconds(40),
+                        () -> api.store().find(id).filter(e -> e.startedAt() != null).orElse(null));
+                long waitedMs = Duration.between(started.createdAt(), started.startedAt()).toMillis();
+                assertThat(waitedMs).as("submit to start, ms (JobRunr poll is 30 s)").isLessThan(2000);
+                Await.until("end", Duration.ofSeconds(10), () -> api.store().find(id).orElseThrow().status().isTerminal());
+            }
+        }
+    }
+}
