@@ -1,3 +1,58 @@
 #!/usr/bin/env bash
-# Placeholder until the Docker sandbox lands: builds nothing.
-exit 0
+# Builds the default sandbox image locally from Debian packages: no container registry is
+# reachable, so the image is a debootstrap rootfs imported into the engine.
+#
+#   sandbox/image/build.sh [IMAGE]        IMAGE defaults to outrun-sandbox:latest
+#
+# Cached by tag: does nothing when IMAGE already exists (remove it with `docker rmi` to rebuild).
+# Environment: OUTRUN_DEBIAN_MIRROR (default http://deb.debian.org/debian, the mirror apt uses here),
+#              OUTRUN_DEBIAN_SUITE (default bookworm). Needs root, docker and debootstrap.
+set -euo pipefail
+
+IMAGE="${1:-outrun-sandbox:latest}"
+MIRROR="${OUTRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+SUITE="${OUTRUN_DEBIAN_SUITE:-bookworm}"
+# The unprivileged user every container runs as (DockerSandbox uses --user 10001:10001).
+SANDBOX_UID=10001
+
+log() { printf '== sandbox image: %s\n' "$*" >&2; }
+
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  log "$IMAGE already exists; nothing to do"
+  exit 0
+fi
+command -v debootstrap >/dev/null 2>&1 || { log "debootstrap is missing (apt-get install debootstrap)"; exit 1; }
+
+WORK="$(mktemp -d /tmp/outrun-image.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+ROOTFS="$WORK/rootfs"
+
+log "debootstrap $SUITE from $MIRROR into $ROOTFS (about a minute)"
+debootstrap --variant=minbase --include=bash,coreutils,procps,python3 \
+  "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
+  || { tail -n 40 "$WORK/debootstrap.log" >&2; log "debootstrap failed"; exit 1; }
+
+log "adding user outrun ($SANDBOX_UID:$SANDBOX_UID) and trimming caches"
+# Written directly rather than with useradd: no chroot tooling needed, and the ids are fixed.
+echo "outrun:x:$SANDBOX_UID:$SANDBOX_UID:outrun sandbox:/work:/bin/bash" >>"$ROOTFS/etc/passwd"
+echo "outrun:x:$SANDBOX_UID:" >>"$ROOTFS/etc/group"
+echo "outrun:*:19000:0:99999:7:::" >>"$ROOTFS/etc/shadow"
+# Mount points of the tmpfs workdir; the engine creates /tmp's itself but keep it sane.
+mkdir -p "$ROOTFS/work"
+chmod 1777 "$ROOTFS/work" "$ROOTFS/tmp"
+rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
+  "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/info/*
+
+log "importing as $IMAGE"
+tar -C "$ROOTFS" -c . | docker import \
+  --change 'USER 10001:10001' --change 'WORKDIR /work' --change 'CMD ["/bin/bash"]' \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  - "$IMAGE" >/dev/null
+
+# Prove the image is usable the way the sandbox uses it before declaring success.
+if ! docker run --rm --network none "$IMAGE" bash -c 'test "$(id -u)" = 10001 && python3 -c "pass" && ps -p 1 >/dev/null'; then
+  docker rmi "$IMAGE" >/dev/null 2>&1 || true
+  log "the imported image failed its smoke test; removed"
+  exit 1
+fi
+log "built $IMAGE ($(docker image inspect -f '{{.Size}}' "$IMAGE") bytes)"
