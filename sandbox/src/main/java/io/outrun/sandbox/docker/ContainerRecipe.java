@@ -1,0 +1,148 @@
+package io.outrun.sandbox.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.LogConfig;
+import com.github.dockerjava.api.model.Ulimit;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.RunSpec;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The locked-down container of one run: hardening, limits, labels, environment, and how the
+ * command reaches bash.
+ *
+ * <p>The command never passes through an argv or the environment (both capped by the kernel at
+ * 128 KiB per string). It is written to the container's stdin as a decimal byte count, a newline
+ * and the bytes; {@link #BOOTSTRAP} reads exactly that many bytes into the /tmp tmpfs, checks the
+ * size, and execs bash on the file with stdin from /dev/null. Counting matters because
+ * docker-java never half-closes a hijacked stdin, so the container would wait for an EOF that
+ * never comes; checking matters because a truncated script could do something other than what
+ * was asked ({@code rm -rf /work/build} cut to {@code rm -rf /work}).
+ */
+final class ContainerRecipe {
+
+    /** Label on every Outrun container, for listing them all. */
+    static final String LABEL_OUTRUN = "outrun";
+    static final String LABEL_EXECUTION = "outrun.execution";
+    static final String LABEL_ATTEMPT = "outrun.attempt";
+    static final String LABEL_NODE = "outrun.node";
+
+    /** The unprivileged user of sandbox/image/build.sh. */
+    static final String USER = "10001:10001";
+    static final String DEFAULT_WORKDIR = "/work";
+    static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /** Exit code of the bootstrap when the command did not arrive whole. */
+    static final int BOOTSTRAP_FAILED = 125;
+
+    static final String BOOTSTRAP = String.join("\n",
+            "IFS= read -r n || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "f=/tmp/.outrun-command",
+            "head -c \"$n\" > \"$f\"",
+            "[ \"$(stat -c %s \"$f\")\" = \"$n\" ] || { echo 'outrun: the command arrived truncated' >&2; exit "
+                    + BOOTSTRAP_FAILED + "; }",
+            "exec bash \"$f\" </dev/null");
+
+    private ContainerRecipe() {
+    }
+
+    /** The create call for {@code spec}, not yet executed. */
+    static CreateContainerCmd create(DockerClient client, RunSpec spec, String image, String nodeId) {
+        String workdir = workdir(spec);
+        return client.createContainerCmd(image)
+                // Entrypoint and no Cmd: the image's own CMD is not appended as arguments.
+                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP)
+                .withUser(USER)
+                .withWorkingDir(workdir)
+                .withEnv(env(spec, workdir))
+                .withLabels(labels(spec, nodeId))
+                .withAttachStdin(true)
+                .withStdinOpen(true)
+                .withStdInOnce(true)
+                .withAttachStdout(true)
+                .withAttachStderr(true)
+                .withTty(false)
+                .withHostConfig(hostConfig(spec.limits(), workdir));
+    }
+
+    static HostConfig hostConfig(Limits limits, String workdir) {
+        // exec: builds run what they compile in the workdir and /tmp; nosuid keeps setuid bits inert.
+        String tmpfs = "rw,exec,nosuid,nodev,size=" + limits.tmpfsBytes() + ",uid=10001,gid=10001,mode=1777";
+        Map<String, String> tmpfsMounts = new LinkedHashMap<>();
+        tmpfsMounts.put(workdir, tmpfs);
+        tmpfsMounts.put("/tmp", tmpfs);
+        return HostConfig.newHostConfig()
+                .withCapDrop(Capability.ALL)
+                .withSecurityOpts(List.of("no-new-privileges"))
+                .withReadonlyRootfs(true)
+                .withTmpFs(tmpfsMounts)
+                .withNetworkMode(limits.network() == null ? "none" : limits.network())
+                // Equal memory and swap limits: no swap at all beyond the memory limit.
+                .withMemory(limits.memoryBytes())
+                .withMemorySwap(limits.memoryBytes())
+                .withNanoCPUs(limits.nanoCpus())
+                .withPidsLimit(limits.pids())
+                .withShmSize(Math.min(limits.tmpfsBytes(), 64L << 20))
+                // docker-init as PID 1: reaps zombies, and its death takes the whole tree down.
+                .withInit(true)
+                // Output reaches us only through attach; a json-file log would copy a flood to disk.
+                .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
+                .withUlimits(List.of(new Ulimit("core", 0L, 0L)))
+                // If the host itself runs short of memory, the kernel should pick a sandbox, not the worker.
+                .withOomScoreAdj(1000);
+    }
+
+    static Map<String, String> labels(RunSpec spec, String nodeId) {
+        Map<String, String> labels = new LinkedHashMap<>();
+        labels.put(LABEL_OUTRUN, "1");
+        labels.put(LABEL_EXECUTION, spec.executionId().toString());
+        labels.put(LABEL_ATTEMPT, Integer.toString(spec.attempt()));
+        labels.put(LABEL_NODE, nodeId);
+        return labels;
+    }
+
+    /** Only what the execution asked for, plus the defaults that make tools print plainly. */
+    static List<String> env(RunSpec spec, String workdir) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", PATH);
+        env.put("HOME", workdir);
+        spec.env().forEach((name, value) -> {
+            if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("invalid environment variable name or value: " + name);
+            }
+            env.put(name, value);
+        });
+        env.put("NO_COLOR", "1");
+        env.put("TERM", "dumb");
+        env.put("PAGER", "cat");
+        List<String> list = new ArrayList<>(env.size());
+        env.forEach((name, value) -> list.add(name + "=" + value));
+        return list;
+    }
+
+    static String workdir(RunSpec spec) {
+        String workdir = spec.workdir() == null || spec.workdir().isBlank() ? DEFAULT_WORKDIR : spec.workdir();
+        if (!workdir.startsWith("/") || workdir.equals("/") || workdir.equals("/tmp")) {
+            throw new IllegalArgumentException("workdir must be an absolute path other than / and /tmp: " + workdir);
+        }
+        return workdir;
+    }
+
+    /** What goes to the container's stdin: the byte count, a newline, the command's bytes. */
+    static InputStream commandStdin(String command) {
+        byte[] script = command.getBytes(StandardCharsets.UTF_8);
+        byte[] header = (script.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] all = new byte[header.length + script.length];
+        System.arraycopy(header, 0, all, 0, header.length);
+        System.arraycopy(script, 0, all, header.length, script.length);
+        return new ByteArrayInputStream(all);
+    }
+}

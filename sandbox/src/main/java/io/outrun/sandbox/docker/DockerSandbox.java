@@ -1,0 +1,172 @@
+package io.outrun.sandbox.docker;
+
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.SandboxUnavailableException;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs each command in its own locked-down container on the node's Docker engine.
+ *
+ * <p>Every container runs as uid 10001 with all capabilities dropped, {@code no-new-privileges},
+ * a read-only root, tmpfs workdir and /tmp, no network unless the spec's limits name one, memory
+ * without swap, CPU and pids limits, and docker-init as PID 1 (see {@link ContainerRecipe}). It
+ * carries the labels {@code outrun=1}, {@code outrun.execution}, {@code outrun.attempt} and
+ * {@code outrun.node}. Output streams through an attach into bounded captures; the container's
+ * log driver is {@code none}, so a flood touches neither the heap nor the engine's disk.
+ *
+ * <p>Lifecycle of a container: created, attached, started ({@link #start}); stopped by its own
+ * exit, by the deadline in {@link Run#awaitExit} or by {@link Run#kill}; removed by
+ * {@link Run#close}, by {@link #close} for runs still open, or by {@link #removeLeftovers} when a
+ * worker died before it could close.
+ */
+public final class DockerSandbox implements Sandbox {
+
+    private static final Logger log = LoggerFactory.getLogger(DockerSandbox.class);
+
+    private final DockerSandboxConfig config;
+    private final DockerClients clients;
+    private final Set<DockerRun> open = ConcurrentHashMap.newKeySet();
+
+    public DockerSandbox(DockerSandboxConfig config) {
+        this.config = config;
+        this.clients = new DockerClients(config);
+    }
+
+    @Override
+    public String name() {
+        return "docker";
+    }
+
+    public DockerSandboxConfig config() {
+        return config;
+    }
+
+    @Override
+    public void verify() {
+        new EngineCheck(clients, config, this::start).verify();
+    }
+
+    @Override
+    public Run start(RunSpec spec) {
+        String image = spec.image() == null ? config.image() : spec.image();
+        String containerId = create(spec, image);
+        OutputCallback output = null;
+        try {
+            output = clients.streams.attachContainerCmd(containerId)
+                    .withStdIn(ContainerRecipe.commandStdin(spec.command()))
+                    .withStdOut(true)
+                    .withStdErr(true)
+                    .withFollowStream(true)
+                    .withLogs(false)
+                    .exec(new OutputCallback(spec.maxOutputBytes()));
+            // Attach before start, or the first output would be lost (there is no log to replay).
+            long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
+            if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
+                throw new SandboxException("attaching to container " + containerId + " took over " + attachMillis + " ms");
+            }
+            clients.control.startContainerCmd(containerId).exec();
+            DockerRun run = new DockerRun(clients, containerId, output, spec.timeout(), open::remove);
+            open.add(run);
+            return run;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            discard(containerId, output);
+            throw new SandboxException("interrupted while starting container " + containerId, e);
+        } catch (RuntimeException e) {
+            discard(containerId, output);
+            if (e instanceof SandboxException) {
+                throw e;
+            }
+            throw new SandboxException("cannot start container " + containerId + " for execution "
+                    + spec.executionId() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private String create(RunSpec spec, String image) {
+        try {
+            return ContainerRecipe.create(clients.control, spec, image, config.nodeId()).exec().getId();
+        } catch (NotFoundException e) {
+            throw new SandboxUnavailableException(EngineCheck.missingImageMessage(image), e);
+        } catch (RuntimeException e) {
+            throw new SandboxException("cannot create a container of " + image + " for execution "
+                    + spec.executionId() + " on " + config.dockerHost() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void discard(String containerId, OutputCallback output) {
+        if (output != null) {
+            output.closeQuietly();
+        }
+        remove(containerId);
+    }
+
+    /**
+     * Removes this node's Outrun containers (running or not) whose (execution, attempt) the policy
+     * says is no longer current, and those whose labels cannot be read. Only containers labelled
+     * with this node's id are considered: each node cleans up after itself, so nodes sharing an
+     * engine never remove each other's live runs. Containers of a node id that never comes back
+     * stay; an operator removes them with {@code docker rm -f $(docker ps -aq -f label=outrun.node=ID)}.
+     *
+     * @return how many containers were removed
+     */
+    @Override
+    public int removeLeftovers(LeftoverPolicy stillCurrent) {
+        List<Container> containers = clients.control.listContainersCmd()
+                .withShowAll(true)
+                .withLabelFilter(Map.of(ContainerRecipe.LABEL_OUTRUN, "1", ContainerRecipe.LABEL_NODE, config.nodeId()))
+                .exec();
+        int removed = 0;
+        for (Container container : containers) {
+            if (!isCurrent(container, stillCurrent) && remove(container.getId())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private static boolean isCurrent(Container container, LeftoverPolicy stillCurrent) {
+        Map<String, String> labels = container.getLabels();
+        try {
+            UUID execution = UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION));
+            int attempt = Integer.parseInt(labels.get(ContainerRecipe.LABEL_ATTEMPT));
+            return stillCurrent.isCurrent(execution, attempt);
+        } catch (RuntimeException e) {
+            log.warn("container {} has unreadable Outrun labels {}; removing it", container.getId(), labels);
+            return false;
+        }
+    }
+
+    /** Kills and removes a container; true when it was removed by this call. */
+    private boolean remove(String containerId) {
+        try {
+            clients.control.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
+            return true;
+        } catch (NotFoundException e) {
+            return false;
+        } catch (RuntimeException e) {
+            log.warn("removing container {} failed", containerId, e);
+            return false;
+        }
+    }
+
+    /** Closes (kills and removes) every run still open, then the engine connections. */
+    @Override
+    public void close() {
+        for (DockerRun run : List.copyOf(open)) {
+            run.close();
+        }
+        clients.close();
+    }
+}

@@ -1,0 +1,87 @@
+package io.outrun.sandbox.docker;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * How a node reaches its Docker engine. Validated once at construction: a bad value fails fast
+ * and names the option.
+ *
+ * @param dockerHost      engine address, {@code unix:///path} or {@code tcp://host:port};
+ *                        default {@value #DEFAULT_HOST}
+ * @param image           image for specs that name none; default {@value #DEFAULT_IMAGE} (built by
+ *                        {@code sandbox/image/build.sh}); it needs bash and coreutils' {@code head}
+ * @param nodeId          this node's id, written to every container's {@code outrun.node} label;
+ *                        letters, digits and {@code . _ -}, at most 128 characters
+ * @param connectTimeout  how long to wait for a connection to the engine; default 5 s
+ * @param responseTimeout how long a control call (create, start, kill, remove, inspect, list) may
+ *                        wait for its answer; default 30 s. Output and exit streams have none:
+ *                        they last as long as the command and end when the container stops
+ * @param maxConnections  connections kept to the engine per client; each run holds two
+ *                        streaming ones while it runs; default 256
+ */
+public record DockerSandboxConfig(
+        String dockerHost,
+        String image,
+        String nodeId,
+        Duration connectTimeout,
+        Duration responseTimeout,
+        int maxConnections) {
+
+    public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
+    public static final String DEFAULT_IMAGE = "outrun-sandbox:latest";
+
+    private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+    public DockerSandboxConfig {
+        Objects.requireNonNull(dockerHost, "dockerHost");
+        Objects.requireNonNull(image, "image");
+        Objects.requireNonNull(nodeId, "nodeId");
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        Objects.requireNonNull(responseTimeout, "responseTimeout");
+        String scheme = schemeOf(dockerHost);
+        if (!scheme.equals("unix") && !scheme.equals("tcp")) {
+            throw new IllegalArgumentException("dockerHost must be unix:///path or tcp://host:port: " + dockerHost);
+        }
+        if (image.isBlank()) {
+            throw new IllegalArgumentException("image must not be blank");
+        }
+        if (!NODE_ID.matcher(nodeId).matches()) {
+            throw new IllegalArgumentException("nodeId must be 1-128 letters, digits, '.', '_' or '-': " + nodeId);
+        }
+        if (connectTimeout.isNegative() || connectTimeout.isZero()) {
+            throw new IllegalArgumentException("connectTimeout must be positive: " + connectTimeout);
+        }
+        if (responseTimeout.isNegative() || responseTimeout.isZero()) {
+            throw new IllegalArgumentException("responseTimeout must be positive: " + responseTimeout);
+        }
+        if (maxConnections < 2) {
+            throw new IllegalArgumentException("maxConnections must be at least 2: " + maxConnections);
+        }
+    }
+
+    /** Defaults for everything but the node id. */
+    public static DockerSandboxConfig defaults(String nodeId) {
+        return new DockerSandboxConfig(DEFAULT_HOST, DEFAULT_IMAGE, nodeId, Duration.ofSeconds(5),
+                Duration.ofSeconds(30), 256);
+    }
+
+    public DockerSandboxConfig withDockerHost(String host) {
+        return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections);
+    }
+
+    public DockerSandboxConfig withImage(String newImage) {
+        return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections);
+    }
+
+    private static String schemeOf(String host) {
+        try {
+            String scheme = URI.create(host).getScheme();
+            return scheme == null ? "" : scheme;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("dockerHost is not a URI: " + host, e);
+        }
+    }
+}

@@ -1,0 +1,13 @@
+/**
+ * The Docker backend of the sandbox: one locked-down container per run, driven through
+ * docker-java behind {@link io.outrun.sandbox.Sandbox} and {@link io.outrun.sandbox.Run}.
+ *
+ * <pre>
+ *  start():  create ──► attach (stdin carries the command) ──► start ──► wait stream armed
+ *  running:  output frames ──► BoundedCapture per stream (fixed memory)
+ *  stop:     own exit │ deadline in awaitExit (kill) │ kill() (cancel, lost lease)
+ *  close():  streams closed, container force-removed
+ *  leftovers of a dead worker: removeLeftovers(policy) at start and periodically
+ * </pre>
+ */
+package io.outrun.sandbox.docker;
