@@ -1,0 +1,281 @@
+package io.outrun.sandbox.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.dockerjava.api.model.Container;
+import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.capture.Captured;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The Docker backend against the real engine: isolation, limits, output, timeouts, clean-up. */
+class DockerSandboxIT {
+
+    /** A node id of this test class alone, so that its leftover check ignores other suites. */
+    static final String NODE = "it-" + UUID.randomUUID().toString().substring(0, 8);
+
+    static DockerSandbox sandbox;
+
+    @BeforeAll
+    static void startSandbox() {
+        DockerTests.requireDocker();
+        sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE));
+        sandbox.verify();
+    }
+
+    @AfterAll
+    static void nothingIsLeftBehind() {
+        if (sandbox == null) {
+            return;
+        }
+        sandbox.close();
+        assertThat(outrunContainers(NODE)).as("Outrun containers left on node " + NODE).isEmpty();
+    }
+
+    static List<Container> outrunContainers(String node) {
+        try (DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(node))) {
+            return clients.control.listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of("outrun", "1", "outrun.node", node)).exec();
+        }
+    }
+
+    static RunSpec spec(String command) {
+        return new RunSpec(UUID.randomUUID(), 1, NODE, command, null, null, Map.of(), Duration.ofSeconds(60),
+                1024 * 1024, Limits.DEFAULTS);
+    }
+
+    static Result run(RunSpec spec) throws InterruptedException {
+        long start = System.nanoTime();
+        try (Run run = sandbox.start(spec)) {
+            Exit exit = run.awaitExit(spec.timeout().plusSeconds(30)).orElseThrow();
+            return new Result(exit, run.stdout(), run.stderr(), Duration.ofNanos(System.nanoTime() - start));
+        }
+    }
+
+    static Result run(String command) throws InterruptedException {
+        return run(spec(command));
+    }
+
+    record Result(Exit exit, Captured stdout, Captured stderr, Duration elapsed) {
+        String out() {
+            return stdout.text();
+        }
+    }
+
+    @Test
+    void reportsExitCodeAndKeepsStreamsApart() throws Exception {
+        Result result = run("echo out; echo err >&2; exit 7");
+        assertThat(result.exit()).isEqualTo(new Exit(7, false, false));
+        assertThat(result.out()).isEqualTo("out\n");
+        assertThat(result.stderr().text()).isEqualTo("err\n");
+    }
+
+    @Test
+    void runsAsUnprivilegedUser() throws Exception {
+        assertThat(run("id -u; id -g").out()).isEqualTo("10001\n10001\n");
+    }
+
+    @Test
+    void hasNoCapabilitiesAndNoNewPrivileges() throws Exception {
+        String status = run("grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status").out();
+        assertThat(status).contains("CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
+                "CapBnd:\t0000000000000000", "NoNewPrivs:\t1");
+    }
+
+    @Test
+    void seesOnlyLoopback() throws Exception {
+        String interfaces = run("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '").out();
+        assertThat(interfaces).isEqualTo("lo\n");
+    }
+
+    @Test
+    void rootIsReadOnlyWhileWorkdirAndTmpAreWritable() throws Exception {
+        Result result = run("pwd; touch /x || echo root-ro; touch /tmp/a && echo tmp-rw; "
+                + "echo hi > ./b && echo work-rw; mkdir -p ~/.cache && echo home-rw");
+        assertThat(result.out()).isEqualTo("/work\nroot-ro\ntmp-rw\nwork-rw\nhome-rw\n");
+        assertThat(result.stderr().text()).contains("Read-only file system");
+    }
+
+    @Test
+    void seesOnlyTheEnvironmentItAskedFor() throws Exception {
+        Result result = run(spec("env").withEnv(Map.of("GREETING", "hello world")));
+        Map<String, String> env = Arrays.stream(result.out().split("\n"))
+                .map(line -> line.split("=", 2))
+                .collect(Collectors.toMap(kv -> kv[0], kv -> kv.length > 1 ? kv[1] : ""));
+        assertThat(env).containsEntry("GREETING", "hello world").containsEntry("NO_COLOR", "1")
+                .containsEntry("TERM", "dumb").containsEntry("PAGER", "cat").containsEntry("HOME", "/work");
+        // bash adds PWD, SHLVL and _; the engine adds HOSTNAME. Nothing of the node's own.
+        assertThat(env.keySet()).isSubsetOf(Set.of("GREETING", "NO_COLOR", "TERM", "PAGER", "HOME", "PATH",
+                "PWD", "SHLVL", "_", "HOSTNAME", "OLDPWD"));
+    }
+
+    @Test
+    void megabyteCommandArrivesIntact() throws Exception {
+        StringBuilder payload = new StringBuilder();
+        Random random = new Random(42);
+        while (payload.length() < 1024 * 1024) {
+            payload.append(Long.toHexString(random.nextLong())).append(" é ✓ 'quote' \"dq\" $notavar\n");
+        }
+        String command = "# a comment line " + "x".repeat(1000) + "\n"
+                + "sha256sum <<'OUTRUN_EOF' | cut -d' ' -f1\n" + payload + "OUTRUN_EOF\n";
+        assertThat(command.getBytes(StandardCharsets.UTF_8).length).isGreaterThan(1024 * 1024);
+        byte[] expected = MessageDigest.getInstance("SHA-256").digest(payload.toString().getBytes(StandardCharsets.UTF_8));
+
+        Result result = run(command);
+
+        assertThat(result.exit().exitCode()).as(result.stderr().text()).isZero();
+        assertThat(result.out().strip()).isEqualTo(HexFormat.of().formatHex(expected));
+    }
+
+    @Test
+    void capturesBinaryAndInvalidUtf8Output() throws Exception {
+        Result result = run("printf '\\xff\\xfe\\x00ok\\xc3\\x28'; head -c 100000 /dev/urandom >&2");
+        assertThat(result.stdout().head()).containsExactly(0xff, 0xfe, 0x00, 'o', 'k', 0xc3, 0x28);
+        assertThat(result.out()).contains("ok", "\uFFFD");
+        assertThat(result.stderr().totalBytes()).isEqualTo(100_000);
+        assertThat(result.stderr().truncated()).isFalse();
+        assertThat(result.stderr().text()).isNotEmpty();
+    }
+
+    @Test
+    void floodedOutputKeepsHeadAndTailWithExactCounts() throws Exception {
+        int cap = 64 * 1024;
+        Result result = run(spec("echo BEGIN; head -c 200000000 /dev/zero | tr '\\0' x; echo; echo END")
+                .withOutputCap(cap));
+        Captured out = result.stdout();
+        assertThat(result.exit().exitCode()).isZero();
+        assertThat(out.totalBytes()).isEqualTo(6 + 200_000_000 + 1 + 4);
+        assertThat(out.truncated()).isTrue();
+        assertThat(out.head().length + out.tail().length).isEqualTo(cap);
+        assertThat(out.droppedBytes()).isEqualTo(out.totalBytes() - cap);
+        String text = out.text();
+        assertThat(text).startsWith("BEGIN\nxxx").endsWith("xxx\nEND\n")
+                .contains(Captured.marker(out.droppedBytes()));
+    }
+
+    @Test
+    void gigabyteFloodKeepsHeapFlat() throws Exception {
+        long before = usedHeapAfterGc();
+        long start = System.nanoTime();
+        long peak = 0;
+        try (Run run = sandbox.start(spec("head -c 1073741824 /dev/zero")
+                .withLimits(Limits.DEFAULTS))) {
+            while (run.awaitExit(Duration.ofMillis(200)).isEmpty()) {
+                peak = Math.max(peak, usedHeap());
+            }
+            assertThat(run.stdout().totalBytes()).isEqualTo(1L << 30);
+            long retained = usedHeapAfterGc() - before;
+            double seconds = (System.nanoTime() - start) / 1e9;
+            System.out.printf("1 GiB flood: %.1f s (%.0f MiB/s); heap retained +%d KiB after GC"
+                            + " (two 1 MiB captures expected); peak used heap %d MiB of max %d MiB%n",
+                    seconds, 1024 / seconds, retained / 1024, peak >> 20, Runtime.getRuntime().maxMemory() >> 20);
+            assertThat(retained).as("heap retained by a 1 GiB flood").isLessThan(16L << 20);
+        }
+    }
+
+    @Test
+    void silentCommandOutlivesTheResponseTimeout() throws Exception {
+        DockerSandboxConfig config = new DockerSandboxConfig(DockerSandboxConfig.DEFAULT_HOST,
+                DockerSandboxConfig.DEFAULT_IMAGE, NODE, Duration.ofSeconds(5), Duration.ofSeconds(1), 8);
+        try (DockerSandbox shortTimeouts = new DockerSandbox(config); Run run = shortTimeouts.start(spec("sleep 3; echo done"))) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
+            assertThat(exit.exitCode()).isZero();
+            assertThat(run.stdout().text()).isEqualTo("done\n");
+        }
+    }
+
+    @Test
+    void timeoutKillsTheWholeTreeWithinTwoSecondsOfTheDeadline() throws Exception {
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "trap '' TERM; sleep 100 & sleep 100 & wait",
+                null, null, Map.of(), Duration.ofSeconds(2), 4096, Limits.DEFAULTS);
+        long start = System.nanoTime();
+        try (Run run = sandbox.start(spec)) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(60)).orElseThrow();
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            System.out.println("timeout of 2 s ended the run after " + elapsed.toMillis() + " ms");
+            assertThat(exit.timedOut()).isTrue();
+            assertThat(exit.killed()).isFalse();
+            assertThat(elapsed).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(4));
+        }
+    }
+
+    @Test
+    void awaitExitAnswersEmptyWhileRunning() throws Exception {
+        try (Run run = sandbox.start(spec("sleep 30"))) {
+            long start = System.nanoTime();
+            assertThat(run.awaitExit(Duration.ofMillis(300))).isEmpty();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void killEndsTheRunWithinTwoSeconds() throws Exception {
+        try (Run run = sandbox.start(spec("echo ready; sleep 100 & exec sleep 100"))) {
+            awaitOutput(run, "ready");
+            long start = System.nanoTime();
+            run.kill();
+            Exit exit = run.awaitExit(Duration.ofSeconds(10)).orElseThrow();
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            System.out.println("kill ended the run after " + elapsed.toMillis() + " ms");
+            assertThat(exit.killed()).isTrue();
+            assertThat(exit.timedOut()).isFalse();
+            assertThat(elapsed).isLessThan(Duration.ofSeconds(2));
+        }
+    }
+
+    @Test
+    void forkFloodEndsAtTheTimeoutWithoutHurtingTheWorker() throws Exception {
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, ":(){ :|:& };: ; exec sleep 100", null, null,
+                Map.of(), Duration.ofSeconds(5), 64 * 1024, new Limits(256L << 20, 500_000_000L, 64, 64L << 20, null));
+        Result result = run(spec);
+        assertThat(result.exit().timedOut()).isTrue();
+        assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(5 + 4));
+        assertThat(run("echo still-fine").out()).isEqualTo("still-fine\n");
+    }
+
+    @Test
+    void memoryHogIsKilledAtItsLimit() throws Exception {
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "python3 -c \"b = b'x' * (1 << 30)\"", null, null,
+                Map.of(), Duration.ofSeconds(60), 64 * 1024, new Limits(64L << 20, 1_000_000_000L, 64, 64L << 20, null));
+        Result result = run(spec);
+        assertThat(result.exit().exitCode()).isEqualTo(137);
+        assertThat(result.exit().timedOut()).isFalse();
+        assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(30));
+        assertThat(run("echo still-fine").out()).isEqualTo("still-fine\n");
+    }
+
+    static void awaitOutput(Run run, String text) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!run.stdout().text().contains(text)) {
+            assertThat(System.nanoTime() - deadline).as("waiting for output " + text).isNegative();
+            assertThat(run.awaitExit(Duration.ofMillis(20))).as("run ended before printing " + text).isEmpty();
+        }
+    }
+
+    static long usedHeap() {
+        Runtime runtime = Runtime.getRuntime();
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+
+    static long usedHeapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        return usedHeap();
+    }
+}
