@@ -72,6 +72,11 @@ final class EngineCheck {
             throw new SandboxUnavailableException("interrupted while probing the sandbox image " + config.image(), e);
         }
         int code = exit.map(Exit::exitCode).orElse(-1);
+        if (code == 127 && stderr.contains("/bin/bash")) {
+            // docker-init (PID 1) reports that it could not exec the entrypoint.
+            throw new SandboxUnavailableException("the sandbox image " + config.image()
+                    + " has no /bin/bash; every command runs through bash (" + stderr + ")");
+        }
         if (code != 0) {
             throw new SandboxUnavailableException("the sandbox image " + config.image()
                     + " cannot run commands the way the sandbox sends them (needs bash, head and stat on PATH,"

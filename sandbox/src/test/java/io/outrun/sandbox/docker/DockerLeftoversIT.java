@@ -1,0 +1,137 @@
+package io.outrun.sandbox.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.github.dockerjava.api.model.Container;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.SandboxUnavailableException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Clean-up of runs a dead worker never closed, and the start-up checks of {@code verify()}. */
+class DockerLeftoversIT {
+
+    @BeforeAll
+    static void requireDocker() {
+        DockerTests.requireDocker();
+    }
+
+    static String node() {
+        return "it-left-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    static RunSpec sleeper(String node) {
+        return new RunSpec(UUID.randomUUID(), 3, node, "sleep 300", null, null, Map.of(), Duration.ofMinutes(10),
+                4096, null);
+    }
+
+    @Test
+    void removesContainersOfRunsNoLongerCurrentAndKeepsCurrentOnes() {
+        String node = node();
+        RunSpec stale = sleeper(node);
+        RunSpec current = sleeper(node);
+        // A worker that dies: its runs are never closed, its sandbox never closed.
+        DockerSandbox dead = new DockerSandbox(DockerSandboxConfig.defaults(node));
+        dead.start(stale);
+        Run currentRun = dead.start(current);
+        assertThat(DockerSandboxIT.outrunContainers(node)).hasSize(2);
+
+        try (DockerSandbox restarted = new DockerSandbox(DockerSandboxConfig.defaults(node));
+             DockerSandbox otherNode = new DockerSandbox(DockerSandboxConfig.defaults(node()))) {
+            assertThat(otherNode.removeLeftovers((execution, attempt) -> false)).as("another node's leftovers").isZero();
+
+            int removed = restarted.removeLeftovers((execution, attempt) ->
+                    execution.equals(current.executionId()) && attempt == current.attempt());
+
+            assertThat(removed).isEqualTo(1);
+            List<Container> remaining = DockerSandboxIT.outrunContainers(node);
+            assertThat(remaining).hasSize(1);
+            assertThat(remaining.get(0).getLabels())
+                    .containsEntry("outrun.execution", current.executionId().toString())
+                    .containsEntry("outrun.attempt", "3")
+                    .containsEntry("outrun.node", node);
+        } finally {
+            currentRun.close();
+            dead.close();
+        }
+        assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
+    }
+
+    @Test
+    void closingTheSandboxRemovesRunsStillOpen() {
+        String node = node();
+        DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(node));
+        sandbox.start(sleeper(node));
+        sandbox.close();
+        assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
+    }
+
+    @Test
+    void verifyNamesAMissingImageAndHowToBuildIt() {
+        DockerSandboxConfig config = DockerSandboxConfig.defaults(node()).withImage("outrun-no-such-image:nope");
+        try (DockerSandbox sandbox = new DockerSandbox(config)) {
+            assertThatThrownBy(sandbox::verify)
+                    .isInstanceOf(SandboxUnavailableException.class)
+                    .hasMessageContaining("outrun-no-such-image:nope")
+                    .hasMessageContaining("sandbox/image/build.sh");
+        }
+    }
+
+    @Test
+    void verifyNamesAnImageWithoutBash() throws Exception {
+        String node = node();
+        String image = "outrun-test-nobash:" + node;
+        try (DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(node))) {
+            importImage(image, tarWithOneFile());
+            try (DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(node).withImage(image))) {
+                assertThatThrownBy(sandbox::verify)
+                        .isInstanceOf(SandboxUnavailableException.class)
+                        .hasMessageContaining(image)
+                        .hasMessageContaining("no /bin/bash");
+            } finally {
+                clients.control.removeImageCmd(image).withForce(true).exec();
+            }
+        }
+        assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
+    }
+
+    /**
+     * {@code docker import}: docker-java's createImageCmd sends a body the engine 20.10 reads as a
+     * truncated tar ("unexpected EOF"), so this fixture goes through the CLI.
+     */
+    static void importImage(String image, byte[] tar) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("docker", "import", "-", image)
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try (var stdin = process.getOutputStream()) {
+            stdin.write(tar);
+        }
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as("docker import exit").isZero();
+    }
+
+    /** A root filesystem holding one text file: an image with no shell at all. */
+    static byte[] tarWithOneFile() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes)) {
+            byte[] content = "no shell here\n".getBytes(StandardCharsets.UTF_8);
+            TarArchiveEntry entry = new TarArchiveEntry("README");
+            entry.setSize(content.length);
+            tar.putArchiveEntry(entry);
+            tar.write(content);
+            tar.closeArchiveEntry();
+        }
+        return bytes.toByteArray();
+    }
+}
