@@ -113,20 +113,22 @@ public final class DockerSandbox implements Sandbox {
     }
 
     /**
-     * Removes this node's Outrun containers (running or not) whose (execution, attempt) the policy
-     * says is no longer current, and those whose labels cannot be read. Only containers labelled
-     * with this node's id are considered: each node cleans up after itself, so nodes sharing an
-     * engine never remove each other's live runs. Containers of a node id that never comes back
-     * stay; an operator removes them with {@code docker rm -f $(docker ps -aq -f label=outrun.node=ID)}.
+     * Removes Outrun containers (running or not) whose (execution, attempt) the policy says is no
+     * longer current, and those whose labels cannot be read. By default only containers labelled
+     * with this node's id are considered, so nodes sharing an engine never touch each other's
+     * runs; with {@link DockerSandboxConfig.LeftoverScope#ENGINE} every Outrun container of the
+     * engine is, which a node needs when its id changes across restarts. Containers of a node id
+     * that never comes back otherwise stay; an operator removes them with
+     * {@code docker rm -f $(docker ps -aq -f label=outrun.node=ID)}.
      *
      * @return how many containers were removed
      */
     @Override
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
-        List<Container> containers = clients.control.listContainersCmd()
-                .withShowAll(true)
-                .withLabelFilter(Map.of(ContainerRecipe.LABEL_OUTRUN, "1", ContainerRecipe.LABEL_NODE, config.nodeId()))
-                .exec();
+        Map<String, String> filter = config.leftoverScope() == DockerSandboxConfig.LeftoverScope.NODE
+                ? Map.of(ContainerRecipe.LABEL_OUTRUN, "1", ContainerRecipe.LABEL_NODE, config.nodeId())
+                : Map.of(ContainerRecipe.LABEL_OUTRUN, "1");
+        List<Container> containers = clients.control.listContainersCmd().withShowAll(true).withLabelFilter(filter).exec();
         int removed = 0;
         for (Container container : containers) {
             if (!isCurrent(container, stillCurrent) && remove(container.getId())) {

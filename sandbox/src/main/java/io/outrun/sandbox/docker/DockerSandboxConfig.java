@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  *                        they last as long as the command and end when the container stops
  * @param maxConnections  connections kept to the engine per client; each run holds two
  *                        streaming ones while it runs; default 256
+ * @param leftoverScope   which Outrun containers {@code removeLeftovers} considers; default
+ *                        {@link LeftoverScope#NODE}
  */
 public record DockerSandboxConfig(
         String dockerHost,
@@ -28,10 +30,26 @@ public record DockerSandboxConfig(
         String nodeId,
         Duration connectTimeout,
         Duration responseTimeout,
-        int maxConnections) {
+        int maxConnections,
+        LeftoverScope leftoverScope) {
 
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
     public static final String DEFAULT_IMAGE = "outrun-sandbox:latest";
+
+    /** Which containers {@link DockerSandbox#removeLeftovers} looks at. */
+    public enum LeftoverScope {
+        /**
+         * Only those labelled with this node's id. Safe when engines are shared, but a node that
+         * restarts under a new id never sees its predecessor's containers: use a stable node id.
+         */
+        NODE,
+        /**
+         * Every Outrun container on the engine, whichever node started it. Right when node ids
+         * change across restarts, provided the policy keeps runs that other nodes still hold
+         * (a live lease on that attempt); never share such an engine with another fleet.
+         */
+        ENGINE
+    }
 
     private static final Pattern NODE_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
@@ -41,6 +59,7 @@ public record DockerSandboxConfig(
         Objects.requireNonNull(nodeId, "nodeId");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(responseTimeout, "responseTimeout");
+        Objects.requireNonNull(leftoverScope, "leftoverScope");
         String scheme = schemeOf(dockerHost);
         if (!scheme.equals("unix") && !scheme.equals("tcp")) {
             throw new IllegalArgumentException("dockerHost must be unix:///path or tcp://host:port: " + dockerHost);
@@ -65,15 +84,24 @@ public record DockerSandboxConfig(
     /** Defaults for everything but the node id. */
     public static DockerSandboxConfig defaults(String nodeId) {
         return new DockerSandboxConfig(DEFAULT_HOST, DEFAULT_IMAGE, nodeId, Duration.ofSeconds(5),
-                Duration.ofSeconds(30), 256);
+                Duration.ofSeconds(30), 256, LeftoverScope.NODE);
     }
 
     public DockerSandboxConfig withDockerHost(String host) {
-        return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections);
+        return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope);
     }
 
     public DockerSandboxConfig withImage(String newImage) {
-        return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections);
+        return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections,
+                leftoverScope);
+    }
+
+    public DockerSandboxConfig withTimeouts(Duration connect, Duration response) {
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connect, response, maxConnections, leftoverScope);
+    }
+
+    public DockerSandboxConfig withLeftoverScope(LeftoverScope scope) {
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections, scope);
     }
 
     private static String schemeOf(String host) {

@@ -70,6 +70,24 @@ class DockerLeftoversIT {
     }
 
     @Test
+    void engineScopeRemovesLeftoversOfANodeThatRestartedUnderAnotherId() {
+        String deadNode = node();
+        RunSpec stale = sleeper(deadNode);
+        DockerSandbox dead = new DockerSandbox(DockerSandboxConfig.defaults(deadNode));
+        dead.start(stale);
+        DockerSandboxConfig restarted = DockerSandboxConfig.defaults(node())
+                .withLeftoverScope(DockerSandboxConfig.LeftoverScope.ENGINE);
+        try (DockerSandbox sandbox = new DockerSandbox(restarted)) {
+            // Other suites may share this engine: everything but our stale run counts as current.
+            int removed = sandbox.removeLeftovers((execution, attempt) -> !execution.equals(stale.executionId()));
+            assertThat(removed).isEqualTo(1);
+            assertThat(DockerSandboxIT.outrunContainers(deadNode)).isEmpty();
+        } finally {
+            dead.close();
+        }
+    }
+
+    @Test
     void closingTheSandboxRemovesRunsStillOpen() {
         String node = node();
         DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(node));

@@ -16,6 +16,7 @@ class DockerSandboxConfigTest {
         assertThat(config.image()).isEqualTo("outrun-sandbox:latest");
         assertThat(config.connectTimeout()).isPositive();
         assertThat(config.responseTimeout()).isPositive();
+        assertThat(config.leftoverScope()).isEqualTo(DockerSandboxConfig.LeftoverScope.NODE);
     }
 
     @Test
@@ -24,12 +25,12 @@ class DockerSandboxConfigTest {
         assertThatThrownBy(() -> ok.withDockerHost("http://x")).hasMessageContaining("dockerHost");
         assertThatThrownBy(() -> ok.withImage(" ")).hasMessageContaining("image");
         assertThatThrownBy(() -> DockerSandboxConfig.defaults("node 1")).hasMessageContaining("nodeId");
-        assertThatThrownBy(() -> new DockerSandboxConfig(ok.dockerHost(), ok.image(), "n", Duration.ZERO,
-                ok.responseTimeout(), 8)).hasMessageContaining("connectTimeout");
+        assertThatThrownBy(() -> ok.withTimeouts(Duration.ZERO, ok.responseTimeout())).hasMessageContaining("connectTimeout");
+        assertThatThrownBy(() -> ok.withTimeouts(ok.connectTimeout(), Duration.ofSeconds(-1)))
+                .hasMessageContaining("responseTimeout");
         assertThatThrownBy(() -> new DockerSandboxConfig(ok.dockerHost(), ok.image(), "n", ok.connectTimeout(),
-                Duration.ofSeconds(-1), 8)).hasMessageContaining("responseTimeout");
-        assertThatThrownBy(() -> new DockerSandboxConfig(ok.dockerHost(), ok.image(), "n", ok.connectTimeout(),
-                ok.responseTimeout(), 1)).hasMessageContaining("maxConnections");
+                ok.responseTimeout(), 1, ok.leftoverScope())).hasMessageContaining("maxConnections");
+        assertThatThrownBy(() -> ok.withLeftoverScope(null)).hasMessageContaining("leftoverScope");
     }
 
     @Test

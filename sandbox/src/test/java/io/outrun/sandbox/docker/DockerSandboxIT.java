@@ -190,8 +190,7 @@ class DockerSandboxIT {
 
     @Test
     void silentCommandOutlivesTheResponseTimeout() throws Exception {
-        DockerSandboxConfig config = new DockerSandboxConfig(DockerSandboxConfig.DEFAULT_HOST,
-                DockerSandboxConfig.DEFAULT_IMAGE, NODE, Duration.ofSeconds(5), Duration.ofSeconds(1), 8);
+        DockerSandboxConfig config = DockerSandboxConfig.defaults(NODE).withTimeouts(Duration.ofSeconds(5), Duration.ofSeconds(1));
         try (DockerSandbox shortTimeouts = new DockerSandbox(config); Run run = shortTimeouts.start(spec("sleep 3; echo done"))) {
             Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
             assertThat(exit.exitCode()).isZero();
