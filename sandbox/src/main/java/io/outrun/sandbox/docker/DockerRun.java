@@ -97,7 +97,7 @@ final class DockerRun implements Run {
     }
 
     /** The wait stream ended: take its code, or ask the engine when the stream broke without one. */
-    private void settleExit() {
+    private void settleExit() throws InterruptedException {
         Integer code = exit.statusCode();
         if (code != null) {
             exitCode = code;
@@ -113,9 +113,13 @@ final class DockerRun implements Run {
             state = clients.control.inspectContainerCmd(containerId).exec().getState();
         } catch (NotFoundException e) {
             throw new SandboxException("container " + containerId + " disappeared before its exit was seen", e);
+        } catch (RuntimeException e) {
+            throw new SandboxException("lost the Docker engine while waiting for container " + containerId
+                    + ": " + e.getMessage(), e);
         }
         if (Boolean.TRUE.equals(state.getRunning())) {
             log.warn("wait stream of container {} broke while it runs; watching again", containerId);
+            Thread.sleep(100); // an engine that drops every wait at once must not be hammered
             exit = watchExit();
         } else {
             Long stateCode = state.getExitCodeLong();

@@ -210,6 +210,7 @@ class DockerSandboxIT {
             assertThat(exit.timedOut()).isTrue();
             assertThat(exit.killed()).isFalse();
             assertThat(elapsed).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(4));
+            assertNothingSurvives(run);
         }
     }
 
@@ -234,6 +235,7 @@ class DockerSandboxIT {
             assertThat(exit.killed()).isTrue();
             assertThat(exit.timedOut()).isFalse();
             assertThat(elapsed).isLessThan(Duration.ofSeconds(2));
+            assertNothingSurvives(run);
         }
     }
 
@@ -256,6 +258,14 @@ class DockerSandboxIT {
         assertThat(result.exit().timedOut()).isFalse();
         assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(30));
         assertThat(run("echo still-fine").out()).isEqualTo("still-fine\n");
+    }
+
+    /** A stopped container has no PID namespace left: no process of the run can survive it. */
+    static void assertNothingSurvives(Run run) {
+        String id = ((DockerRun) run).containerId();
+        try (DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
+            assertThat(clients.control.inspectContainerCmd(id).exec().getState().getRunning()).isFalse();
+        }
     }
 
     static void awaitOutput(Run run, String text) throws InterruptedException {
