@@ -7,9 +7,12 @@ import com.github.dockerjava.api.model.Container;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.SandboxUnavailableException;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStreamReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +68,29 @@ class DockerLeftoversIT {
         } finally {
             currentRun.close();
             dead.close();
+        }
+        assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
+    }
+
+    @Test
+    void removesTheRunningContainerOfASigkilledWorker() throws Exception {
+        String node = node();
+        Process worker = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), AbandonedWorker.class.getName(), node)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            String line = new BufferedReader(new InputStreamReader(worker.getInputStream(), StandardCharsets.UTF_8)).readLine();
+            assertThat(line).as("the worker's first line").startsWith("started ");
+        } finally {
+            worker.destroyForcibly(); // SIGKILL: no shutdown hook, no close
+            worker.waitFor(30, TimeUnit.SECONDS);
+        }
+        List<Container> left = DockerSandboxIT.outrunContainers(node);
+        assertThat(left).as("the killed worker's container keeps running").hasSize(1);
+        assertThat(left.get(0).getState()).isEqualTo("running");
+
+        try (DockerSandbox restarted = new DockerSandbox(DockerSandboxConfig.defaults(node))) {
+            assertThat(restarted.removeLeftovers((execution, attempt) -> false)).isEqualTo(1);
         }
         assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
     }

@@ -1,0 +1,24 @@
+package io.outrun.sandbox.docker;
+
+import io.outrun.sandbox.RunSpec;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A worker JVM for {@link DockerLeftoversIT}: starts one long run, prints its execution id, and
+ * waits to be SIGKILLed without ever closing anything.
+ */
+public final class AbandonedWorker {
+
+    public static void main(String[] args) throws InterruptedException {
+        String node = args[0];
+        DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(node));
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, node, "sleep 300", null, null, Map.of(),
+                Duration.ofMinutes(10), 4096, null);
+        sandbox.start(spec);
+        System.out.println("started " + spec.executionId());
+        System.out.flush();
+        Thread.sleep(Duration.ofMinutes(5).toMillis());
+    }
+}
