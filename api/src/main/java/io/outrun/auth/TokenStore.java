@@ -1,0 +1,90 @@
+package io.outrun.auth;
+
+import io.outrun.store.ConfigException;
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The {@code api_tokens} table: bearer tokens that map to an owner. Only a SHA-256 of each
+ * token is stored, so a leaked table grants nothing; the token itself is shown once, at creation.
+ */
+public final class TokenStore {
+
+    private final DataSource dataSource;
+
+    public TokenStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** A token as handed out: its id (for revoking without the secret), owner and the secret. */
+    public record Issued(UUID id, String owner, String token) {
+        @Override
+        public String toString() {
+            return "Issued[id=" + id + ", owner=" + owner + "]";
+        }
+    }
+
+    /** Owners are names people type and read in logs: a conservative alphabet. */
+    public static String validOwner(String owner) {
+        if (owner == null || !owner.matches("[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}")) {
+            throw new ConfigException("--owner must be 1-200 characters of A-Z a-z 0-9 . _ @ + - (starting with a letter"
+                    + " or digit), got: " + owner);
+        }
+        return owner;
+    }
+
+    public Issued create(String owner) {
+        validOwner(owner);
+        UUID id = UUID.randomUUID();
+        String token = Tokens.generate();
+        String sql = "INSERT INTO api_tokens (id, owner, token_hash) VALUES (?, ?, ?)";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            ps.setString(2, owner);
+            ps.setBytes(3, Tokens.hash(token));
+            ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new StoreException("cannot store a new token for owner " + owner, e);
+        }
+        return new Issued(id, owner, token);
+    }
+
+    /** The owner of a live (not revoked) token. */
+    public Optional<String> ownerOf(String token) {
+        String sql = "SELECT owner FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setBytes(1, Tokens.hash(token));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot look up a token", e);
+        }
+    }
+
+    /** @return true when a live token was revoked now; false when unknown or already revoked */
+    public boolean revoke(String token) {
+        return update("UPDATE api_tokens SET revoked_at = now() WHERE token_hash = ? AND revoked_at IS NULL",
+                Tokens.hash(token));
+    }
+
+    /** As {@link #revoke(String)}, by the id printed at creation. */
+    public boolean revokeById(UUID id) {
+        return update("UPDATE api_tokens SET revoked_at = now() WHERE id = ? AND revoked_at IS NULL", id);
+    }
+
+    private boolean update(String sql, Object arg) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, arg);
+            return ps.executeUpdate() == 1;
+        } catch (SQLException e) {
+            throw new StoreException("cannot revoke a token", e);
+        }
+    }
+}

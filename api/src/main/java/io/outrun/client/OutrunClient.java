@@ -1,0 +1,179 @@
+package io.outrun.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outrun.http.wire.ExecutionPage;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.Json;
+import io.outrun.http.wire.OutputChunk;
+import io.outrun.http.wire.SubmitRequest;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.StringJoiner;
+
+/**
+ * A client of Outrun's HTTP API on {@code java.net.http}. Thread-safe; one instance per API and
+ * token. Every failure is an {@link OutrunException}: an {@link ApiException} with the server's
+ * code, message and guidance, or an {@link UnreachableException}.
+ */
+public final class OutrunClient {
+
+    /** Slack on top of a long poll's wait before the client gives up on an answer. */
+    private static final Duration SLACK = Duration.ofSeconds(30);
+
+    private final URI base;
+    private final String token;
+    private final HttpClient http;
+    private final ObjectMapper json = Json.mapper();
+
+    public OutrunClient(URI base, String token) {
+        this(base, token, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build());
+    }
+
+    public OutrunClient(URI base, String token, HttpClient http) {
+        String s = Objects.requireNonNull(base, "base").toString();
+        this.base = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
+        this.token = token;
+        this.http = http;
+    }
+
+    public URI base() {
+        return base;
+    }
+
+    /** Submits a command; {@code idempotencyKey} may be null. */
+    public ExecutionView submit(SubmitRequest request, String idempotencyKey) {
+        HttpRequest.Builder b = request("/v1/executions", waitOf(request.waitMs()))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request)));
+        if (idempotencyKey != null) {
+            b.header("Idempotency-Key", idempotencyKey);
+        }
+        return send(b.build(), ExecutionView.class);
+    }
+
+    public ExecutionView submit(SubmitRequest request) {
+        return submit(request, null);
+    }
+
+    public ExecutionView get(String executionId) {
+        return get(executionId, 0);
+    }
+
+    /** With {@code waitMs} &gt; 0, answers as soon as the execution ends, or at the end of the wait. */
+    public ExecutionView get(String executionId, long waitMs) {
+        String path = "/v1/executions/" + encodePath(executionId) + query("waitMs", waitMs > 0 ? String.valueOf(waitMs) : null);
+        return send(request(path, waitOf(waitMs)).GET().build(), ExecutionView.class);
+    }
+
+    /** Output after {@code cursor} (null: from the start), waiting up to {@code waitMs} for some. */
+    public OutputChunk output(String executionId, String cursor, long waitMs) {
+        String path = "/v1/executions/" + encodePath(executionId) + "/output"
+                + query("cursor", cursor, "waitMs", waitMs > 0 ? String.valueOf(waitMs) : null);
+        return send(request(path, waitOf(waitMs)).GET().build(), OutputChunk.class);
+    }
+
+    public ExecutionView cancel(String executionId) {
+        String path = "/v1/executions/" + encodePath(executionId) + "/cancel";
+        return send(request(path, Duration.ZERO).POST(HttpRequest.BodyPublishers.noBody()).build(), ExecutionView.class);
+    }
+
+    /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */
+    public ExecutionPage list(String status, int limit, String after) {
+        String path = "/v1/executions" + query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null,
+                "after", after);
+        return send(request(path, Duration.ZERO).GET().build(), ExecutionPage.class);
+    }
+
+    /** True when the node answers its health check. */
+    public boolean healthy() {
+        try {
+            HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(base.resolve("/health"))
+                    .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+            return r.statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    // --- plumbing -----------------------------------------------------------------------------
+
+    private HttpRequest.Builder request(String path, Duration wait) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
+                .timeout(wait.plus(SLACK))
+                .header("Accept", "application/json");
+        if (token != null && !token.isBlank()) {
+            b.header("Authorization", "Bearer " + token.strip());
+        }
+        return b;
+    }
+
+    private <T> T send(HttpRequest request, Class<T> type) {
+        HttpResponse<byte[]> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw new UnreachableException("cannot reach the Outrun API at " + base + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnreachableException("interrupted while waiting for the Outrun API at " + base, e);
+        }
+        JsonNode body;
+        try {
+            body = json.readTree(response.body());
+        } catch (IOException e) {
+            throw new UnreachableException("the answer from " + request.uri() + " (HTTP " + response.statusCode()
+                    + ") is not JSON: is " + base + " an Outrun API?", e);
+        }
+        if (response.statusCode() >= 400 || (body != null && "error".equals(body.path("status").asText(null)) && body.has("error"))) {
+            JsonNode error = body == null ? null : body.path("error");
+            if (error == null || error.isMissingNode()) {
+                throw new UnreachableException("HTTP " + response.statusCode() + " from " + request.uri()
+                        + " without Outrun's error shape", null);
+            }
+            throw ApiException.of(response.statusCode(), error.path("code").asText("unknown"),
+                    error.path("message").asText(""), body.path("guidance").asText(null));
+        }
+        try {
+            return json.treeToValue(body, type);
+        } catch (IOException e) {
+            throw new UnreachableException("unexpected answer from " + request.uri() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private byte[] encode(Object body) {
+        try {
+            return json.writeValueAsBytes(body);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot encode the request", e);
+        }
+    }
+
+    private static Duration waitOf(Long waitMs) {
+        return waitMs == null || waitMs <= 0 ? Duration.ZERO : Duration.ofMillis(waitMs);
+    }
+
+    private static String encodePath(String segment) {
+        return URLEncoder.encode(Objects.requireNonNull(segment, "executionId"), StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    private static String query(String... pairs) {
+        StringJoiner q = new StringJoiner("&", "?", "").setEmptyValue("");
+        for (int i = 0; i < pairs.length; i += 2) {
+            if (pairs[i + 1] != null) {
+                q.add(pairs[i] + "=" + URLEncoder.encode(pairs[i + 1], StandardCharsets.UTF_8));
+            }
+        }
+        return q.toString();
+    }
+}

@@ -1,0 +1,133 @@
+package io.outrun.http;
+
+import io.outrun.store.ConfigException;
+import java.util.List;
+
+/**
+ * What the HTTP API accepts and how it clamps it. Validated once at start; a bad value names
+ * its option. Clamping is silent for values above a maximum (the response shows the effective
+ * value); values that make no sense (zero, negative, wrong type) are rejected.
+ *
+ * @param host              interface to listen on ({@code --bind}; default 0.0.0.0, dev 127.0.0.1)
+ * @param port              TCP port ({@code --port}; 0 picks a free one)
+ * @param defaultTimeoutMs  timeout of a submission that names none (default 10 min)
+ * @param maxTimeoutMs      largest timeout a caller gets ({@code --max-timeout-ms}, default 1 h)
+ * @param defaultOutputBytes bytes kept per stream when unspecified (default 1 MiB)
+ * @param maxOutputBytes    largest {@code maxOutputBytes} a caller gets ({@code --max-output-bytes}, default 8 MiB)
+ * @param maxWaitMs         longest a request may wait or long-poll (default 30 s)
+ * @param maxBodyBytes      largest request body; larger answers 413 ({@code --max-body-bytes}, default 2 MiB)
+ * @param maxAttempts       attempts before a lost execution fails (default 3)
+ * @param envAllowlist      env names callers may set: exact names or {@code PREFIX_*}; {@code *} allows all
+ *                          ({@code --env-allow}, default {@link #DEFAULT_ENV_ALLOWLIST})
+ * @param maxLabels         labels per execution (default 16; keys ≤ 64, values ≤ 256 characters)
+ * @param maxWaiters        requests waiting at once on this node; more answer at once instead of waiting (default 200)
+ */
+public record ApiConfig(
+        String host,
+        int port,
+        long defaultTimeoutMs,
+        long maxTimeoutMs,
+        int defaultOutputBytes,
+        int maxOutputBytes,
+        long maxWaitMs,
+        int maxBodyBytes,
+        int maxAttempts,
+        List<String> envAllowlist,
+        int maxLabels,
+        int maxWaiters) {
+
+    /** Variables that change how tools print, never what they can reach. */
+    public static final List<String> DEFAULT_ENV_ALLOWLIST =
+            List.of("LANG", "LC_*", "TZ", "TERM", "NO_COLOR", "PAGER", "CI", "DEBUG");
+
+    public ApiConfig {
+        if (port < 0 || port > 65535) {
+            throw new ConfigException("--port must be a TCP port (0 for any free one), got: " + port);
+        }
+        if (host == null || host.isBlank()) {
+            throw new ConfigException("--bind must name an interface, e.g. 127.0.0.1 or 0.0.0.0");
+        }
+        if (maxTimeoutMs < 1000) {
+            throw new ConfigException("--max-timeout-ms must be at least 1000, got: " + maxTimeoutMs);
+        }
+        if (defaultTimeoutMs < 1 || defaultTimeoutMs > maxTimeoutMs) {
+            throw new ConfigException("the default timeout must be between 1 ms and --max-timeout-ms (" + maxTimeoutMs
+                    + "), got: " + defaultTimeoutMs);
+        }
+        if (maxOutputBytes < 1024 || maxOutputBytes > (64 << 20)) {
+            throw new ConfigException("--max-output-bytes must be between 1024 and 64 MiB, got: " + maxOutputBytes);
+        }
+        if (defaultOutputBytes < 2 || defaultOutputBytes > maxOutputBytes) {
+            throw new ConfigException("the default output bytes must be between 2 and --max-output-bytes, got: "
+                    + defaultOutputBytes);
+        }
+        if (maxWaitMs < 0 || maxWaitMs > 120_000) {
+            throw new ConfigException("the maximum wait must be between 0 and 120000 ms, got: " + maxWaitMs);
+        }
+        if (maxBodyBytes < 1024 || maxBodyBytes > (64 << 20)) {
+            throw new ConfigException("--max-body-bytes must be between 1024 and 64 MiB, got: " + maxBodyBytes);
+        }
+        if (maxAttempts < 1 || maxAttempts > 20) {
+            throw new ConfigException("--max-attempts must be between 1 and 20, got: " + maxAttempts);
+        }
+        envAllowlist = List.copyOf(envAllowlist == null ? List.of() : envAllowlist);
+        for (String entry : envAllowlist) {
+            if (!entry.equals("*") && !entry.matches("[A-Za-z_][A-Za-z0-9_]*\\*?")) {
+                throw new ConfigException("--env-allow entries are NAME, PREFIX* or *, got: " + entry);
+            }
+        }
+        if (maxLabels < 0 || maxLabels > 100) {
+            throw new ConfigException("--max-labels must be between 0 and 100, got: " + maxLabels);
+        }
+        if (maxWaiters < 0) {
+            throw new ConfigException("the maximum number of waiting requests must be 0 or more, got: " + maxWaiters);
+        }
+    }
+
+    /** The defaults, listening on {@code host:port}. */
+    public static ApiConfig defaults(String host, int port) {
+        return new ApiConfig(host, port, 600_000L, 3_600_000L, 1 << 20, 8 << 20, 30_000L, 2 << 20, 3,
+                DEFAULT_ENV_ALLOWLIST, 16, 200);
+    }
+
+    public ApiConfig withMaxTimeoutMs(long value) {
+        return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+    }
+
+    public ApiConfig withMaxOutputBytes(int value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+    }
+
+    public ApiConfig withMaxBodyBytes(int value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+    }
+
+    public ApiConfig withEnvAllowlist(List<String> value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters);
+    }
+
+    public ApiConfig withMaxWaitMs(long value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+    }
+
+    /** Whether a caller may set the environment variable {@code name}. */
+    public boolean envAllowed(String name) {
+        for (String entry : envAllowlist) {
+            if (entry.equals("*") || entry.equals(name)
+                    || (entry.endsWith("*") && name.startsWith(entry.substring(0, entry.length() - 1)))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** For error messages: what may be set. */
+    public String envAllowlistText() {
+        return envAllowlist.isEmpty() ? "(none: this server allows no env)" : String.join(", ", envAllowlist);
+    }
+}

@@ -1,0 +1,50 @@
+package io.outrun.http;
+
+/**
+ * An answer that is an error: HTTP status, stable code, a message for people and guidance that
+ * tells an agent what to do next. Thrown by handlers, written by {@link ApiServer} in the one
+ * error shape {@code {"status":"error","error":{"code","message"},"guidance"}}.
+ */
+public final class ApiError extends RuntimeException {
+
+    private final int httpStatus;
+    private final String code;
+    private final String guidance;
+
+    public ApiError(int httpStatus, String code, String message, String guidance) {
+        super(message, null, false, false);
+        this.httpStatus = httpStatus;
+        this.code = code;
+        this.guidance = guidance;
+    }
+
+    public int httpStatus() {
+        return httpStatus;
+    }
+
+    public String code() {
+        return code;
+    }
+
+    public String guidance() {
+        return guidance;
+    }
+
+    /** 400: {@code field} is what the caller must fix. */
+    public static ApiError invalid(String field, String problem) {
+        return new ApiError(400, "invalid_request", field + ": " + problem,
+                "Fix the field named in the message and send the request again; GET /openapi.json describes every field.");
+    }
+
+    public static ApiError identityRequired(String why) {
+        return new ApiError(401, "identity_required", why,
+                "Send Authorization: Bearer <token>. An operator creates tokens with `outrun token create --owner NAME`;"
+                        + " under `outrun dev` the token is in .outrun/dev-token.");
+    }
+
+    public static ApiError notFound(String id) {
+        return new ApiError(404, "execution_not_found", "No execution " + id + " exists for this owner.",
+                "Check the executionId: it must come from a submit made with this same token."
+                        + " GET /v1/executions lists your executions.");
+    }
+}

@@ -1,0 +1,54 @@
+package io.outrun.http;
+
+import io.outrun.auth.Authenticator;
+import io.outrun.auth.TokenStore;
+import io.outrun.dispatch.Channels;
+import io.outrun.notify.ChangeSignal;
+import io.outrun.notify.Listener;
+import io.outrun.service.Core;
+
+/**
+ * The API role of a node on a shared {@link Core}: the HTTP server, its token lookups, and the
+ * LISTEN connection that wakes long polls when workers report new output or an end.
+ */
+public final class ApiNode implements AutoCloseable {
+
+    private final Listener listener;
+    private final ApiServer server;
+
+    private ApiNode(Listener listener, ApiServer server) {
+        this.listener = listener;
+        this.server = server;
+    }
+
+    public static ApiNode start(Core core, ApiConfig config, String name) {
+        ChangeSignal signal = new ChangeSignal();
+        Listener listener = new Listener(core.config(), name + "-api")
+                .on(Channels.CHANGED, signal::onNotification)
+                .start();
+        try {
+            Authenticator auth = new Authenticator(new TokenStore(core.pool()));
+            return new ApiNode(listener, ApiServer.start(config, core.service(), core.pool(), auth, signal));
+        } catch (RuntimeException e) {
+            listener.close();
+            throw e;
+        }
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    public ApiServer server() {
+        return server;
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } finally {
+            listener.close();
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package io.outrun.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.Handler;
+import io.javalin.http.HttpResponseException;
+import io.outrun.auth.Authenticator;
+import io.outrun.http.wire.ErrorBody;
+import io.outrun.http.wire.Json;
+import io.outrun.notify.ChangeSignal;
+import io.outrun.service.ExecutionService;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Outrun's HTTP API on Javalin: routes, bearer-token auth, and the one error shape for
+ * everything that goes wrong, including unknown routes, oversized bodies and bugs (a 500 that
+ * shows no stack trace). {@link #ROUTES} is the route table; {@code /openapi.json} documents
+ * exactly these routes (a test holds the two together).
+ */
+public final class ApiServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
+    private static final String OWNER = "outrun.owner";
+    private static final String ERROR_WRITTEN = "outrun.error";
+
+    /** Every route served; {@code /openapi.json} documents exactly these. */
+    public static final List<Route> ROUTES = List.of(
+            new Route("GET", "/health"),
+            new Route("GET", "/openapi.json"),
+            new Route("POST", "/v1/executions"),
+            new Route("GET", "/v1/executions"),
+            new Route("GET", "/v1/executions/{id}"),
+            new Route("GET", "/v1/executions/{id}/output"),
+            new Route("POST", "/v1/executions/{id}/cancel"));
+
+    private final Javalin app;
+    private final ApiConfig config;
+
+    private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
+                      ChangeSignal signal) {
+        this.config = config;
+        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource),
+                new Waiter(signal, config.maxWaiters()));
+        byte[] openApi = openApi();
+        Map<Route, Handler> handlers = Map.of(
+                ROUTES.get(0), ctx -> health(ctx, dataSource),
+                ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
+                ROUTES.get(2), executions::submit,
+                ROUTES.get(3), executions::list,
+                ROUTES.get(4), executions::get,
+                ROUTES.get(5), executions::output,
+                ROUTES.get(6), executions::cancel);
+        this.app = Javalin.create(c -> {
+            c.showJavalinBanner = false;
+            c.startupWatcherEnabled = false;
+            c.http.prefer405over404 = true;
+            c.http.maxRequestSize = config.maxBodyBytes();
+            c.router.ignoreTrailingSlashes = true;
+            c.jetty.addConnector((server, http) -> {
+                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
+                connector.setHost(config.host());
+                connector.setPort(config.port());
+                // Long polls hold a request without I/O for up to maxWaitMs: idle must outlast them.
+                connector.setIdleTimeout(config.maxWaitMs() + 30_000);
+                return connector;
+            });
+        });
+        app.before("/v1/*", ctx -> authenticate(ctx, auth));
+        for (Route route : ROUTES) {
+            switch (route.method()) {
+                case "GET" -> app.get(route.path(), handlers.get(route));
+                case "POST" -> app.post(route.path(), handlers.get(route));
+                default -> throw new IllegalStateException("no verb " + route.method());
+            }
+        }
+        app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
+        app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
+        app.exception(Exception.class, (e, ctx) -> {
+            LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
+            write(ctx, internal());
+        });
+        for (int status : new int[] {400, 404, 405, 413, 500}) {
+            app.error(status, ctx -> {
+                if (ctx.attribute(ERROR_WRITTEN) == null) {
+                    write(ctx, fromJavalin(status, ctx));
+                }
+            });
+        }
+    }
+
+    /** Starts serving; {@link #port()} tells the port when {@code config.port()} was 0. */
+    public static ApiServer start(ApiConfig config, ExecutionService service, DataSource dataSource,
+                                  Authenticator auth, ChangeSignal signal) {
+        ApiServer server = new ApiServer(config, service, dataSource, auth, signal);
+        server.app.start();
+        LOG.info("API listening on {}:{}", config.host(), server.port());
+        return server;
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    public ApiConfig config() {
+        return config;
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+
+    // --- shared by the handlers ---------------------------------------------------------------
+
+    static String owner(Context ctx) {
+        String owner = ctx.attribute(OWNER);
+        if (owner == null) {
+            throw new IllegalStateException("route outside /v1 asked for an owner");
+        }
+        return owner;
+    }
+
+    static void json(Context ctx, int status, Object body) {
+        try {
+            ctx.status(status).contentType("application/json").result(Json.mapper().writeValueAsBytes(body));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode an answer", e);
+        }
+    }
+
+    // --- internals ----------------------------------------------------------------------------
+
+    private static void authenticate(Context ctx, Authenticator auth) {
+        String header = ctx.header("Authorization");
+        if (header == null || header.isBlank()) {
+            throw ApiError.identityRequired("This call needs an owner identity: no Authorization header was sent.");
+        }
+        Optional<String> owner = auth.owner(header);
+        if (owner.isEmpty()) {
+            throw ApiError.identityRequired("The bearer token is malformed, unknown or revoked.");
+        }
+        ctx.attribute(OWNER, owner.get());
+    }
+
+    private static void health(Context ctx, DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            if (!c.isValid(2)) {
+                throw new IllegalStateException("connection not valid");
+            }
+            json(ctx, 200, Map.of("status", "ok"));
+        } catch (Exception e) {
+            write(ctx, new ApiError(503, "database_unavailable", "This node cannot reach its database.",
+                    "Retry in a few seconds; executions already submitted are kept and resume when it is back."));
+        }
+    }
+
+    private static ApiError fromJavalin(int status, Context ctx) {
+        return switch (status) {
+            case 404 -> new ApiError(404, "route_not_found", "No route " + ctx.method() + " " + ctx.path() + ".",
+                    "GET /openapi.json lists every route of this API.");
+            case 405 -> new ApiError(405, "method_not_allowed", "Method " + ctx.method() + " is not allowed on "
+                    + ctx.path() + ".", "GET /openapi.json lists the methods of every route.");
+            case 413 -> new ApiError(413, "request_too_large", "The request is larger than this server accepts.",
+                    "Send a shorter request.");
+            case 400 -> ApiError.invalid("request", "is malformed");
+            default -> status >= 500 ? internal() : new ApiError(status, "http_" + status,
+                    "The request could not be handled (HTTP " + status + ").", "GET /openapi.json describes the API.");
+        };
+    }
+
+    private static ApiError internal() {
+        return new ApiError(500, "internal_error", "The server failed to handle this request; the failure is logged.",
+                "Retry shortly. Executions already submitted are not affected; if this repeats, tell the operator.");
+    }
+
+    private static void write(Context ctx, ApiError e) {
+        ctx.attribute(ERROR_WRITTEN, Boolean.TRUE);
+        if (e.httpStatus() == 401) {
+            ctx.header("WWW-Authenticate", "Bearer");
+        }
+        json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance()));
+    }
+
+    private static byte[] openApi() {
+        try (InputStream in = ApiServer.class.getResourceAsStream("openapi.json")) {
+            if (in == null) {
+                throw new IllegalStateException("openapi.json is missing from the classpath");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.outrun.http;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.http.wire.ExecutionPage;
+import io.outrun.http.wire.ExecutionSummary;
+import io.outrun.http.wire.Json;
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * An owner's executions for {@code GET /v1/executions}, newest first. Reads only the columns a
+ * listing shows: the stored output (up to megabytes per row) never leaves the database here.
+ * Uses the {@code executions_owner_created} index; pages continue strictly after the last row
+ * shown, so rows submitted meanwhile never repeat or shift a page.
+ */
+final class ExecutionListing {
+
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
+
+    private final DataSource dataSource;
+
+    ExecutionListing(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    ExecutionPage page(String owner, ExecutionStatus status, int limit, ListCursor after) {
+        StringBuilder sql = new StringBuilder("SELECT id, status, left(command, 200), exit_code, attempt, created_at,"
+                + " started_at, finished_at, labels::text,"
+                + " (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint"
+                + " FROM executions WHERE owner = ?");
+        List<Object> args = new ArrayList<>(List.of(owner));
+        if (status != null) {
+            sql.append(" AND status = ?");
+            args.add(status.wire());
+        }
+        if (after != null) {
+            sql.append(" AND (created_at, id) < (?, ?)");
+            args.add(Timestamp.from(after.createdAt()));
+            args.add(after.id());
+        }
+        // One row more than asked tells whether another page follows.
+        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
+        args.add(limit + 1);
+        List<ExecutionSummary> rows = new ArrayList<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.toString())) {
+            for (int i = 0; i < args.size(); i++) {
+                ps.setObject(i + 1, args.get(i));
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(map(rs));
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot list executions of owner " + owner, e);
+        }
+        String next = null;
+        if (rows.size() > limit) {
+            rows = rows.subList(0, limit);
+            ExecutionSummary last = rows.get(limit - 1);
+            next = new ListCursor(last.createdAt(), UUID.fromString(last.executionId())).encode();
+        }
+        return new ExecutionPage(List.copyOf(rows), next);
+    }
+
+    private static ExecutionSummary map(ResultSet rs) throws SQLException {
+        Map<String, String> labels;
+        try {
+            labels = Json.mapper().readValue(rs.getString(9), STRING_MAP);
+        } catch (Exception e) {
+            labels = Map.of();
+        }
+        long duration = rs.getLong(10);
+        boolean started = !rs.wasNull();
+        return new ExecutionSummary(rs.getObject(1, UUID.class).toString(), rs.getString(2), rs.getString(3),
+                (Integer) rs.getObject(4), rs.getInt(5), instant(rs.getTimestamp(6)), instant(rs.getTimestamp(7)),
+                instant(rs.getTimestamp(8)), started ? duration : null, labels);
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+}

@@ -1,0 +1,184 @@
+package io.outrun.http;
+
+import io.javalin.http.Context;
+import io.outrun.dispatch.Channels;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.http.wire.ExecutionPage;
+import io.outrun.http.wire.OutputChunk;
+import io.outrun.http.wire.StreamDelta;
+import io.outrun.service.ExecutionService;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.ExecutionStore.CancelResult;
+import io.outrun.store.ExecutionStore.Inserted;
+import java.util.Objects;
+import java.util.UUID;
+
+/** The handlers of {@code /v1/executions}: every one is scoped to the caller's owner. */
+final class ExecutionRoutes {
+
+    private static final int DEFAULT_LIMIT = 20;
+    private static final int MAX_LIMIT = 100;
+
+    private final ApiConfig config;
+    private final ExecutionService service;
+    private final ExecutionStore store;
+    private final SubmissionParser parser;
+    private final ExecutionListing listing;
+    private final Views views;
+    private final Guidance guidance;
+    private final Waiter waiter;
+
+    ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter) {
+        this.config = config;
+        this.service = service;
+        this.store = service.store();
+        this.parser = new SubmissionParser(config);
+        this.listing = listing;
+        this.guidance = new Guidance(config);
+        this.views = new Views(guidance);
+        this.waiter = waiter;
+    }
+
+    void submit(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, config.maxBodyBytes()), owner,
+                ctx.header("Idempotency-Key"));
+        Inserted inserted = service.submit(parsed.submission());
+        Execution e = inserted.execution();
+        if (!inserted.created()) {
+            requireSameRequest(e, parsed.submission());
+            ctx.header("Idempotent-Replayed", "true");
+        }
+        Execution shown = parsed.waitMs() > 0 && !e.status().isTerminal()
+                ? waiter.await(e.id(), parsed.waitMs(), () -> load(e.id(), owner), x -> x.status().isTerminal())
+                : e;
+        ctx.header("Location", "/v1/executions/" + e.id());
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown));
+    }
+
+    void get(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        UUID id = id(ctx);
+        long waitMs = waitMs(ctx);
+        Execution e = waiter.await(id, waitMs, () -> load(id, owner), x -> x.status().isTerminal());
+        ApiServer.json(ctx, 200, views.of(e));
+    }
+
+    void output(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        UUID id = id(ctx);
+        OutputCursor cursor = OutputCursor.decode(ctx.queryParam("cursor"));
+        long waitMs = waitMs(ctx);
+        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(load(id, owner), cursor),
+                c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
+        ApiServer.json(ctx, 200, chunk);
+    }
+
+    void cancel(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        UUID id = id(ctx);
+        CancelResult result = service.cancel(id, owner);
+        if (result == CancelResult.NOT_FOUND) {
+            throw ApiError.notFound(id.toString());
+        }
+        if (result == CancelResult.CANCELLED_WHILE_QUEUED) {
+            // Wake anyone long-polling it: no worker will ever write this execution again.
+            try {
+                store.notify(Channels.CHANGED, id.toString());
+            } catch (RuntimeException ignored) {
+                // Waiters re-check within a second anyway.
+            }
+        }
+        Execution e = load(id, owner);
+        if (result == CancelResult.ALREADY_TERMINAL && e.status() != ExecutionStatus.CANCELLED) {
+            throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as " + e.status().wire()
+                    + "; there is nothing to cancel.", "GET /v1/executions/" + id + " shows its result.");
+        }
+        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e));
+    }
+
+    void list(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        ExecutionStatus status = null;
+        String statusParam = ctx.queryParam("status");
+        if (statusParam != null && !statusParam.isEmpty()) {
+            try {
+                status = ExecutionStatus.fromWire(statusParam);
+            } catch (IllegalArgumentException e) {
+                throw ApiError.invalid("status", "must be one of queued, running, succeeded, failed, timed_out, cancelled");
+            }
+        }
+        int limit = (int) longParam(ctx, "limit", 1, DEFAULT_LIMIT);
+        ExecutionPage page = listing.page(owner, status, Math.min(limit, MAX_LIMIT), ListCursor.decode(ctx.queryParam("after")));
+        ApiServer.json(ctx, 200, page);
+    }
+
+    private OutputChunk chunk(Execution e, OutputCursor cursor) {
+        // A retried attempt starts its output from zero: a cursor of an older attempt starts over.
+        boolean restarted = cursor.attempt() != 0 && cursor.attempt() != e.attempt();
+        OutputCursor from = cursor.attempt() == e.attempt() ? cursor : new OutputCursor(e.attempt(), 0, 0);
+        boolean complete = e.status().isTerminal();
+        OutputSlicer.Slice out = OutputSlicer.since(e.stdout(), from.stdout(), complete);
+        OutputSlicer.Slice err = OutputSlicer.since(e.stderr(), from.stderr(), complete);
+        String next = new OutputCursor(e.attempt(), out.next(), err.next()).encode();
+        return new OutputChunk(e.id().toString(), e.status().wire(), e.attempt(), restarted,
+                new StreamDelta(out.text(), out.droppedBytes(), e.stdout().totalBytes()),
+                new StreamDelta(err.text(), err.droppedBytes(), e.stderr().totalBytes()),
+                next, complete, e.exitCode(), guidance.forOutput(e, complete, next));
+    }
+
+    private Execution load(UUID id, String owner) {
+        return service.get(id, owner).orElseThrow(() -> ApiError.notFound(id.toString()));
+    }
+
+    private long waitMs(Context ctx) {
+        return Math.min(longParam(ctx, "waitMs", 0, 0), config.maxWaitMs());
+    }
+
+    /** A repeat of an idempotency key must be the same request, or it is a caller's bug worth naming. */
+    private static void requireSameRequest(Execution first, Submission repeat) {
+        boolean same = first.command().equals(repeat.command())
+                && Objects.equals(first.image(), repeat.image())
+                && Objects.equals(first.workdir(), repeat.workdir())
+                && first.env().equals(repeat.env())
+                && first.labels().equals(repeat.labels());
+        if (!same) {
+            throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
+                    + " was already used for a different request (execution " + first.id() + ").",
+                    "Use a new Idempotency-Key for a new command, or GET /v1/executions/" + first.id()
+                            + " for the execution the key already names.");
+        }
+    }
+
+    /** Malformed ids answer like missing ones: nothing about ids leaks through the error. */
+    private static UUID id(Context ctx) {
+        String raw = ctx.pathParam("id");
+        try {
+            if (raw.length() == 36) {
+                return UUID.fromString(raw);
+            }
+        } catch (IllegalArgumentException ignored) {
+            // Falls through to not found.
+        }
+        throw ApiError.notFound(raw.length() > 64 ? raw.substring(0, 64) + "…" : raw);
+    }
+
+    private static long longParam(Context ctx, String name, long min, long fallback) {
+        String raw = ctx.queryParam(name);
+        if (raw == null || raw.isEmpty()) {
+            return fallback;
+        }
+        long value;
+        try {
+            value = Long.parseLong(raw);
+        } catch (NumberFormatException e) {
+            throw ApiError.invalid(name, "must be an integer, got: " + (raw.length() > 40 ? raw.substring(0, 40) + "…" : raw));
+        }
+        if (value < min) {
+            throw ApiError.invalid(name, "must be at least " + min + ", got: " + value);
+        }
+        return value;
+    }
+}

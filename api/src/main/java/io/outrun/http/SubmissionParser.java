@@ -1,0 +1,194 @@
+package io.outrun.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.outrun.execution.Submission;
+import io.outrun.http.wire.Json;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads and checks the body of a submit. Each problem becomes a 400 that names the field;
+ * limits above the server's maximum are clamped, not rejected. Strings are checked for NUL,
+ * which PostgreSQL cannot store, so no input reaches the database in a shape it refuses.
+ */
+final class SubmissionParser {
+
+    private static final Set<String> FIELDS =
+            Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "image", "env", "workdir", "labels");
+    private static final int MAX_ENV = 64;
+    private static final int MAX_ENV_VALUE = 32 * 1024;
+    private static final int MAX_LABEL_KEY = 64;
+    private static final int MAX_LABEL_VALUE = 256;
+    private static final int MAX_IDEMPOTENCY_KEY = 200;
+
+    private final ApiConfig config;
+    // Trailing garbage and repeated fields are errors, not silently ignored or overwritten.
+    private final ObjectReader json = Json.mapper().reader()
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
+    SubmissionParser(ApiConfig config) {
+        this.config = config;
+    }
+
+    /** A checked submission and how long its caller wants to wait for the end. */
+    record Parsed(Submission submission, long waitMs) {
+    }
+
+    Parsed parse(byte[] body, String owner, String idempotencyKey) {
+        JsonNode root;
+        try {
+            root = json.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw ApiError.invalid("body", "is not valid JSON (" + e.getOriginalMessage() + ")");
+        } catch (IOException e) {
+            throw ApiError.invalid("body", "cannot be read");
+        }
+        if (root == null || root.isMissingNode()) {
+            throw ApiError.invalid("body", "is empty; send a JSON object such as {\"command\": \"echo hello\"}");
+        }
+        if (!(root instanceof ObjectNode)) {
+            throw ApiError.invalid("body", "must be a JSON object such as {\"command\": \"echo hello\"}");
+        }
+        for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!FIELDS.contains(name)) {
+                throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
+                        + " waitMs, image, env, workdir, labels)");
+            }
+        }
+        String command = string(root, "command", Integer.MAX_VALUE);
+        if (command == null || command.isBlank()) {
+            throw ApiError.invalid("command", "is required: a non-empty string of bash source");
+        }
+        long timeoutMs = Math.min(positive(root, "timeoutMs", 1, config.defaultTimeoutMs()), config.maxTimeoutMs());
+        long outputBytes = Math.min(positive(root, "maxOutputBytes", 2, config.defaultOutputBytes()), config.maxOutputBytes());
+        long waitMs = Math.min(positive(root, "waitMs", 0, 0), config.maxWaitMs());
+        String image = string(root, "image", 256);
+        if (image != null && !image.matches("[A-Za-z0-9][A-Za-z0-9._/:@-]*")) {
+            throw ApiError.invalid("image", "must be an image reference such as busybox:1.36 or registry/name@sha256:...");
+        }
+        String workdir = string(root, "workdir", 1024);
+        if (workdir != null && !workdir.startsWith("/")) {
+            throw ApiError.invalid("workdir", "must be an absolute path");
+        }
+        Map<String, String> env = env(root);
+        Map<String, String> labels = labels(root);
+        return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
+                config.maxAttempts(), idempotencyKey(idempotencyKey)), waitMs);
+    }
+
+    /** The {@code Idempotency-Key} header, checked; null when absent. */
+    static String idempotencyKey(String header) {
+        if (header == null) {
+            return null;
+        }
+        if (header.isEmpty() || header.length() > MAX_IDEMPOTENCY_KEY || !header.matches("[\\x21-\\x7E]+")) {
+            throw ApiError.invalid("Idempotency-Key", "must be 1-" + MAX_IDEMPOTENCY_KEY
+                    + " printable ASCII characters without spaces, e.g. a UUID");
+        }
+        return header;
+    }
+
+    private Map<String, String> env(JsonNode root) {
+        Map<String, String> env = stringMap(root, "env", MAX_ENV);
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            String name = e.getKey();
+            if (!name.matches("[A-Za-z_][A-Za-z0-9_]{0,127}")) {
+                throw ApiError.invalid("env." + name, "is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*, at most 128)");
+            }
+            if (!config.envAllowed(name)) {
+                throw new ApiError(400, "invalid_request", "env." + name + ": is not on this server's allowlist of"
+                        + " variables callers may set (" + config.envAllowlistText() + ")",
+                        "Remove env." + name + ", or set it inside the command itself (e.g. `" + name + "=value cmd`)."
+                                + " An operator can widen the allowlist with --env-allow.");
+            }
+            if (e.getValue().length() > MAX_ENV_VALUE) {
+                throw ApiError.invalid("env." + name, "is longer than " + MAX_ENV_VALUE + " characters");
+            }
+        }
+        return env;
+    }
+
+    private Map<String, String> labels(JsonNode root) {
+        Map<String, String> labels = stringMap(root, "labels", config.maxLabels());
+        for (Map.Entry<String, String> e : labels.entrySet()) {
+            if (e.getKey().isEmpty() || e.getKey().length() > MAX_LABEL_KEY) {
+                throw ApiError.invalid("labels", "keys must be 1-" + MAX_LABEL_KEY + " characters");
+            }
+            if (e.getValue().length() > MAX_LABEL_VALUE) {
+                throw ApiError.invalid("labels." + e.getKey(), "is longer than " + MAX_LABEL_VALUE + " characters");
+            }
+        }
+        return labels;
+    }
+
+    private static Map<String, String> stringMap(JsonNode root, String field, int maxEntries) {
+        JsonNode node = root.get(field);
+        Map<String, String> map = new LinkedHashMap<>();
+        if (node == null || node.isNull()) {
+            return map;
+        }
+        if (!node.isObject()) {
+            throw ApiError.invalid(field, "must be an object of string values, e.g. {\"KEY\": \"value\"}");
+        }
+        if (node.size() > maxEntries) {
+            throw ApiError.invalid(field, "has " + node.size() + " entries; at most " + maxEntries + " are allowed");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String key = field + "." + e.getKey();
+            if (!e.getValue().isTextual()) {
+                throw ApiError.invalid(key, "must be a string");
+            }
+            noNul(key, e.getKey());
+            map.put(e.getKey(), noNul(key, e.getValue().textValue()));
+        }
+        return map;
+    }
+
+    private static String string(JsonNode root, String field, int maxLength) {
+        JsonNode node = root.get(field);
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isTextual()) {
+            throw ApiError.invalid(field, "must be a string, got " + node.getNodeType().name().toLowerCase());
+        }
+        String value = node.textValue();
+        if (value.length() > maxLength) {
+            throw ApiError.invalid(field, "is longer than " + maxLength + " characters");
+        }
+        return noNul(field, value);
+    }
+
+    private static long positive(JsonNode root, String field, long min, long fallback) {
+        JsonNode node = root.get(field);
+        if (node == null || node.isNull()) {
+            return fallback;
+        }
+        if (!node.isIntegralNumber() || !node.canConvertToLong()) {
+            throw ApiError.invalid(field, "must be an integer number of " + (field.endsWith("Ms") ? "milliseconds" : "bytes"));
+        }
+        long value = node.longValue();
+        if (value < min) {
+            throw ApiError.invalid(field, "must be at least " + min + ", got " + value);
+        }
+        return value;
+    }
+
+    private static String noNul(String field, String value) {
+        if (value.indexOf('\0') >= 0) {
+            throw ApiError.invalid(field, "must not contain NUL characters");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,46 @@
+package io.outrun.http.wire;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * One execution as {@code GET /v1/executions/{id}} shows it (also the answer of submit and
+ * cancel). Times are the database's, ISO-8601 UTC.
+ *
+ * @param executionId     the id to poll, follow and cancel with
+ * @param status          queued | running | succeeded | failed | timed_out | cancelled
+ * @param exitCode        the command's exit code once it ended (null before, or when killed before exiting)
+ * @param attempt         attempts started so far (a lost worker's attempt is retried)
+ * @param maxAttempts     attempts allowed before a lost execution fails
+ * @param cancelRequested true once its owner asked to cancel it
+ * @param durationMs      run time so far (running) or in all (finished); null before the start
+ * @param timeoutMs       the effective (clamped) timeout
+ * @param maxOutputBytes  the effective (clamped) bytes kept per stream
+ * @param error           why it did not succeed (failed, timed_out, cancelled), else null
+ * @param guidance        what to do next
+ */
+public record ExecutionView(
+        String executionId,
+        String status,
+        String command,
+        Integer exitCode,
+        int attempt,
+        int maxAttempts,
+        boolean cancelRequested,
+        Instant createdAt,
+        Instant startedAt,
+        Instant finishedAt,
+        Long durationMs,
+        long timeoutMs,
+        int maxOutputBytes,
+        Map<String, String> labels,
+        StreamText stdout,
+        StreamText stderr,
+        ErrorInfo error,
+        String guidance) {
+
+    /** True once the status can no longer change. */
+    public boolean finished() {
+        return status != null && !status.equals("queued") && !status.equals("running");
+    }
+}

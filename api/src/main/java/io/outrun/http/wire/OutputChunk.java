@@ -1,0 +1,26 @@
+package io.outrun.http.wire;
+
+/**
+ * The answer of {@code GET /v1/executions/{id}/output}: what each stream printed after the
+ * cursor, and the cursor to ask with next.
+ *
+ * @param status    the execution's status when the answer was made
+ * @param attempt   the attempt whose output this is; output restarts from zero when a lost
+ *                  attempt is retried, and {@code restarted} is true on the first chunk of the new one
+ * @param cursor    opaque; pass it back to get only what follows
+ * @param done      true when the execution has finished and this chunk holds the last of its output
+ * @param exitCode  the command's exit code once done
+ * @param guidance  what to do next
+ */
+public record OutputChunk(
+        String executionId,
+        String status,
+        int attempt,
+        boolean restarted,
+        StreamDelta stdout,
+        StreamDelta stderr,
+        String cursor,
+        boolean done,
+        Integer exitCode,
+        String guidance) {
+}
