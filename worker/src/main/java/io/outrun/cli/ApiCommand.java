@@ -1,0 +1,49 @@
+package io.outrun.cli;
+
+import io.outrun.http.ApiConfig;
+import io.outrun.http.ApiNode;
+import io.outrun.service.Core;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** Serves the HTTP API until SIGTERM/SIGINT. Any number of API nodes share one database. */
+@Command(name = "api", mixinStandardHelpOptions = true, description = "Serve the HTTP API.")
+final class ApiCommand implements Callable<Integer> {
+
+    @Mixin
+    DbOptions db;
+
+    @Mixin
+    ApiOptions apiOptions;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        ApiConfig config = apiOptions.toConfig("0.0.0.0");
+        Core core = Core.open(db.toConfig(), "api", Duration.ofSeconds(15));
+        ApiNode api;
+        try {
+            api = ApiNode.start(core, config, "api");
+        } catch (RuntimeException e) {
+            core.close();
+            throw e;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            api.close();
+            core.close();
+            stopped.countDown();
+        }, "outrun-shutdown"));
+        spec.commandLine().getOut().println("outrun: API listening on http://" + config.host() + ":" + api.port());
+        spec.commandLine().getOut().flush();
+        stopped.await();
+        return 0;
+    }
+}

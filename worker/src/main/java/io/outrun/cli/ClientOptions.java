@@ -1,0 +1,58 @@
+package io.outrun.cli;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.store.ConfigException;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/** Where the client commands find the API and who they are. */
+public final class ClientOptions {
+
+    static final String DEFAULT_API = "http://localhost:8080";
+    static final Path DEV_TOKEN = Path.of(".outrun", "dev-token");
+
+    @Option(names = "--api", description = "API base URL (env OUTRUN_API; default " + DEFAULT_API + ")")
+    String api;
+
+    @Option(names = "--token", description = "Bearer token (env OUTRUN_TOKEN; default: the token `outrun dev` wrote to .outrun/dev-token)")
+    String token;
+
+    OutrunClient client() {
+        String url = first(api, System.getenv("OUTRUN_API"), DEFAULT_API);
+        URI base;
+        try {
+            base = URI.create(url);
+            if (base.getScheme() == null || !base.getScheme().startsWith("http") || base.getHost() == null) {
+                throw new IllegalArgumentException("not an http(s) URL");
+            }
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("--api must be an http(s) URL such as " + DEFAULT_API + ", got: " + url);
+        }
+        String t = first(token, System.getenv("OUTRUN_TOKEN"), devToken());
+        if (t == null || t.isBlank()) {
+            throw new ConfigException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
+                    + " `outrun token create --owner NAME`; `outrun dev` writes one to .outrun/dev-token)");
+        }
+        return new OutrunClient(base, t.strip());
+    }
+
+    private static String devToken() {
+        try {
+            return Files.isReadable(DEV_TOKEN) ? Files.readString(DEV_TOKEN).strip() : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static String first(String... values) {
+        for (String v : values) {
+            if (v != null && !v.isBlank()) {
+                return v;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,42 @@
+package io.outrun.cli;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.OutputChunk;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** Prints an execution's output: what is kept so far, or live until the end with {@code --follow}. */
+@Command(name = "logs", mixinStandardHelpOptions = true, description = {
+        "Print an execution's output (stdout to stdout, stderr to stderr).",
+        "With --follow, exits with the command's exit code (124 timed out, 130 cancelled)."})
+final class LogsCommand extends ClientCommand {
+
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Option(names = {"-f", "--follow"}, description = "Stream live until the end")
+    boolean follow;
+
+    @Option(names = "--json", description = "Print output chunks as JSON lines")
+    boolean json;
+
+    @Override
+    int run(OutrunClient client) {
+        if (follow) {
+            new Follower(client, out(), err(), System.console() != null, json).follow(id);
+            ExecutionView end = client.get(id);
+            reportEnd(end);
+            return exitCodeOf(end);
+        }
+        OutputChunk chunk = client.output(id, null, 0);
+        if (json) {
+            printJson(chunk);
+        } else {
+            out().print(chunk.stdout().text());
+            err().print(chunk.stderr().text());
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,94 @@
+package io.outrun.cli;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.SubmitRequest;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * Submits a command. By default prints its execution id and returns at once; {@code --wait}
+ * waits for the end and prints the output; {@code --follow} streams the output live. Both exit
+ * with the command's exit code.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true, description = {
+        "Run a command durably on the Outrun fleet.",
+        "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument.",
+        "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed."})
+final class RunCommand extends ClientCommand {
+
+    private static final long WAIT_STEP_MS = 30_000;
+
+    @Option(names = "--wait", description = "Wait for the end, then print stdout and stderr")
+    boolean waitForEnd;
+
+    @Option(names = {"-f", "--follow"}, description = "Stream the output live until the end")
+    boolean follow;
+
+    @Option(names = "--json", description = "Print JSON (with --follow: one line per output chunk, then the result)")
+    boolean json;
+
+    @Option(names = "--timeout-ms", description = "Timeout in ms (server default 10 min, clamped to its maximum)")
+    Long timeoutMs;
+
+    @Option(names = "--max-output-bytes", description = "Bytes kept per stream (server default 1 MiB)")
+    Long maxOutputBytes;
+
+    @Option(names = "--env", description = "KEY=VALUE for the command's environment (names on the server's allowlist)")
+    Map<String, String> env;
+
+    @Option(names = "--label", description = "key=value label")
+    Map<String, String> labels;
+
+    @Option(names = "--image", description = "Container image (docker sandbox)")
+    String image;
+
+    @Option(names = "--workdir", description = "Absolute working directory")
+    String workdir;
+
+    @Option(names = "--idempotency-key", description = "A retry with the same key returns the same execution")
+    String idempotencyKey;
+
+    @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command, after --")
+    List<String> command;
+
+    @Override
+    int run(OutrunClient client) {
+        SubmitRequest request = new SubmitRequest(String.join(" ", command), timeoutMs, maxOutputBytes,
+                waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels);
+        ExecutionView v = client.submit(request, idempotencyKey);
+        if (follow) {
+            new Follower(client, out(), err(), System.console() != null, json).follow(v.executionId());
+            ExecutionView end = client.get(v.executionId());
+            if (json) {
+                printJson(end);
+            }
+            reportEnd(end);
+            return exitCodeOf(end);
+        }
+        if (waitForEnd) {
+            while (!v.finished()) {
+                v = client.get(v.executionId(), WAIT_STEP_MS);
+            }
+            if (json) {
+                printJson(v);
+            } else {
+                out().print(v.stdout().text());
+                err().print(v.stderr().text());
+            }
+            reportEnd(v);
+            return exitCodeOf(v);
+        }
+        if (json) {
+            printJson(v);
+        } else {
+            out().println(v.executionId());
+            err().println("outrun: " + v.status() + ". Follow: outrun logs -f " + v.executionId()
+                    + "   status: outrun status " + v.executionId() + "   cancel: outrun cancel " + v.executionId());
+        }
+        return 0;
+    }
+}

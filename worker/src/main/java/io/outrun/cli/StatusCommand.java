@@ -1,0 +1,50 @@
+package io.outrun.cli;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.http.wire.ExecutionView;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** Shows one execution: state, exit code, times, error and what to do next. */
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show an execution's state.")
+final class StatusCommand extends ClientCommand {
+
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Option(names = "--json", description = "Print the execution as JSON (output included)")
+    boolean json;
+
+    @Option(names = "--wait-ms", defaultValue = "0", description = "Wait up to this long for the end (max 30000)")
+    long waitMs;
+
+    @Override
+    int run(OutrunClient client) {
+        ExecutionView v = client.get(id, waitMs);
+        if (json) {
+            printJson(v);
+            return 0;
+        }
+        row("id", v.executionId());
+        row("status", v.status() + (v.cancelRequested() && !v.finished() ? " (cancel requested)" : "")
+                + "  attempt " + v.attempt() + "/" + v.maxAttempts());
+        row("exit code", v.exitCode() == null ? "-" : String.valueOf(v.exitCode()));
+        row("created", String.valueOf(v.createdAt()));
+        row("duration", v.durationMs() == null ? "-" : Format.duration(v.durationMs()));
+        row("output", "stdout " + v.stdout().totalBytes() + " B" + (v.stdout().truncated() ? " (truncated)" : "")
+                + ", stderr " + v.stderr().totalBytes() + " B" + (v.stderr().truncated() ? " (truncated)" : ""));
+        row("command", Format.oneLine(v.command(), 100));
+        if (v.error() != null) {
+            row("error", v.error().code() + ": " + v.error().message());
+        }
+        if (v.guidance() != null) {
+            row("next", v.guidance());
+        }
+        return 0;
+    }
+
+    private void row(String name, String value) {
+        out().printf("%-10s %s%n", name, value);
+    }
+}
