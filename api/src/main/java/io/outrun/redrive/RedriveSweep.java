@@ -5,6 +5,12 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Redriven;
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -17,9 +23,13 @@ import org.slf4j.LoggerFactory;
  * dispatches: {@code queued} rows whose job vanished get a fresh job. The dead attempt's job is
  * deleted so the dashboard never shows it PROCESSING on a dead server.
  *
- * <p>Runs as a JobRunr recurring job (on one node of the fleet at a time) and, for one
- * execution, when its owner polls it. Safe to run concurrently: each row is decided and moved
- * by one statement that skips rows another sweep holds.
+ * <p>Every worker node calls {@link #sweepExclusive()} on its own timer; a PostgreSQL advisory
+ * lock lets one node of the fleet sweep at a time. (A JobRunr recurring job was the first
+ * design, but it lagged up to two poll intervals behind its schedule and could not run at all
+ * while every worker thread of the fleet was busy with executions, which is exactly when a dead
+ * node's work most needs re-driving.) For one execution it also runs when its owner polls it.
+ * Safe to run concurrently anyway: each row is decided and moved by one statement that skips
+ * rows another sweep holds.
  */
 public final class RedriveSweep {
 
@@ -44,6 +54,38 @@ public final class RedriveSweep {
     public record Result(int requeued, int reaped, int redispatched) {
         public boolean any() {
             return requeued + reaped + redispatched > 0;
+        }
+    }
+
+    /** Advisory lock key shared by every node: "outrun sweep". */
+    static final long LOCK_KEY = 0x6f75_7472_756e_5357L;
+
+    /**
+     * Sweeps unless another node is sweeping right now.
+     *
+     * @return what this sweep did, or empty when another node holds the sweep lock
+     */
+    public Optional<Result> sweepExclusive() {
+        try (Connection c = store.dataSource().getConnection()) {
+            if (!lock(c, "SELECT pg_try_advisory_lock(?)")) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(sweep());
+            } finally {
+                lock(c, "SELECT pg_advisory_unlock(?)");
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot take the sweep lock", e);
+        }
+    }
+
+    private static boolean lock(Connection c, String sql) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, LOCK_KEY);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
         }
     }
 

@@ -2,18 +2,31 @@ package io.outrun.cli;
 
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.sandbox.docker.DockerSandbox;
+import io.outrun.sandbox.docker.DockerSandboxConfig;
+import io.outrun.sandbox.docker.DockerSandboxConfig.LeftoverScope;
 import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.store.ConfigException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Option;
 
 /** Which sandbox a node runs commands in, and the node's resource limits. */
 public final class SandboxOptions {
 
-    @Option(names = "--sandbox", defaultValue = "process", description = "process | docker (default ${DEFAULT-VALUE})")
+    private static final Logger LOG = LoggerFactory.getLogger(SandboxOptions.class);
+
+    @Option(names = "--sandbox", defaultValue = "auto",
+            description = "auto | docker | process (default ${DEFAULT-VALUE}: docker when an engine answers, else"
+                    + " host processes, said loudly). process offers NO isolation: local development only.")
     String kind;
 
-    @Option(names = "--image", description = "Docker image for executions (default outrun-sandbox:latest)")
+    @Option(names = "--image", description = "Docker image for executions (default outrun-sandbox:latest, built by sandbox/image/build.sh)")
     String image;
+
+    @Option(names = "--docker-host", description = "Docker engine (default unix:///var/run/docker.sock)")
+    String dockerHost;
 
     @Option(names = "--memory-mb", defaultValue = "512", description = "Memory limit per execution in MiB, no swap (default ${DEFAULT-VALUE})")
     long memoryMb;
@@ -24,21 +37,64 @@ public final class SandboxOptions {
     @Option(names = "--pids", defaultValue = "256", description = "Processes per execution (default ${DEFAULT-VALUE})")
     long pids;
 
+    @Option(names = "--tmpfs-mb", defaultValue = "256", description = "Size of the writable workdir and of /tmp in MiB (default ${DEFAULT-VALUE})")
+    long tmpfsMb;
+
     @Option(names = "--network", description = "Docker network executions may use (default: none, loopback only)")
     String network;
 
     public Limits limits() {
         try {
-            return new Limits(memoryMb << 20, (long) (cpus * 1_000_000_000L), pids, 256L << 20, network);
+            return new Limits(memoryMb << 20, (long) (cpus * 1_000_000_000L), pids, tmpfsMb << 20, network);
         } catch (IllegalArgumentException e) {
             throw new ConfigException("sandbox limits: " + e.getMessage());
         }
     }
 
+    /** Opens (and verifies) the sandbox; a bad choice or an unusable backend fails at start. */
     public Sandbox open(String nodeId) {
         return switch (kind) {
             case "process" -> new ProcessSandbox();
-            default -> throw new ConfigException("--sandbox must be process or docker, got: " + kind);
+            case "docker" -> docker(nodeId);
+            case "auto" -> auto(nodeId);
+            default -> throw new ConfigException("--sandbox must be auto, docker or process, got: " + kind);
         };
+    }
+
+    private Sandbox docker(String nodeId) {
+        DockerSandboxConfig config = DockerSandboxConfig.defaults(nodeId)
+                // Node ids may change across restarts: consider every Outrun container on the
+                // engine; the clean-up policy keeps those with a live lease anywhere.
+                .withLeftoverScope(LeftoverScope.ENGINE);
+        if (image != null) {
+            config = config.withImage(image);
+        }
+        if (dockerHost != null) {
+            config = config.withDockerHost(dockerHost);
+        }
+        DockerSandbox sandbox = new DockerSandbox(config);
+        try {
+            sandbox.verify();
+        } catch (RuntimeException e) {
+            sandbox.close();
+            throw e;
+        }
+        return sandbox;
+    }
+
+    private Sandbox auto(String nodeId) {
+        try {
+            return docker(nodeId);
+        } catch (SandboxUnavailableException e) {
+            LOG.warn("""
+
+                    ************************************************************************
+                    * No usable Docker sandbox ({}).
+                    * FALLING BACK TO HOST PROCESSES: commands run as this user, on this
+                    * machine, with NO isolation. Use this for local development only;
+                    * pass --sandbox docker to refuse to start instead.
+                    ************************************************************************""", e.getMessage());
+            return new ProcessSandbox();
+        }
     }
 }

@@ -34,8 +34,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--poll-interval-s", defaultValue = "5", description = "JobRunr poll interval in s, at least 5 (default ${DEFAULT-VALUE})")
     int pollSeconds;
 
-    @Option(names = "--sweep-interval-s", defaultValue = "5", description = "Re-drive sweep interval in s, at least 5 (default ${DEFAULT-VALUE})")
-    int sweepSeconds;
+    @Option(names = "--sweep-interval-ms", defaultValue = "2000", description = "Re-drive sweep interval in ms (default ${DEFAULT-VALUE}); one node of the fleet sweeps at a time")
+    long sweepMs;
 
     @Option(names = "--lost-dispatch-grace-s", defaultValue = "15", description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
     int lostGraceSeconds;
@@ -47,7 +47,7 @@ final class WorkerCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
-                Duration.ofSeconds(sweepSeconds), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
+                Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
                 Duration.ofSeconds(30), dashboardPort);
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();

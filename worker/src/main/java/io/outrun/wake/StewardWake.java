@@ -16,11 +16,16 @@ import org.slf4j.LoggerFactory;
  * {@code notifyThreadOccupied()} so the occupied-worker count stays balanced.
  *
  * <p>Bursts coalesce: while one wake-up is pending, further ones are dropped (the pending one
- * will see all the work). {@code InstantPickupIT} fails if a JobRunr upgrade breaks this.
+ * will see all the work). Onboardings are spaced by {@link #SPACING_MS}: JobRunr counts a worker
+ * as occupied only once its thread starts, so an onboarding right after another would see
+ * stale free slots and over-fetch jobs that then wait in this node's queue while other nodes
+ * idle. {@code InstantPickupIT} fails if a JobRunr upgrade breaks this.
  */
 public final class StewardWake implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(StewardWake.class);
+
+    static final long SPACING_MS = 30;
 
     private final BackgroundJobServer server;
     private final int slots;
@@ -55,6 +60,10 @@ public final class StewardWake implements AutoCloseable {
             }
             steward.notifyThreadOccupied();
             steward.notifyThreadIdle();
+            // Let the performers just handed work start (and count) before the next onboarding.
+            Thread.sleep(SPACING_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             LOG.warn("instant pickup failed; the work starts at the next poll", e);
         }

@@ -11,7 +11,7 @@ import java.time.Duration;
  * @param leaseTtl            how long a lease lives without renewal ({@code --lease-ttl}, default 8 s);
  *                            renewed every ttl/3, so a dead node's work is free again within ttl
  * @param outputFlush         how often new output is written for live readers (default 1 s)
- * @param sweepInterval       how often the fleet's re-drive sweep runs (JobRunr recurring job, default 5 s)
+ * @param sweepInterval       how often this node tries the fleet's re-drive sweep (default 2 s; one node at a time sweeps)
  * @param pollInterval        JobRunr's poll interval (default 5 s, its floor on SQL storage); new
  *                            work does not wait for it (LISTEN/NOTIFY wakes the node)
  * @param lostDispatchGrace   a queued row without a live JobRunr job for this long is dispatched again (default 15 s)
@@ -42,8 +42,8 @@ public record WorkerConfig(
         if (outputFlush.compareTo(Duration.ofMillis(100)) < 0 || outputFlush.compareTo(leaseTtl) > 0) {
             throw new ConfigException("--output-flush must be between 100 ms and the lease ttl, got: " + outputFlush);
         }
-        if (sweepInterval.compareTo(Duration.ofSeconds(5)) < 0) {
-            throw new ConfigException("--sweep-interval must be at least 5 s (JobRunr's recurring floor), got: " + sweepInterval);
+        if (sweepInterval.compareTo(Duration.ofMillis(500)) < 0) {
+            throw new ConfigException("--sweep-interval must be at least 500 ms, got: " + sweepInterval);
         }
         if (pollInterval.compareTo(Duration.ofSeconds(5)) < 0) {
             throw new ConfigException("--poll-interval must be at least 5 s (JobRunr's floor on SQL storage), got: " + pollInterval);
@@ -58,7 +58,7 @@ public record WorkerConfig(
 
     /** The defaults, for a node named {@code nodeId}. */
     public static WorkerConfig defaults(String nodeId) {
-        return new WorkerConfig(nodeId, 4, Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofSeconds(5),
+        return new WorkerConfig(nodeId, 4, Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofSeconds(2),
                 Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0);
     }
 

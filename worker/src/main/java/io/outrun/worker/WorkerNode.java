@@ -3,10 +3,8 @@ package io.outrun.worker;
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.dispatch.Channels;
 import io.outrun.dispatch.ExecutionRunner;
-import io.outrun.dispatch.SweepRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
-import io.outrun.job.SweepJob;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
@@ -27,18 +25,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
-import static org.jobrunr.scheduling.RecurringJobBuilder.aRecurringJob;
 import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
 
 /**
  * One worker node: a JobRunr background job server on the shared database whose jobs run
- * executions in this node's sandbox, the node's heartbeat, instant pickup, the recurring
- * re-drive sweep and the clean-up of leftover runs.
+ * executions in this node's sandbox, the node's heartbeat, instant pickup, the fleet's re-drive
+ * sweep (one node at a time) and the clean-up of leftover runs.
  */
 public final class WorkerNode implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(WorkerNode.class);
-    public static final String SWEEP_JOB_ID = "outrun-redrive-sweep";
 
     private final WorkerConfig config;
     private final Core core;
@@ -62,7 +58,6 @@ public final class WorkerNode implements AutoCloseable {
         this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush());
         ExecutionJob executionJob = new ExecutionJob(core.store(), sandbox, keeper, node, config.leaseTtl(),
                 e -> spec(e, node, limits));
-        SweepJob sweepJob = new SweepJob(core.sweep());
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), node);
         cleaner.clean();
 
@@ -71,9 +66,6 @@ public final class WorkerNode implements AutoCloseable {
             public <T> T activateJob(Class<T> type) {
                 if (type.isAssignableFrom(ExecutionJob.class)) {
                     return type.cast(executionJob);
-                }
-                if (type.isAssignableFrom(SweepJob.class)) {
-                    return type.cast(sweepJob);
                 }
                 return null;
             }
@@ -90,19 +82,15 @@ public final class WorkerNode implements AutoCloseable {
                 .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
                 .start();
         server.start();
-        core.dispatcher().scheduler().createRecurrently(aRecurringJob()
-                .withId(SWEEP_JOB_ID)
-                .withName("Outrun re-drive sweep")
-                .withInterval(config.sweepInterval())
-                .withAmountOfRetries(0)
-                .<SweepRunner>withDetails(SweepRunner::sweep));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outrun-cleanup");
+            Thread t = new Thread(r, "outrun-maintenance");
             t.setDaemon(true);
             return t;
         });
-        long every = config.cleanupInterval().toMillis();
-        timer.scheduleWithFixedDelay(cleaner::clean, every, every, TimeUnit.MILLISECONDS);
+        long sweepEvery = config.sweepInterval().toMillis();
+        timer.scheduleWithFixedDelay(this::sweepQuietly, sweepEvery, sweepEvery, TimeUnit.MILLISECONDS);
+        long cleanEvery = config.cleanupInterval().toMillis();
+        timer.scheduleWithFixedDelay(cleaner::clean, cleanEvery, cleanEvery, TimeUnit.MILLISECONDS);
         if (config.dashboardPort() > 0) {
             var dashboardConfig = usingStandardDashboardConfiguration()
                     .andPort(config.dashboardPort())
@@ -140,6 +128,14 @@ public final class WorkerNode implements AutoCloseable {
         }
     }
 
+
+    private void sweepQuietly() {
+        try {
+            core.sweep().sweepExclusive();
+        } catch (RuntimeException e) {
+            LOG.warn("re-drive sweep failed; retrying at the next interval", e);
+        }
+    }
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), node, e.command(), e.image(), e.workdir(), e.env(),
