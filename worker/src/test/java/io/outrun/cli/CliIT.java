@@ -1,0 +1,187 @@
+package io.outrun.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.http.ApiHarness;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.SubmitRequest;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.testing.TestDatabase;
+import io.outrun.worker.WorkerConfig;
+import io.outrun.worker.WorkerNode;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The `outrun` client commands against a real API and worker, captured with setOut/setErr. */
+class CliIT {
+
+    private static ApiHarness api;
+    private static WorkerNode worker;
+
+    @BeforeAll
+    static void start() {
+        api = ApiHarness.start();
+        worker = WorkerNode.start(api.core(), WorkerConfig.defaults("w-cli-it"), new ProcessSandbox(), Limits.DEFAULTS);
+    }
+
+    @AfterAll
+    static void stop() {
+        worker.close();
+        api.close();
+    }
+
+    record Result(int code, String out, String err) {
+    }
+
+    static Result outrun(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = Outrun.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    private static Result client(String command, String... rest) {
+        String[] args = new String[rest.length + 5];
+        args[0] = command;
+        args[1] = "--api";
+        args[2] = api.base().toString();
+        args[3] = "--token";
+        args[4] = api.aliceToken;
+        System.arraycopy(rest, 0, args, 5, rest.length);
+        return outrun(args);
+    }
+
+    @Test
+    void runFollowStreamsOutputAndExitsWithTheCommandsCode() {
+        Result r = client("run", "--follow", "--", "for i in 1 2 3; do echo step $i; sleep 0.3; done; echo bad >&2; exit 4");
+        assertThat(r.code()).isEqualTo(4);
+        assertThat(r.out()).isEqualTo("step 1\nstep 2\nstep 3\n");
+        assertThat(r.err()).startsWith("bad\n").contains("failed");
+        assertThat(r.err()).as("plain when not on a terminal").doesNotContain("\033[");
+    }
+
+    @Test
+    void runWaitPrintsTheOutputAndJsonIsParseable() {
+        Result r = client("run", "--wait", "--", "echo", "hello", "world");
+        assertThat(r.code()).isZero();
+        assertThat(r.out()).isEqualTo("hello world\n");
+        Result json = client("run", "--wait", "--json", "--", "echo hi");
+        assertThat(json.out()).contains("\"status\":\"succeeded\"").contains("\"text\":\"hi\\n\"");
+        Result timeout = client("run", "--wait", "--timeout-ms", "500", "--", "sleep 20");
+        assertThat(timeout.code()).isEqualTo(124);
+    }
+
+    @Test
+    void runWithoutWaitPrintsTheIdThenStatusLogsCancelAndLsUseIt() {
+        Result run = client("run", "--", "echo first; sleep 60");
+        assertThat(run.code()).isZero();
+        String id = run.out().strip();
+        assertThat(id).matches("[0-9a-f-]{36}");
+        assertThat(run.err()).contains("outrun logs -f " + id);
+        WorkerApiWait.until(api.alice(), id, v -> v.stdout().totalBytes() > 0);
+        Result status = client("status", id);
+        assertThat(status.out()).contains("running").contains("echo first");
+        Result logs = client("logs", id);
+        assertThat(logs.out()).isEqualTo("first\n");
+        Result ls = client("ls", "--status", "running");
+        assertThat(ls.out()).contains(id);
+        Result cancel = client("cancel", id);
+        assertThat(cancel.code()).isZero();
+        assertThat(cancel.out()).contains("cancel requested");
+        Result follow = client("logs", "--follow", id);
+        assertThat(follow.code()).isEqualTo(130);
+        assertThat(follow.out()).isEqualTo("first\n");
+    }
+
+    @Test
+    void errorsShowCodeMessageAndGuidance() {
+        Result missing = client("status", "00000000-0000-0000-0000-000000000000");
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).contains("execution_not_found").contains("GET /v1/executions");
+        Result badToken = outrun("ls", "--api", api.base().toString(), "--token", "nope");
+        assertThat(badToken.code()).isEqualTo(1);
+        assertThat(badToken.err()).contains("identity_required");
+        Result unreachable = outrun("ls", "--api", "http://127.0.0.1:1", "--token", "x");
+        assertThat(unreachable.code()).isEqualTo(1);
+        assertThat(unreachable.err()).contains("cannot reach");
+    }
+
+    @Test
+    void tokenCreatePrintsTheTokenLastAndRevokeDisablesIt() {
+        var db = TestDatabase.migrated();
+        String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
+        Result created = outrun(concat(new String[] {"token", "create", "--owner", "erin"}, dbArgs));
+        assertThat(created.code()).as(created.err()).isZero();
+        List<String> lines = created.out().lines().toList();
+        String token = lines.get(lines.size() - 1);
+        assertThat(token).startsWith("otk_").hasSizeGreaterThanOrEqualTo(47);
+        Result revoked = outrun(concat(new String[] {"token", "revoke", token}, dbArgs));
+        assertThat(revoked.code()).isZero();
+        Result again = outrun(concat(new String[] {"token", "revoke", token}, dbArgs));
+        assertThat(again.code()).isEqualTo(1);
+        Result badOwner = outrun(concat(new String[] {"token", "create", "--owner", "bad owner"}, dbArgs));
+        assertThat(badOwner.code()).isEqualTo(2);
+    }
+
+    @Test
+    void devStartsServesASubmitAndKeepsDataAcrossRestarts(@TempDir Path dir) throws Exception {
+        String[] args = {"dev", "--data-dir", dir.toString(), "--port", "0", "--dashboard-port", "0", "--sandbox", "process"};
+        String id;
+        String token;
+        StringWriter out = new StringWriter();
+        try (DevCommand.Stack stack = devCommand(args).start(new PrintWriter(out), new PrintWriter(new StringWriter()))) {
+            token = Files.readString(dir.resolve("dev-token")).strip();
+            assertThat(token).isEqualTo(stack.token);
+            assertThat(out.toString()).contains("curl").contains("outrun.jar run").contains("dev-token");
+            OutrunClient client = new OutrunClient(URI.create("http://127.0.0.1:" + stack.api.port()), token);
+            ExecutionView v = client.submit(SubmitRequest.of("echo hello from dev").withWaitMs(20_000L));
+            assertThat(v.status()).isEqualTo("succeeded");
+            assertThat(v.stdout().text()).isEqualTo("hello from dev\n");
+            id = v.executionId();
+        }
+        try (DevCommand.Stack stack = devCommand(args).start(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()))) {
+            assertThat(stack.token).as("the dev token is reused").isEqualTo(token);
+            OutrunClient client = new OutrunClient(URI.create("http://127.0.0.1:" + stack.api.port()), token);
+            assertThat(client.get(id).stdout().text()).isEqualTo("hello from dev\n");
+        }
+    }
+
+    private static DevCommand devCommand(String... args) {
+        CommandLine cl = Outrun.commandLine();
+        CommandLine.ParseResult parsed = cl.parseArgs(args);
+        return (DevCommand) parsed.subcommand().commandSpec().userObject();
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = new String[a.length + b.length];
+        System.arraycopy(a, 0, all, 0, a.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
+    /** Polls an execution until a condition holds, with a deadline. */
+    static final class WorkerApiWait {
+        static void until(OutrunClient client, String id, java.util.function.Predicate<ExecutionView> condition) {
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (!condition.test(client.get(id, 1000))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("timed out waiting on " + id);
+                }
+            }
+        }
+    }
+}
