@@ -299,12 +299,14 @@ public final class ExecutionStore {
     }
 
     /**
-     * True while (execution, attempt) is a live attempt held by a node other than {@code node}:
-     * a container of it on this engine must stay. Anything else is a leftover.
+     * True when a run of (execution, attempt) found on this machine is a leftover: the execution
+     * is ours (its row exists) and that attempt is not live on another node (it ended, was
+     * re-driven, or was this node's own before a restart). An unknown execution belongs to
+     * another fleet sharing the machine and is never touched.
      */
-    public boolean isLiveElsewhere(UUID id, int attempt, String node) {
-        return !query("SELECT " + COLUMNS + " FROM executions WHERE id = ? AND attempt = ? AND status = 'running'"
-                + " AND lease_expires_at > now() AND lease_owner <> ?", id, attempt, node).isEmpty();
+    public boolean isStaleAttempt(UUID id, int attempt, String node) {
+        return !query("SELECT " + COLUMNS + " FROM executions WHERE id = ? AND NOT (status = 'running'"
+                + " AND attempt = ? AND lease_expires_at > now() AND lease_owner <> ?)", id, attempt, node).isEmpty();
     }
 
     /** At a graceful stop: lets the node's leases expire now so the sweep re-drives at once. */

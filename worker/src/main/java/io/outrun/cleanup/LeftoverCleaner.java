@@ -9,8 +9,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Removes runs that no node should be running any more: those of a previous process of this
  * node (SIGKILLed workers leave containers behind), of attempts re-driven elsewhere, and of
- * executions that ended. A run stays only while this node runs it or another node holds a live
- * lease on that very attempt.
+ * executions that ended. A run stays while this node runs it, while another node holds a live
+ * lease on that very attempt, or when its execution is unknown here (another fleet, with
+ * another database, may share this machine's Docker engine or process table).
  */
 public final class LeftoverCleaner {
 
@@ -31,7 +32,7 @@ public final class LeftoverCleaner {
     public void clean() {
         try {
             int removed = sandbox.removeLeftovers((id, attempt) ->
-                    keeper.isRunning(id, attempt) || store.isLiveElsewhere(id, attempt, node));
+                    keeper.isRunning(id, attempt) || !store.isStaleAttempt(id, attempt, node));
             if (removed > 0) {
                 LOG.info("removed {} leftover runs", removed);
             }

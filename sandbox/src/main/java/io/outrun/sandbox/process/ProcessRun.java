@@ -18,6 +18,7 @@ final class ProcessRun implements Run {
 
     private final Process process;
     private final Path script;
+    private final Path pidFile;
     private final BoundedCapture stdout;
     private final BoundedCapture stderr;
     private final Thread stdoutPump;
@@ -26,9 +27,10 @@ final class ProcessRun implements Run {
     private volatile boolean timedOut;
     private volatile boolean killed;
 
-    ProcessRun(RunSpec spec, Process process, Path script) {
+    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile) {
         this.process = process;
         this.script = script;
+        this.pidFile = pidFile;
         this.stdout = new BoundedCapture(spec.maxOutputBytes());
         this.stderr = new BoundedCapture(spec.maxOutputBytes());
         this.deadlineNanos = System.nanoTime() + spec.timeout().toNanos();
@@ -87,17 +89,31 @@ final class ProcessRun implements Run {
             return;
         }
         killed = true;
-        // setsid made the process the leader of its own group: signal the whole group.
+        killGroup(process.pid());
+        process.destroyForcibly();
+    }
+
+    /** setsid made the run's bash the leader of its own process group: signal the whole group. */
+    static void killGroup(long pgid) {
         try {
-            new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid())
+            new ProcessBuilder("kill", "-KILL", "--", "-" + pgid)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .start().waitFor(2, TimeUnit.SECONDS);
         } catch (IOException e) {
-            // Fall through to killing the leader alone.
+            // Nothing to kill, or no kill binary: the caller also kills the leader directly.
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        process.destroyForcibly();
+    }
+
+    /** True when pid is alive and still one of our runs (a reused pid is left alone). */
+    static boolean isOurs(long pid) {
+        try {
+            byte[] cmdline = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
+            return new String(cmdline, java.nio.charset.StandardCharsets.UTF_8).contains("outrun-process-");
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     @Override
@@ -105,6 +121,7 @@ final class ProcessRun implements Run {
         kill();
         try {
             Files.deleteIfExists(script);
+            Files.deleteIfExists(pidFile);
         } catch (IOException ignored) {
             // A temp file left in the scratch directory is harmless.
         }

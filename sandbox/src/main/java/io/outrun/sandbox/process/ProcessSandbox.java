@@ -21,14 +21,56 @@ import java.util.Map;
  */
 public final class ProcessSandbox implements Sandbox {
 
+    /** Shared by every node of this machine: one pid file per live run, for leftover clean-up. */
+    private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
+
     private final Path scratch;
 
     public ProcessSandbox() {
         try {
             this.scratch = Files.createTempDirectory("outrun-process-");
+            Files.createDirectories(RUNS);
         } catch (IOException e) {
             throw new SandboxUnavailableException("cannot create a scratch directory for the process sandbox", e);
         }
+    }
+
+    /**
+     * Kills process groups of runs that are no longer current, found through their pid files:
+     * a SIGKILLed worker's commands live on (they have their own session) until this finds them.
+     */
+    @Override
+    public int removeLeftovers(LeftoverPolicy stillCurrent) {
+        int removed = 0;
+        try (var files = Files.list(RUNS)) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                String[] parts = file.getFileName().toString().split("\\.");
+                if (parts.length != 3 || !parts[2].equals("pid")) {
+                    continue;
+                }
+                java.util.UUID id;
+                int attempt;
+                long pid;
+                try {
+                    id = java.util.UUID.fromString(parts[0]);
+                    attempt = Integer.parseInt(parts[1]);
+                    pid = Long.parseLong(Files.readString(file).trim());
+                } catch (IllegalArgumentException | IOException e) {
+                    continue;
+                }
+                if (stillCurrent.isCurrent(id, attempt)) {
+                    continue;
+                }
+                if (ProcessRun.isOurs(pid)) {
+                    ProcessRun.killGroup(pid);
+                    removed++;
+                }
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            throw new SandboxException("cannot list leftover runs in " + RUNS, e);
+        }
+        return removed;
     }
 
     @Override
@@ -65,7 +107,9 @@ public final class ProcessSandbox implements Sandbox {
             }
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             Process process = builder.start();
-            return new ProcessRun(spec, process, script);
+            Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.attempt() + ".pid");
+            Files.writeString(pidFile, Long.toString(process.pid()));
+            return new ProcessRun(spec, process, script, pidFile);
         } catch (IOException e) {
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);
         }
