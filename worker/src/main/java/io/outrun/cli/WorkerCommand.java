@@ -40,6 +40,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--lost-dispatch-grace-s", defaultValue = "15", description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
     int lostGraceSeconds;
 
+    @Option(names = "--cleanup-interval-s", defaultValue = "30", description = "Remove leftover containers/processes every this many s (default ${DEFAULT-VALUE})")
+    int cleanupSeconds;
+
     @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve JobRunr's dashboard on this port (all interfaces); 0 = off")
     int dashboardPort;
 
@@ -48,7 +51,7 @@ final class WorkerCommand implements Callable<Integer> {
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
                 Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
-                Duration.ofSeconds(30), dashboardPort);
+                Duration.ofSeconds(cleanupSeconds), dashboardPort);
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
         WorkerNode node = WorkerNode.open(db.toConfig(), config, sandbox, limits);

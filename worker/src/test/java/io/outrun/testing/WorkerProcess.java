@@ -37,12 +37,18 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     /** Starts {@code outrun worker} and waits until it says it is ready. */
-    public static WorkerProcess start(DatabaseConfig db, String nodeId, int slots, String... extraArgs)
+    public static WorkerProcess start(DatabaseConfig db, String nodeId, int slots)
+            throws IOException, InterruptedException {
+        return startWith(db, nodeId, slots, "process");
+    }
+
+    /** As {@link #start(DatabaseConfig, String, int)} with the given sandbox backend and extra options. */
+    public static WorkerProcess startWith(DatabaseConfig db, String nodeId, int slots, String sandbox, String... extraArgs)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(
                 javaBinary(), "-Xmx256m", "-jar", jar().toString(), "worker",
                 "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
-                "--node-id", nodeId, "--slots", String.valueOf(slots), "--sandbox", "process"));
+                "--node-id", nodeId, "--slots", String.valueOf(slots), "--sandbox", sandbox));
         cmd.addAll(List.of(extraArgs));
         Path dir = Path.of("target", "worker-logs");
         Files.createDirectories(dir);

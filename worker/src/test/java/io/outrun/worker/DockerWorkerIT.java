@@ -1,0 +1,96 @@
+package io.outrun.worker;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.docker.DockerSandbox;
+import io.outrun.sandbox.docker.DockerSandboxConfig;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import io.outrun.testing.WorkerProcess;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/** Real worker JVMs with the Docker sandbox: runs locked down, and leaves no container behind, even after SIGKILL. */
+class DockerWorkerIT {
+
+    @BeforeAll
+    static void requireDocker() {
+        try (DockerSandbox probe = new DockerSandbox(DockerSandboxConfig.defaults("probe"))) {
+            probe.verify();
+        } catch (RuntimeException e) {
+            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
+                fail("Docker is required under CI=true: " + e.getMessage());
+            }
+            org.junit.jupiter.api.Assumptions.abort("skipping Docker worker tests (they fail under CI=true): " + e.getMessage());
+        }
+    }
+
+    @Test
+    void runsInTheLockedDownSandboxAndRemovesItsContainer() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker")) {
+            UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only"))
+                    .execution().id();
+            Execution done = Await.until("end", Duration.ofSeconds(60),
+                    () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+            assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+            assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n");
+            Await.until("container removed", Duration.ofSeconds(10), () -> containers(id).isEmpty());
+        }
+    }
+
+    @Test
+    void sigkilledWorkersContainerIsRemovedAndTheExecutionRedriven() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+            UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120")).execution().id();
+            try (WorkerProcess a = WorkerProcess.startWith(db, "docker-a", 1, "docker")) {
+                Await.until("running on a", Duration.ofSeconds(60), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
+                Await.until("container of attempt 1", Duration.ofSeconds(20), () -> containers(id).size() == 1);
+                a.kill();
+            }
+            assertThat(containers(id)).as("a SIGKILLed worker leaves its container running").hasSize(1);
+            try (WorkerProcess b = WorkerProcess.startWith(db, "docker-b", 1, "docker", "--cleanup-interval-s", "2")) {
+                Await.until("attempt 2 running on b", Duration.ofSeconds(40), () -> {
+                    Execution e = api.store().find(id).orElseThrow();
+                    return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && "docker-b".equals(e.leaseOwner());
+                });
+                Await.until("only attempt 2's container left", Duration.ofSeconds(20),
+                        () -> containers(id).equals(List.of("2")));
+                api.service().cancel(id, "alice");
+                Execution done = Await.until("cancelled", Duration.ofSeconds(10),
+                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                assertThat(done.status()).isEqualTo(ExecutionStatus.CANCELLED);
+                Await.until("no container left", Duration.ofSeconds(10), () -> containers(id).isEmpty());
+            }
+        }
+    }
+
+    /** Attempts of the execution's containers on this engine (running or not). */
+    private static List<String> containers(UUID id) {
+        try {
+            Process p = new ProcessBuilder("docker", "ps", "-a", "--filter", "label=outrun.execution=" + id,
+                    "--format", "{{.Label \"outrun.attempt\"}}").redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor();
+            return out.isEmpty() ? List.of() : List.of(out.split("\\s+"));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
