@@ -31,7 +31,7 @@ import picocli.CommandLine.Model.CommandSpec;
  */
 @Command(name = "dev", mixinStandardHelpOptions = true, description = {
         "Run PostgreSQL (embedded), the API, a worker and the dashboard in one process.",
-        "Needs only a JDK. --sandbox defaults to auto here: Docker when an engine answers, else host processes."})
+        "Needs only a JDK. --sandbox auto (the default) uses Docker when an engine answers, else host processes."})
 final class DevCommand implements Callable<Integer> {
 
     static final String OWNER = "dev";
@@ -109,7 +109,9 @@ final class DevCommand implements Callable<Integer> {
             core = Core.open(db, "dev", Duration.ofSeconds(15));
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
-            Sandbox sandbox = chooseSandbox(nodeId, err);
+            // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when
+            // it falls back to host processes; SandboxOptions owns that choice for every role.
+            Sandbox sandbox = sandboxOptions.open(nodeId);
             worker = WorkerNode.start(core, WorkerConfig.defaults(nodeId).withSlots(slots).withDashboardPort(dashboardPort),
                     sandbox, sandboxOptions.limits());
             api = ApiNode.start(core, apiConfig, "dev");
@@ -152,41 +154,6 @@ final class DevCommand implements Callable<Integer> {
             return token;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the dev token to " + file, e);
-        }
-    }
-
-    /**
-     * {@code --sandbox} as given; when not given (or {@code auto}), Docker if an engine answers,
-     * else host processes, said loudly because host processes isolate nothing.
-     */
-    private Sandbox chooseSandbox(String nodeId, PrintWriter err) {
-        boolean given = spec != null && spec.commandLine().getParseResult() != null
-                && spec.commandLine().getParseResult().hasMatchedOption("--sandbox");
-        String kind = given ? sandboxOptions.kind : "auto";
-        if (!kind.equals("auto")) {
-            return sandboxOptions.open(nodeId);
-        }
-        sandboxOptions.kind = "docker";
-        try {
-            // SandboxOptions.open owns how the docker backend is built; when it cannot (no
-            // backend, no engine, no image), verify() or open() says why and we fall back.
-            Sandbox docker = sandboxOptions.open(nodeId);
-            try {
-                docker.verify();
-                return docker;
-            } catch (RuntimeException e) {
-                docker.close();
-                throw e;
-            }
-        } catch (RuntimeException e) {
-            err.println();
-            err.println("outrun: WARNING: Docker is not usable (" + e.getMessage() + ").");
-            err.println("outrun: WARNING: falling back to HOST PROCESSES: commands run as your user, with your files"
-                    + " and network, without any isolation. Use only for commands you would run yourself.");
-            err.println();
-            err.flush();
-            sandboxOptions.kind = "process";
-            return sandboxOptions.open(nodeId);
         }
     }
 
