@@ -2,7 +2,9 @@ package io.outrun.dispatch;
 
 import io.outrun.execution.Execution;
 import io.outrun.store.ExecutionStore;
+import java.time.Duration;
 import java.util.UUID;
+import org.jobrunr.scheduling.JobBuilder;
 import org.jobrunr.scheduling.JobScheduler;
 import org.jobrunr.storage.JobNotFoundException;
 import org.jobrunr.storage.StorageProvider;
@@ -45,13 +47,21 @@ public final class Dispatcher {
 
     /** Enqueues without waking; call {@link #wake()} once after a batch. */
     public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
-        UUID jobId = JobIds.of(executionId, dispatchSeq);
-        scheduler.create(aJob()
-                .withId(jobId)
+        scheduler.create(job(executionId, dispatchSeq, owner, command));
+    }
+
+    /** Enqueues after a delay (a node gave the execution back; give its trouble time to pass). */
+    public void enqueueIn(Duration delay, UUID executionId, int dispatchSeq, String owner, String command) {
+        scheduler.create(job(executionId, dispatchSeq, owner, command).scheduleIn(delay));
+    }
+
+    private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command) {
+        return aJob()
+                .withId(JobIds.of(executionId, dispatchSeq))
                 .withName(jobName(owner, command))
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
-                .<ExecutionRunner>withDetails(runner -> runner.run(executionId)));
+                .<ExecutionRunner>withDetails(runner -> runner.run(executionId));
     }
 
     /** Tells listening nodes there is new work (see {@link Channels#WAKE}). */

@@ -215,6 +215,40 @@ public final class ExecutionStore {
         }
     }
 
+    /**
+     * Gives a running attempt back because this node cannot run it (its sandbox failed, e.g. the
+     * Docker engine restarted): back to {@code queued} for another attempt while any remain, else
+     * {@code failed} with {@code errorCode}. Fenced like every worker write.
+     *
+     * @return the new state, or empty when the lease was already lost
+     */
+    public Optional<Redriven> release(Lease lease, String errorCode, String errorMessage) {
+        String sql = "UPDATE executions SET"
+                + " status = CASE WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,"
+                + " dispatch_seq = dispatch_seq + CASE WHEN attempt < max_attempts THEN 1 ELSE 0 END,"
+                + " enqueued_at = CASE WHEN attempt < max_attempts THEN now() ELSE enqueued_at END,"
+                + " finished_at = CASE WHEN attempt < max_attempts THEN NULL ELSE now() END,"
+                + " error_code = CASE WHEN attempt < max_attempts THEN NULL ELSE ? END,"
+                + " error_message = CASE WHEN attempt < max_attempts THEN NULL ELSE ? END,"
+                + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
+                + " WHERE" + FENCE
+                + " RETURNING id, owner, left(command, 200), status, attempt, dispatch_seq";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, errorCode);
+            ps.setString(2, errorMessage);
+            setLease(ps, 3, lease);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                        ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot release execution " + lease.executionId(), e);
+        }
+    }
+
     /** What a cancel request did. */
     public enum CancelResult { CANCELLED_WHILE_QUEUED, REQUESTED, ALREADY_TERMINAL, NOT_FOUND }
 

@@ -1,6 +1,7 @@
 package io.outrun.job;
 
 import io.outrun.dispatch.Channels;
+import io.outrun.dispatch.Dispatcher;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
@@ -15,6 +16,7 @@ import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.store.Outcome;
+import io.outrun.store.Redriven;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -37,12 +39,17 @@ public final class ExecutionJob implements ExecutionRunner {
     private final String node;
     private final Duration ttl;
     private final Function<Execution, RunSpec> specs;
+    private final Dispatcher dispatcher;
+
+    /** How long an execution given back by a node waits before its next attempt. */
+    static final Duration RETRY_DELAY = Duration.ofSeconds(5);
 
     /**
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
-    public ExecutionJob(ExecutionStore store, Sandbox sandbox, LeaseKeeper keeper, String node, Duration ttl,
-                        Function<Execution, RunSpec> specs) {
+    public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
+                        Duration ttl, Function<Execution, RunSpec> specs) {
+        this.dispatcher = dispatcher;
         this.store = store;
         this.sandbox = sandbox;
         this.keeper = keeper;
@@ -70,8 +77,7 @@ public final class ExecutionJob implements ExecutionRunner {
         } catch (SandboxException | IllegalArgumentException e) {
             keeper.untrack(lease);
             LOG.error("execution {}: the sandbox could not start it", executionId, e);
-            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "sandbox_error",
-                    "The sandbox could not start the command: " + e.getMessage(), Captured.EMPTY, Captured.EMPTY));
+            giveBack(lease, "The sandbox could not start the command: " + e.getMessage());
             return;
         }
         Tracked tracked = keeper.track(lease, run);
@@ -81,6 +87,11 @@ public final class ExecutionJob implements ExecutionRunner {
                 return; // lease lost: the run is killed and nothing more is written
             }
             finish(lease, outcome(execution, tracked, exit));
+        } catch (SandboxException e) {
+            // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.
+            LOG.error("execution {} attempt {}: the sandbox lost the run", executionId, lease.attempt(), e);
+            run.kill();
+            giveBack(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
             // JobRunr stops (node shutdown) or deleted the job (its attempt was re-driven): the
             // lease decides what happens next, so write nothing here.
@@ -133,6 +144,23 @@ public final class ExecutionJob implements ExecutionRunner {
             LOG.warn("execution {} attempt {}: lease lost before the end was written; the write was fenced out",
                     lease.executionId(), lease.attempt());
         }
+    }
+
+    /**
+     * Hands the execution back for another attempt (on any node, after a short delay) or, with
+     * none left, fails it with {@code sandbox_error}.
+     */
+    private void giveBack(Lease lease, String why) {
+        Optional<Redriven> released = store.release(lease, "sandbox_error", why
+                + ". No attempts remain; resubmit once the node's sandbox is healthy.");
+        if (released.isEmpty()) {
+            return; // lease already lost: the sweep decided
+        }
+        Redriven r = released.get();
+        if (r.status() == ExecutionStatus.QUEUED) {
+            dispatcher.enqueueIn(RETRY_DELAY, r.id(), r.dispatchSeq(), r.owner(), r.command());
+        }
+        changed(lease.executionId());
     }
 
     private void changed(UUID id) {

@@ -56,7 +56,7 @@ public final class WorkerNode implements AutoCloseable {
         sandbox.verify();
         String node = config.nodeId();
         this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush());
-        ExecutionJob executionJob = new ExecutionJob(core.store(), sandbox, keeper, node, config.leaseTtl(),
+        ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
                 e -> spec(e, node, limits));
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), node);
         cleaner.clean();
