@@ -1,7 +1,6 @@
 package io.outrun.http;
 
 import io.javalin.http.Context;
-import io.outrun.dispatch.Channels;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
@@ -82,14 +81,6 @@ final class ExecutionRoutes {
         CancelResult result = service.cancel(id, owner);
         if (result == CancelResult.NOT_FOUND) {
             throw ApiError.notFound(id.toString());
-        }
-        if (result == CancelResult.CANCELLED_WHILE_QUEUED) {
-            // Wake anyone long-polling it: no worker will ever write this execution again.
-            try {
-                store.notify(Channels.CHANGED, id.toString());
-            } catch (RuntimeException ignored) {
-                // Waiters re-check within a second anyway.
-            }
         }
         Execution e = load(id, owner);
         if (result == CancelResult.ALREADY_TERMINAL && e.status() != ExecutionStatus.CANCELLED) {

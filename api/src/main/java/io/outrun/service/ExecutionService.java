@@ -9,8 +9,6 @@ import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.ExecutionStore.Inserted;
-import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -60,15 +58,15 @@ public final class ExecutionService {
     public CancelResult cancel(UUID id, String owner) {
         CancelResult result = store.requestCancel(id, owner);
         switch (result) {
-            case CANCELLED_WHILE_QUEUED -> store.find(id).ifPresent(
-                    e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
+            case CANCELLED_WHILE_QUEUED -> {
+                store.find(id).ifPresent(e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
+                // Wake anyone long-polling it: no worker will ever write this execution again.
+                dispatcher.wake(Channels.CHANGED, id.toString());
+            }
             case REQUESTED -> dispatcher.wake(Channels.CANCEL, id.toString());
             default -> { }
         }
         return result;
     }
 
-    public List<Execution> list(String owner, ExecutionStatus status, int limit, Instant beforeCreatedAt, UUID beforeId) {
-        return store.list(owner, status, limit, beforeCreatedAt, beforeId);
-    }
 }

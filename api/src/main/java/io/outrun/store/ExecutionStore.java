@@ -105,27 +105,6 @@ public final class ExecutionStore {
     }
 
     /**
-     * An owner's executions, newest first. Pages continue strictly after ({@code beforeCreatedAt},
-     * {@code beforeId}) when given, so rows inserted meanwhile never repeat or shift a page.
-     */
-    public List<Execution> list(String owner, ExecutionStatus status, int limit, Instant beforeCreatedAt, UUID beforeId) {
-        StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM executions WHERE owner = ?");
-        List<Object> args = new ArrayList<>(List.of(owner));
-        if (status != null) {
-            sql.append(" AND status = ?");
-            args.add(status.wire());
-        }
-        if (beforeCreatedAt != null && beforeId != null) {
-            sql.append(" AND (created_at, id) < (?, ?)");
-            args.add(Timestamp.from(beforeCreatedAt));
-            args.add(beforeId);
-        }
-        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
-        args.add(limit);
-        return query(sql.toString(), args.toArray());
-    }
-
-    /**
      * Claims a queued execution for {@code node}: one guarded statement, so at most one worker
      * ever wins an attempt. Empty: someone else has it, it was cancelled, or it is gone.
      */

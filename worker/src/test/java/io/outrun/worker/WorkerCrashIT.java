@@ -58,8 +58,19 @@ class WorkerCrashIT {
                 return done.size() == ids.size();
             });
 
-            double worstRecoveryS = 0;
+            // A node logs an end only after its fenced finish committed: wait for every line.
+            String[] logHolder = new String[1];
+            Await.until("every end logged", Duration.ofSeconds(10), () -> {
+                try {
+                    logHolder[0] = a.log() + b.log();
+                } catch (java.io.IOException e) {
+                    throw new IllegalStateException(e);
+                }
+                return ids.stream().allMatch(id -> count(logHolder[0], "execution " + id + " attempt \\d+ ended") >= 1);
+            });
+            Thread.sleep(500); // a duplicate end, if there were one, would be logged right after
             String logs = a.log() + b.log();
+            double worstRecoveryS = 0;
             for (int i = 0; i < ids.size(); i++) {
                 UUID id = ids.get(i);
                 Execution e = done.get(id);
