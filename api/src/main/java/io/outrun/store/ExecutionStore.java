@@ -322,6 +322,36 @@ public final class ExecutionStore {
                 + " AND attempt = ? AND lease_expires_at > now() AND lease_owner <> ?)", id, attempt, node).isEmpty();
     }
 
+    /**
+     * Retention: drops the stored output of executions that ended more than {@code age} ago (their
+     * state, exit code, byte counts and truncation flags stay), and deletes the rows themselves
+     * once they ended more than {@code deleteAge} ago (null: never). Works in batches so a large
+     * backlog never holds long locks.
+     *
+     * @return {outputs cleared, rows deleted}
+     */
+    public long[] prune(Duration age, Duration deleteAge, int batch) {
+        long cleared = 0;
+        long deleted = 0;
+        int n;
+        do {
+            n = update("UPDATE executions SET stdout_head = '', stdout_tail = '', stderr_head = '', stderr_tail = '',"
+                    + " stdout_truncated = stdout_total_bytes > 0, stderr_truncated = stderr_total_bytes > 0"
+                    + " WHERE id IN (SELECT id FROM executions WHERE finished_at < now() - ? * interval '1 millisecond'"
+                    + "   AND (octet_length(stdout_head) + octet_length(stdout_tail) + octet_length(stderr_head)"
+                    + "        + octet_length(stderr_tail)) > 0 LIMIT ?)", age.toMillis(), batch);
+            cleared += n;
+        } while (n == batch);
+        if (deleteAge != null) {
+            do {
+                n = update("DELETE FROM executions WHERE id IN (SELECT id FROM executions"
+                        + " WHERE finished_at < now() - ? * interval '1 millisecond' LIMIT ?)", deleteAge.toMillis(), batch);
+                deleted += n;
+            } while (n == batch);
+        }
+        return new long[] {cleared, deleted};
+    }
+
     /** At a graceful stop: lets the node's leases expire now so the sweep re-drives at once. */
     public int expireLeases(String node) {
         return update("UPDATE executions SET lease_expires_at = now(), updated_at = now()"

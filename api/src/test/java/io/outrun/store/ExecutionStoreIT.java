@@ -130,6 +130,31 @@ class ExecutionStoreIT {
         assertThat(renewal.cancelRequested()).isEqualTo(Set.of(id));
     }
 
+    @Test
+    void pruneClearsOldOutputKeepsCountsAndDeletesOnlyWhenAsked() throws SQLException {
+        UUID old = store.insert(Submission.of("o", "echo x")).execution().id();
+        UUID recent = store.insert(Submission.of("o", "echo y")).execution().id();
+        Captured out = new Captured("hello\n".getBytes(StandardCharsets.UTF_8), new byte[0], 6);
+        for (UUID id : List.of(old, recent)) {
+            Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+            store.finish(new Lease(id, e.attempt(), "a"), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, out, out));
+        }
+        exec("UPDATE executions SET finished_at = now() - interval '40 days' WHERE id = '" + old + "'");
+
+        long[] done = store.prune(Duration.ofDays(30), null, 1);
+        assertThat(done).containsExactly(1L, 0L);
+        Execution pruned = store.find(old).orElseThrow();
+        assertThat(pruned.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        assertThat(pruned.stdout().totalBytes()).isEqualTo(6);
+        assertThat(pruned.stdout().truncated()).isTrue();
+        assertThat(pruned.stdout().text()).contains("6 bytes of output dropped");
+        assertThat(store.find(recent).orElseThrow().stdout().text()).isEqualTo("hello\n");
+
+        assertThat(store.prune(Duration.ofDays(30), Duration.ofDays(35), 10)).containsExactly(0L, 1L);
+        assertThat(store.find(old)).isEmpty();
+        assertThat(store.find(recent)).isPresent();
+    }
+
     private void force(UUID id, ExecutionStatus status) throws SQLException {
         // Walk a legal path to the wanted state, as the system would.
         switch (status) {

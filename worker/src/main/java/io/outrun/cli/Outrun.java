@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "outrun", mixinStandardHelpOptions = true, version = "outrun 0.1.0",
         description = "Durable executor of long commands for agents and services.",
-        subcommands = {MigrateCommand.class, WorkerCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
+        subcommands = {MigrateCommand.class, WorkerCommand.class, PruneCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
                 RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
