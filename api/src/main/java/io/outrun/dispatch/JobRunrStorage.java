@@ -1,9 +1,6 @@
 package io.outrun.dispatch;
 
-import io.outrun.store.StoreException;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
+import io.outrun.store.AdvisoryLock;
 import javax.sql.DataSource;
 import org.jobrunr.jobs.mappers.JobMapper;
 import org.jobrunr.storage.StorageProvider;
@@ -30,24 +27,10 @@ public final class JobRunrStorage {
     static final long MIGRATION_LOCK = 0x6f75_7472_756e_4a52L;
 
     public static StorageProvider open(DataSource dataSource, JsonMapper jsonMapper) {
-        try (Connection c = dataSource.getConnection()) {
-            advisory(c, "SELECT pg_advisory_lock(?)");
-            try {
-                StorageProvider storage = new PostgresStorageProvider(dataSource);
-                storage.setJobMapper(new JobMapper(jsonMapper));
-                return storage;
-            } finally {
-                advisory(c, "SELECT pg_advisory_unlock(?)");
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot open JobRunr's storage", e);
-        }
-    }
-
-    private static void advisory(Connection c, String sql) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, MIGRATION_LOCK);
-            ps.execute();
-        }
+        return new AdvisoryLock(dataSource, MIGRATION_LOCK).runExclusive(() -> {
+            StorageProvider storage = new PostgresStorageProvider(dataSource);
+            storage.setJobMapper(new JobMapper(jsonMapper));
+            return storage;
+        });
     }
 }

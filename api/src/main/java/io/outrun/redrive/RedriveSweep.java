@@ -5,11 +5,7 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Redriven;
-import io.outrun.store.StoreException;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
+import io.outrun.store.AdvisoryLock;
 import java.util.Optional;
 import java.time.Duration;
 import java.util.List;
@@ -66,27 +62,7 @@ public final class RedriveSweep {
      * @return what this sweep did, or empty when another node holds the sweep lock
      */
     public Optional<Result> sweepExclusive() {
-        try (Connection c = store.dataSource().getConnection()) {
-            if (!lock(c, "SELECT pg_try_advisory_lock(?)")) {
-                return Optional.empty();
-            }
-            try {
-                return Optional.of(sweep());
-            } finally {
-                lock(c, "SELECT pg_advisory_unlock(?)");
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot take the sweep lock", e);
-        }
-    }
-
-    private static boolean lock(Connection c, String sql) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, LOCK_KEY);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
-            }
-        }
+        return new AdvisoryLock(store.dataSource(), LOCK_KEY).tryRunExclusive(this::sweep);
     }
 
     /** One full sweep of the fleet's executions. */

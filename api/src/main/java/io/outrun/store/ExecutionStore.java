@@ -202,26 +202,13 @@ public final class ExecutionStore {
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> release(Lease lease, String errorCode, String errorMessage) {
-        String sql = "UPDATE executions SET"
-                + " status = CASE WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,"
-                + " dispatch_seq = dispatch_seq + CASE WHEN attempt < max_attempts THEN 1 ELSE 0 END,"
-                + " enqueued_at = CASE WHEN attempt < max_attempts THEN now() ELSE enqueued_at END,"
-                + " finished_at = CASE WHEN attempt < max_attempts THEN NULL ELSE now() END,"
-                + " error_code = CASE WHEN attempt < max_attempts THEN NULL ELSE ? END,"
-                + " error_message = CASE WHEN attempt < max_attempts THEN NULL ELSE ? END,"
-                + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
-                + " WHERE" + FENCE
-                + " RETURNING id, owner, left(command, 200), status, attempt, dispatch_seq";
+        String sql = "UPDATE executions SET" + requeueOrFail("?", "?") + " WHERE" + FENCE + RETURNING_REDRIVEN;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, errorCode);
             ps.setString(2, errorMessage);
             setLease(ps, 3, lease);
             try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Optional.empty();
-                }
-                return Optional.of(new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                        ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
+                return rs.next() ? Optional.of(redriven(rs)) : Optional.empty();
             }
         } catch (SQLException e) {
             throw new StoreException("cannot release execution " + lease.executionId(), e);
@@ -261,23 +248,16 @@ public final class ExecutionStore {
 
     /** As {@link #redriveExpired(int)}, for one execution only (the opportunistic check on a poll). */
     public List<Redriven> redriveExpired(UUID onlyId, int limit) {
-        String sql = "WITH expired AS (SELECT id FROM executions WHERE status = 'running' AND lease_expires_at < now()"
-                + "   AND (?::uuid IS NULL OR id = ?::uuid) ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " UPDATE executions e SET"
-                + "  status = CASE WHEN e.attempt < e.max_attempts THEN 'queued' ELSE 'failed' END,"
-                + "  dispatch_seq = e.dispatch_seq + CASE WHEN e.attempt < e.max_attempts THEN 1 ELSE 0 END,"
-                + "  enqueued_at = CASE WHEN e.attempt < e.max_attempts THEN now() ELSE e.enqueued_at END,"
-                + "  finished_at = CASE WHEN e.attempt < e.max_attempts THEN NULL ELSE now() END,"
-                + "  error_code = CASE WHEN e.attempt < e.max_attempts THEN NULL ELSE 'lease_expired' END,"
-                + "  error_message = CASE WHEN e.attempt < e.max_attempts THEN NULL ELSE format("
+        String sql = "WITH expired AS (SELECT id AS expired_id FROM executions WHERE status = 'running'"
+                + "   AND lease_expires_at < now() AND (?::uuid IS NULL OR id = ?::uuid)"
+                + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+                + " UPDATE executions SET" + requeueOrFail("'lease_expired'", "format("
                 + "   'Attempt %s of %s was lost: its worker (node %s) stopped renewing its lease, which expired at %s,"
                 + " and no attempts remain. A worker stops renewing when it crashes, is killed (often for memory),"
                 + " or loses the database. The output below is what was saved before the loss. Resubmit to try again;"
                 + " if every attempt dies the same way, the command itself may be killing its worker.',"
-                + "   e.attempt, e.max_attempts, e.lease_owner, e.lease_expires_at) END,"
-                + "  lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
-                + " FROM expired WHERE e.id = expired.id"
-                + " RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq";
+                + "   attempt, max_attempts, lease_owner, lease_expires_at)")
+                + " FROM expired WHERE id = expired.expired_id" + RETURNING_REDRIVEN;
         List<Redriven> moved = new ArrayList<>();
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, onlyId);
@@ -285,14 +265,35 @@ public final class ExecutionStore {
             ps.setInt(3, limit);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    moved.add(new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                            ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
+                    moved.add(redriven(rs));
                 }
             }
         } catch (SQLException e) {
             throw new StoreException("cannot re-drive expired leases", e);
         }
         return moved;
+    }
+
+    /**
+     * The re-drive decision, written once: with attempts left, back to {@code queued} under a new
+     * dispatch (a fresh JobRunr job id); with none, {@code failed} with the given error. Either
+     * way the lease is dropped. The error arguments are SQL expressions.
+     */
+    private static String requeueOrFail(String errorCode, String errorMessage) {
+        return " status = CASE WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,"
+                + " dispatch_seq = dispatch_seq + CASE WHEN attempt < max_attempts THEN 1 ELSE 0 END,"
+                + " enqueued_at = CASE WHEN attempt < max_attempts THEN now() ELSE enqueued_at END,"
+                + " finished_at = CASE WHEN attempt < max_attempts THEN NULL ELSE now() END,"
+                + " error_code = CASE WHEN attempt < max_attempts THEN NULL ELSE " + errorCode + " END,"
+                + " error_message = CASE WHEN attempt < max_attempts THEN NULL ELSE " + errorMessage + " END,"
+                + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()";
+    }
+
+    private static final String RETURNING_REDRIVEN = " RETURNING id, owner, left(command, 200), status, attempt, dispatch_seq";
+
+    private static Redriven redriven(ResultSet rs) throws SQLException {
+        return new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6));
     }
 
     /**
