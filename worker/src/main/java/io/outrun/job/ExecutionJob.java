@@ -17,6 +17,7 @@ import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.store.Outcome;
 import io.outrun.store.Redriven;
+import io.outrun.store.StoreException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -135,8 +136,28 @@ public final class ExecutionJob implements ExecutionRunner {
                 "The command exited with code " + exit.exitCode() + "; see stderr.", out, err);
     }
 
-    private void finish(Lease lease, Outcome outcome) {
-        if (store.finish(lease, outcome)) {
+    /**
+     * Writes the end, retrying through a database outage: the command's result is worth keeping,
+     * and the fence still rejects the write if the execution was re-driven meanwhile.
+     */
+    private void finish(Lease lease, Outcome outcome) throws InterruptedException {
+        long deadline = System.nanoTime() + 2 * ttl.toNanos();
+        boolean written;
+        while (true) {
+            try {
+                written = store.finish(lease, outcome);
+                break;
+            } catch (StoreException e) {
+                if (System.nanoTime() > deadline) {
+                    LOG.error("execution {} attempt {}: could not write its end; its lease will expire and it will be re-driven",
+                            lease.executionId(), lease.attempt(), e);
+                    return;
+                }
+                LOG.warn("execution {}: writing its end failed ({}); retrying", lease.executionId(), e.getMessage());
+                Thread.sleep(1000);
+            }
+        }
+        if (written) {
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());
             changed(lease.executionId());

@@ -46,6 +46,8 @@ public final class WorkerNode implements AutoCloseable {
     private final Listener listener;
     private final ScheduledExecutorService timer;
     private final JobRunrDashboardWebServer dashboard;
+    private volatile boolean closing;
+    private int serverDownChecks;
 
     private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
                        String dashboardUser, String dashboardPassword) {
@@ -89,6 +91,7 @@ public final class WorkerNode implements AutoCloseable {
         });
         long sweepEvery = config.sweepInterval().toMillis();
         timer.scheduleWithFixedDelay(this::sweepQuietly, sweepEvery, sweepEvery, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(this::watchServer, 5, 5, TimeUnit.SECONDS);
         long cleanEvery = config.cleanupInterval().toMillis();
         timer.scheduleWithFixedDelay(cleaner::clean, cleanEvery, cleanEvery, TimeUnit.MILLISECONDS);
         if (config.dashboardPort() > 0) {
@@ -129,6 +132,29 @@ public final class WorkerNode implements AutoCloseable {
     }
 
 
+    /**
+     * JobRunr OSS stops its server for good after six storage errors in a row (a database outage
+     * of about a minute does it), leaving a live process that never takes work again. Seen
+     * stopped twice in a row (not merely changing state), the server is started again.
+     */
+    private void watchServer() {
+        if (closing || server.isRunning()) {
+            serverDownChecks = 0;
+            return;
+        }
+        if (++serverDownChecks < 2) {
+            return;
+        }
+        LOG.error("JobRunr's background job server of {} has stopped (it does after repeated database errors); restarting it",
+                config.nodeId());
+        try {
+            server.start();
+            serverDownChecks = 0;
+        } catch (RuntimeException e) {
+            LOG.warn("could not restart JobRunr's server; retrying in 5 s", e);
+        }
+    }
+
     private void sweepQuietly() {
         try {
             core.sweep().sweepExclusive();
@@ -164,6 +190,7 @@ public final class WorkerNode implements AutoCloseable {
      */
     @Override
     public void close() {
+        closing = true;
         listener.close();
         wake.close();
         timer.shutdownNow();
