@@ -195,6 +195,26 @@ public final class ExecutionStore {
     }
 
     /**
+     * Undoes a claim whose command never started (the sandbox refused it, e.g. the Docker engine
+     * was restarting): back to {@code queued} under a new dispatch, without spending an attempt.
+     *
+     * @return the new state, or empty when the lease was already lost
+     */
+    public Optional<Redriven> unclaim(Lease lease) {
+        String sql = "UPDATE executions SET status = 'queued', attempt = attempt - 1, dispatch_seq = dispatch_seq + 1,"
+                + " enqueued_at = now(), started_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
+                + " WHERE" + FENCE + RETURNING_REDRIVEN;
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            setLease(ps, 1, lease);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(redriven(rs)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot unclaim execution " + lease.executionId(), e);
+        }
+    }
+
+    /**
      * Gives a running attempt back because this node cannot run it (its sandbox failed, e.g. the
      * Docker engine restarted): back to {@code queued} for another attempt while any remain, else
      * {@code failed} with {@code errorCode}. Fenced like every worker write.

@@ -131,6 +131,23 @@ class ExecutionStoreIT {
     }
 
     @Test
+    void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
+        UUID id = store.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
+        Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        Redriven back = store.unclaim(new Lease(id, first.attempt(), "a")).orElseThrow();
+        assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
+        assertThat(back.attempt()).isZero();
+        assertThat(back.dispatchSeq()).isEqualTo(2);
+        assertThat(store.unclaim(new Lease(id, first.attempt(), "a"))).as("fenced").isEmpty();
+
+        Execution again = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(again.attempt()).isEqualTo(1);
+        Redriven failed = store.release(new Lease(id, 1, "b"), "sandbox_error", "lost").orElseThrow();
+        assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
+        assertThat(store.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
+    }
+
+    @Test
     void pruneClearsOldOutputKeepsCountsAndDeletesOnlyWhenAsked() throws SQLException {
         UUID old = store.insert(Submission.of("o", "echo x")).execution().id();
         UUID recent = store.insert(Submission.of("o", "echo y")).execution().id();

@@ -77,8 +77,9 @@ public final class ExecutionJob implements ExecutionRunner {
             run = sandbox.start(specs.apply(execution));
         } catch (SandboxException | IllegalArgumentException e) {
             keeper.untrack(lease);
-            LOG.error("execution {}: the sandbox could not start it", executionId, e);
-            giveBack(lease, "The sandbox could not start the command: " + e.getMessage());
+            // The command never ran: hand it back without spending an attempt.
+            LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
+            requeue(store.unclaim(lease), lease);
             return;
         }
         Tracked tracked = keeper.track(lease, run);
@@ -172,8 +173,11 @@ public final class ExecutionJob implements ExecutionRunner {
      * none left, fails it with {@code sandbox_error}.
      */
     private void giveBack(Lease lease, String why) {
-        Optional<Redriven> released = store.release(lease, "sandbox_error", why
-                + ". No attempts remain; resubmit once the node's sandbox is healthy.");
+        requeue(store.release(lease, "sandbox_error", why
+                + ". No attempts remain; resubmit once the node's sandbox is healthy."), lease);
+    }
+
+    private void requeue(Optional<Redriven> released, Lease lease) {
         if (released.isEmpty()) {
             return; // lease already lost: the sweep decided
         }
