@@ -100,14 +100,20 @@ public final class RedriveSweep {
         return result;
     }
 
-    /** The opportunistic check when an owner polls one execution: cheap when its lease is live. */
-    public void sweepOne(UUID id) {
+    /**
+     * The opportunistic check when an owner polls one execution: one statement on its primary
+     * key, which touches nothing while the lease is live.
+     *
+     * @return true when the execution was moved (re-queued or reaped)
+     */
+    public boolean sweepOne(UUID id) {
         List<Redriven> moved = store.redriveExpired(id, 1);
         for (Redriven r : moved) {
             if (apply(r)) {
                 dispatcher.wake();
             }
         }
+        return !moved.isEmpty();
     }
 
     /** @return true when re-queued (a new job was enqueued), false when reaped */

@@ -48,8 +48,7 @@ public final class ExecutionService {
     /** Polls one execution; re-drives it first if its worker's lease has expired. */
     public Optional<Execution> get(UUID id, String owner) {
         Optional<Execution> found = store.findOwned(id, owner);
-        if (found.isPresent() && found.get().status() == ExecutionStatus.RUNNING) {
-            sweep.sweepOne(id);
+        if (found.isPresent() && found.get().status() == ExecutionStatus.RUNNING && sweep.sweepOne(id)) {
             return store.findOwned(id, owner);
         }
         return found;
