@@ -88,6 +88,7 @@ public final class ExecutionJob implements ExecutionRunner {
             if (exit == null) {
                 return; // lease lost: the run is killed and nothing more is written
             }
+            tracked.markEnding();
             finish(lease, outcome(execution, tracked, exit));
         } catch (SandboxException e) {
             // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.

@@ -110,7 +110,8 @@ public final class LeaseKeeper implements AutoCloseable {
             UUID id = t.lease().executionId();
             if (!renewal.held().contains(id)) {
                 // Fenced out: the row was re-driven or reaped. Kill, and let the job write nothing.
-                if (runs.containsKey(id)) {
+                // (A run whose end is being written has just given its lease up itself.)
+                if (runs.containsKey(id) && !t.ending()) {
                     LOG.warn("lost the lease of execution {} attempt {}: killing its run", id, t.lease().attempt());
                     t.loseLease();
                 }

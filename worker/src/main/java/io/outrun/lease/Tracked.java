@@ -9,6 +9,7 @@ public final class Tracked {
     private final Run run;
     private volatile boolean leaseLost;
     private volatile boolean cancelRequested;
+    private volatile boolean ending;
     long flushedStdout = -1;
     long flushedStderr = -1;
 
@@ -32,6 +33,15 @@ public final class Tracked {
 
     public boolean cancelRequested() {
         return cancelRequested;
+    }
+
+    /** The run exited and its end is being written: the heartbeat no longer speaks for it. */
+    public void markEnding() {
+        ending = true;
+    }
+
+    boolean ending() {
+        return ending;
     }
 
     void loseLease() {
