@@ -18,13 +18,30 @@ import java.util.concurrent.Callable;
  */
 public class DockerOverhead {
 
+    static final String BASELINE = "docker run --rm IMAGE true (baseline)";
+    static final String TO_EXIT = "DockerSandbox start -> exit seen (awaitExit)";
+    static final String TO_REMOVED = "DockerSandbox start -> container removed (close)";
+
     public static void main(String[] args) throws Exception {
         int runs = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         String image = args.length > 1 ? args[1] : DockerSandboxConfig.DEFAULT_IMAGE;
+        Map<String, List<Long>> exitTimes = measure(runs, image);
+        System.out.printf("%d runs each, image %s%n%n", runs, image);
+        System.out.printf("| %-50s | %9s | %9s | %9s |%n", "variant", "median ms", "min ms", "p90 ms");
+        System.out.printf("|%s|%s|%s|%s|%n", "-".repeat(52), "-".repeat(11), "-".repeat(11), "-".repeat(11));
+        long baseline = median(exitTimes.get(BASELINE));
+        exitTimes.forEach((name, times) -> System.out.printf("| %-50s | %9.0f | %9.0f | %9.0f |%n",
+                name, median(times) / 1e6, Collections.min(times) / 1e6, percentile(times, 0.9) / 1e6));
+        System.out.printf("%nDockerSandbox to removal vs baseline: %+.0f ms (median)%n",
+                (median(exitTimes.get(TO_REMOVED)) - baseline) / 1e6);
+    }
+
+    /** Nanoseconds per run of each variant, in the order of the table; also used by bench/run. */
+    static Map<String, List<Long>> measure(int runs, String image) throws Exception {
         try (DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults("bench").withImage(image))) {
             sandbox.verify();
             Map<String, Callable<Long>> variants = new LinkedHashMap<>();
-            variants.put("docker run --rm IMAGE true (baseline)", () -> cli("docker", "run", "--rm", image, "true"));
+            variants.put(BASELINE, () -> cli("docker", "run", "--rm", image, "true"));
             variants.put("docker run --rm, same hardening flags, true", () -> cli("docker", "run", "--rm",
                     "--user", "10001:10001", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
                     "--tmpfs", "/work:rw,exec,nosuid,nodev,size=268435456", "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=268435456",
@@ -32,8 +49,8 @@ public class DockerOverhead {
                     "--init", "--log-driver", "none", "-w", "/work", image, "true"));
             Map<String, List<Long>> exitTimes = new LinkedHashMap<>();
             variants.keySet().forEach(k -> exitTimes.put(k, new ArrayList<>()));
-            String toExit = "DockerSandbox start -> exit seen (awaitExit)";
-            String toRemoved = "DockerSandbox start -> container removed (close)";
+            String toExit = TO_EXIT;
+            String toRemoved = TO_REMOVED;
             exitTimes.put(toExit, new ArrayList<>());
             exitTimes.put(toRemoved, new ArrayList<>());
 
@@ -55,14 +72,7 @@ public class DockerOverhead {
                     exitTimes.get(toRemoved).add(removed);
                 }
             }
-            System.out.printf("%d runs each, image %s, engine %s%n%n", runs, image, sandbox.config().dockerHost());
-            System.out.printf("| %-50s | %9s | %9s | %9s |%n", "variant", "median ms", "min ms", "p90 ms");
-            System.out.printf("|%s|%s|%s|%s|%n", "-".repeat(52), "-".repeat(11), "-".repeat(11), "-".repeat(11));
-            long baseline = median(exitTimes.values().iterator().next());
-            exitTimes.forEach((name, times) -> System.out.printf("| %-50s | %9.0f | %9.0f | %9.0f |%n",
-                    name, median(times) / 1e6, Collections.min(times) / 1e6, percentile(times, 0.9) / 1e6));
-            System.out.printf("%nDockerSandbox to removal vs baseline: %+.0f ms (median)%n",
-                    (median(exitTimes.get(toRemoved)) - baseline) / 1e6);
+            return exitTimes;
         }
     }
 

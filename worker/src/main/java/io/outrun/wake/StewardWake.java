@@ -30,6 +30,8 @@ public final class StewardWake implements AutoCloseable {
     private final BackgroundJobServer server;
     private final int slots;
     private final AtomicBoolean pending = new AtomicBoolean();
+    /** Off only to measure stock JobRunr polling (bench/): {@code -Doutrun.instantPickup=false}. */
+    private final boolean enabled = !"false".equals(System.getProperty("outrun.instantPickup"));
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "outrun-wake");
         t.setDaemon(true);
@@ -43,7 +45,7 @@ public final class StewardWake implements AutoCloseable {
 
     /** Called for every NOTIFY on the wake channel; returns at once. */
     public void wake() {
-        if (pending.compareAndSet(false, true)) {
+        if (enabled && pending.compareAndSet(false, true)) {
             executor.execute(this::onboard);
         }
     }

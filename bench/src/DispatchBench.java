@@ -1,0 +1,104 @@
+import io.outrun.execution.Execution;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.worker.WorkerConfig;
+import io.outrun.worker.WorkerNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Dispatch latency: from {@code submit} returning to the command's first instruction, which
+ * prints bash's {@code $EPOCHREALTIME} (a builtin, so no fork sits in between). Same machine
+ * clock on both ends. One idle node on the host-process sandbox, default settings. Baseline:
+ * spawning the same bash command directly, interleaved with ours.
+ */
+final class DispatchBench {
+
+    static final String COMMAND = "echo $EPOCHREALTIME";
+
+    static List<Support.Result> run(Support.Pg pg, int samples, int stockSamples) throws Exception {
+        List<Support.Result> results = new ArrayList<>();
+        DatabaseConfig db = pg.fresh("bench_dispatch");
+        List<Double> ours = new ArrayList<>();
+        List<Double> spawn = new ArrayList<>();
+        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15));
+             WorkerNode node = WorkerNode.open(db, WorkerConfig.defaults("bench-dispatch"), new ProcessSandbox(), Limits.DEFAULTS)) {
+            for (int i = -5; i < samples; i++) { // five warm-up rounds, not recorded
+                Thread.sleep(50 + ThreadLocalRandom.current().nextInt(100));
+                double oursMs = sample(api);
+                double spawnMs = spawnDirectly();
+                if (i >= 0) {
+                    ours.add(oursMs);
+                    spawn.add(spawnMs);
+                }
+            }
+        }
+        double p50 = Support.median(ours);
+        double p99 = Support.percentile(ours, 0.99);
+        double b50 = Support.median(spawn);
+        double b99 = Support.percentile(spawn, 0.99);
+        String n = ours.size() + " samples, 1 idle node, process sandbox; baseline: bash spawned directly (ProcessBuilder)";
+        results.add(Support.Result.of("dispatch_p50_ms", p50, "ms", b50, "<= 20 ms", p50 <= 20, n));
+        results.add(Support.Result.of("dispatch_p99_ms", p99, "ms", b99, "<= 150 ms", p99 <= 150, n));
+        Support.log("dispatch: p50 %.1f ms p99 %.1f ms (spawn p50 %.1f p99 %.1f), max %.1f", p50, p99, b50, b99,
+                Support.percentile(ours, 1.0));
+
+        // Stock JobRunr OSS: the same node with the wake-up off, so only its 5 s poll starts work.
+        DatabaseConfig stockDb = pg.fresh("bench_dispatch_stock");
+        List<Double> stock = new ArrayList<>();
+        String previous = System.getProperty("outrun.instantPickup");
+        System.setProperty("outrun.instantPickup", "false");
+        try (Core api = Core.open(stockDb, "bench-api", Duration.ofSeconds(15));
+             WorkerNode node = WorkerNode.open(stockDb, WorkerConfig.defaults("bench-stock"), new ProcessSandbox(), Limits.DEFAULTS)) {
+            for (int i = 0; i < stockSamples; i++) {
+                // A uniform phase against the poll timer: it ticks every 5 s from the server's start.
+                Thread.sleep(ThreadLocalRandom.current().nextInt(5000));
+                stock.add(sample(api));
+            }
+        } finally {
+            if (previous == null) {
+                System.clearProperty("outrun.instantPickup");
+            } else {
+                System.setProperty("outrun.instantPickup", previous);
+            }
+        }
+        double s50 = Support.median(stock);
+        double s99 = Support.percentile(stock, 0.99);
+        String sn = stock.size() + " samples; the same node with instant pickup off (-Doutrun.instantPickup=false), "
+                + "poll 5 s (JobRunr's floor); baseline: bash spawned directly";
+        results.add(Support.Result.of("dispatch_stock_jobrunr_p50_ms", s50, "ms", b50, "(reference)", null, sn));
+        results.add(Support.Result.of("dispatch_stock_jobrunr_max_ms", Support.percentile(stock, 1.0), "ms", b99,
+                "(reference)", null, sn));
+        Support.log("dispatch stock JobRunr: p50 %.0f ms max %.0f ms", s50, Support.percentile(stock, 1.0));
+        return results;
+    }
+
+    /** One submit, waited to its end; milliseconds from submit's return to the command's first instruction. */
+    static double sample(Core api) throws Exception {
+        UUID id = api.service().submit(Submission.of("bench", COMMAND)).execution().id();
+        long returned = Support.micros(Instant.now());
+        Execution done = Support.await("execution " + id, Duration.ofSeconds(60), 5,
+                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+        String out = done.stdout().text();
+        if (done.exitCode() == null || done.exitCode() != 0 || out.isBlank()) {
+            throw new IllegalStateException("dispatch sample failed: " + done.status() + " " + done.errorMessage() + " " + out);
+        }
+        return (Support.epochMicros(out) - returned) / 1000.0;
+    }
+
+    static double spawnDirectly() throws Exception {
+        long before = Support.micros(Instant.now());
+        Process p = new ProcessBuilder("/bin/bash", "-c", COMMAND).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        return (Support.epochMicros(out) - before) / 1000.0;
+    }
+}

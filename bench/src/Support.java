@@ -1,0 +1,127 @@
+import io.outrun.store.DatabaseConfig;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** What every benchmark shares: the result row, the bench's PostgreSQL, statistics and waiting. */
+final class Support {
+    private Support() {
+    }
+
+    /**
+     * One figure. {@code baseline} and {@code ratio} may be null (no baseline applies); {@code met}
+     * is null where there is no goal to meet.
+     */
+    record Result(String name, double value, String unit, Double baseline, Double ratio, String goal, Boolean met,
+                  String note) {
+        static Result of(String name, double value, String unit, Double baseline, String goal, Boolean met, String note) {
+            Double ratio = baseline == null || baseline == 0 ? null : value / baseline;
+            return new Result(name, value, unit, baseline, ratio, goal, met, note);
+        }
+
+        static Result notMeasured(String name, String unit, String goal, String why) {
+            return new Result(name, Double.NaN, unit, null, null, goal, null, "not measured: " + why);
+        }
+    }
+
+    /** The bench's own PostgreSQL (embedded, loopback) with one fresh database per benchmark. */
+    static final class Pg implements AutoCloseable {
+        private final EmbeddedPostgres server;
+
+        Pg() throws IOException {
+            this.server = EmbeddedPostgres.builder()
+                    .setServerConfig("max_connections", "300")
+                    .start();
+        }
+
+        DatabaseConfig fresh(String name) {
+            try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+                st.execute("DROP DATABASE IF EXISTS " + name);
+                st.execute("CREATE DATABASE " + name);
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot create database " + name, e);
+            }
+            return new DatabaseConfig(server.getJdbcUrl("postgres", name), "postgres", "");
+        }
+
+        /** Settings that matter for the figures, for the notes. */
+        String settings() {
+            try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT current_setting('server_version'), current_setting('fsync'),"
+                         + " current_setting('synchronous_commit')")) {
+                rs.next();
+                return "PostgreSQL " + rs.getString(1) + " (embedded), fsync=" + rs.getString(2)
+                        + ", synchronous_commit=" + rs.getString(3);
+            } catch (SQLException e) {
+                return "PostgreSQL (embedded)";
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+
+    static Connection connect(DatabaseConfig db) throws SQLException {
+        return DriverManager.getConnection(db.url(), db.user(), db.password());
+    }
+
+    static double percentile(List<? extends Number> values, double p) {
+        List<Double> sorted = new ArrayList<>();
+        values.forEach(v -> sorted.add(v.doubleValue()));
+        Collections.sort(sorted);
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        int index = (int) Math.ceil(p * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+    }
+
+    static double median(List<? extends Number> values) {
+        return percentile(values, 0.5);
+    }
+
+    /** Microseconds since the epoch from bash's {@code $EPOCHREALTIME} ("1700000000.123456"). */
+    static long epochMicros(String epochRealtime) {
+        String s = epochRealtime.strip();
+        int dot = s.indexOf('.');
+        if (dot < 0) {
+            dot = s.indexOf(',');
+        }
+        return Long.parseLong(s.substring(0, dot)) * 1_000_000L + Long.parseLong(s.substring(dot + 1));
+    }
+
+    static long micros(Instant t) {
+        return t.getEpochSecond() * 1_000_000L + t.getNano() / 1_000;
+    }
+
+    static <T> T await(String what, Duration within, long everyMs, Callable<T> probe) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            T value = probe.call();
+            if (value != null && !Boolean.FALSE.equals(value)) {
+                return value;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("timed out after " + within.toSeconds() + " s waiting for " + what);
+            }
+            Thread.sleep(everyMs);
+        }
+    }
+
+    static void log(String format, Object... args) {
+        System.err.printf("[bench %tT] %s%n", Instant.now().toEpochMilli(), String.format(format, args));
+        System.err.flush();
+    }
+}

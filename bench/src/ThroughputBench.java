@@ -1,0 +1,136 @@
+import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.dispatch.JobRunrStorage;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.service.Core;
+import io.outrun.store.Database;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.worker.WorkerConfig;
+import io.outrun.worker.WorkerNode;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jobrunr.server.BackgroundJobServer;
+import org.jobrunr.server.JobActivator;
+import org.jobrunr.storage.StorageProvider;
+import org.jobrunr.utils.mapper.JsonMapper;
+
+import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
+
+/**
+ * Throughput: N executions of {@code true} queued first, then 1 (or 2) default worker nodes on the
+ * host-process sandbox started; rate = N / (last finish - first start), database clock.
+ * Baseline: the same JobRunr jobs (same lambda, same storage, same server configuration: 4
+ * workers, 5 s poll) whose runner does nothing; rate = N / (last SUCCEEDED - first run).
+ */
+final class ThroughputBench {
+
+    static List<Support.Result> run(Support.Pg pg, int executions) throws Exception {
+        List<Support.Result> results = new ArrayList<>();
+        for (int nodes = 1; nodes <= 2; nodes++) {
+            double ours = ours(pg.fresh("bench_tput_" + nodes), executions, nodes);
+            double base = jobrunr(pg.fresh("bench_tput_jr_" + nodes), executions, nodes);
+            String name = nodes == 1 ? "throughput_per_s" : "throughput_2nodes_per_s";
+            double ratio = ours / base;
+            results.add(Support.Result.of(name, ours, "exec/s", base, "ratio >= 0.5", ratio >= 0.5,
+                    executions + " x `true`, " + nodes + " node(s) x 4 slots, process sandbox; baseline: same JobRunr"
+                            + " jobs/config, no-op runner"));
+            Support.log("throughput %d node(s): ours %.1f/s, JobRunr no-op %.1f/s", nodes, ours, base);
+        }
+        return results;
+    }
+
+    static double ours(DatabaseConfig db, int executions, int nodes) throws Exception {
+        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+            for (int i = 0; i < executions; i++) {
+                api.service().submit(Submission.of("bench", "true"));
+            }
+            List<WorkerNode> started = new ArrayList<>();
+            try {
+                for (int n = 0; n < nodes; n++) {
+                    started.add(WorkerNode.open(db, WorkerConfig.defaults("bench-tput-" + n), new ProcessSandbox(), Limits.DEFAULTS));
+                }
+                Support.await("all executions ended", Duration.ofMinutes(10), 100, () -> {
+                    try (Connection c = Support.connect(db); Statement st = c.createStatement();
+                         ResultSet rs = st.executeQuery("SELECT count(*) FROM executions WHERE finished_at IS NULL")) {
+                        rs.next();
+                        return rs.getLong(1) == 0;
+                    }
+                });
+            } finally {
+                started.forEach(WorkerNode::close);
+            }
+            try (Connection c = Support.connect(db); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT count(*) FILTER (WHERE status = 'succeeded'),"
+                         + " extract(epoch FROM max(finished_at) - min(started_at)) FROM executions")) {
+                rs.next();
+                if (rs.getLong(1) != executions) {
+                    throw new IllegalStateException("only " + rs.getLong(1) + " of " + executions + " succeeded");
+                }
+                return executions / rs.getDouble(2);
+            }
+        }
+    }
+
+    static double jobrunr(DatabaseConfig db, int executions, int servers) throws Exception {
+        AtomicReference<Instant> firstRun = new AtomicReference<>();
+        ExecutionRunner noop = id -> firstRun.compareAndSet(null, Instant.now());
+        JobActivator activator = new JobActivator() {
+            @Override
+            public <T> T activateJob(Class<T> type) {
+                return type.isAssignableFrom(ExecutionRunner.class) ? type.cast(noop) : null;
+            }
+        };
+        // Each server as a worker node has it: its own pool, storage and JobRunr server.
+        List<AutoCloseable> closing = new ArrayList<>();
+        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+            for (int i = 0; i < executions; i++) {
+                // The very job a submit enqueues (same id scheme, name, label, lambda), no wake-up.
+                api.dispatcher().enqueue(UUID.randomUUID(), 1, "bench", "true");
+            }
+            try {
+                for (int n = 0; n < servers; n++) {
+                    var pool = Database.pool(db, "bench-jr-" + n);
+                    closing.add(pool);
+                    JsonMapper mapper = JobRunrStorage.jsonMapper();
+                    StorageProvider storage = JobRunrStorage.open(pool, mapper);
+                    closing.add(0, storage);
+                    BackgroundJobServer server = new BackgroundJobServer(storage, mapper, activator,
+                            usingStandardBackgroundJobServerConfiguration()
+                                    .andName("bench-jr-" + n)
+                                    .andWorkerCount(4)
+                                    .andPollInterval(Duration.ofSeconds(5))
+                                    .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
+                    server.start();
+                    closing.add(0, server::stop);
+                }
+                Support.await("all JobRunr jobs succeeded", Duration.ofMinutes(10), 100, () -> {
+                    try (Connection c = Support.connect(db); Statement st = c.createStatement();
+                         ResultSet rs = st.executeQuery("SELECT count(*) FROM jobrunr_jobs WHERE state <> 'SUCCEEDED'")) {
+                        rs.next();
+                        return rs.getLong(1) == 0;
+                    }
+                });
+            } finally {
+                for (AutoCloseable c : closing) {
+                    c.close();
+                }
+            }
+            try (Connection c = Support.connect(db); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT count(*), max(updatedAt) FROM jobrunr_jobs WHERE state = 'SUCCEEDED'")) {
+                rs.next();
+                Timestamp last = rs.getTimestamp(2);
+                double seconds = Duration.between(firstRun.get(), last.toInstant()).toNanos() / 1e9;
+                return rs.getLong(1) / seconds;
+            }
+        }
+    }
+}
