@@ -41,7 +41,7 @@ public final class Bench {
             Support.log("%s; %s mode", pgSettings, quick ? "quick" : "full");
             Map<String, Figure> figures = new java.util.LinkedHashMap<>();
             figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200, quick ? 6 : 20));
-            figures.put("throughput", () -> ThroughputBench.run(pg, quick ? 300 : 1000));
+            figures.put("throughput", () -> ThroughputBench.run(pg, quick ? 300 : 1000, 3));
             figures.put("docker", () -> docker(quick ? 10 : 30, image));
             figures.put("output", () -> OutputBench.run(pg, image));
             figures.put("recovery", () -> RecoveryBench.run(pg, jar, classes, logs, quick ? 1 : 3, true));
