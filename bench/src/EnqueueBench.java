@@ -32,7 +32,10 @@ final class EnqueueBench {
     static List<Support.Result> run(Support.Pg pg, Duration warmup, Duration measure) throws Exception {
         DatabaseConfig db = pg.fresh("bench_enqueue");
         Load http;
-        try (Core core = Core.open(db, "bench-api", Duration.ofSeconds(15));
+        // -Dbench.apiPoolSize=N: a diagnosis knob (the default is the node's default pool).
+        DatabaseConfig apiDb = new DatabaseConfig(db.url(), db.user(), db.password(),
+                Integer.getInteger("bench.apiPoolSize", DatabaseConfig.DEFAULT_POOL_SIZE));
+        try (Core core = Core.open(apiDb, "bench-api", Duration.ofSeconds(15));
              ApiNode api = ApiNode.start(core, ApiConfig.defaults("127.0.0.1", 0), "bench")) {
             String token = new TokenStore(core.pool()).create("bench").token();
             URI uri = URI.create("http://127.0.0.1:" + api.port() + "/v1/executions");
@@ -70,13 +73,15 @@ final class EnqueueBench {
                 ps.executeUpdate();
             };
         });
-        Support.log("enqueue: HTTP %.0f/s p99 %.1f ms; JDBC %.0f/s p99 %.1f ms", http.rate, http.p99Ms, jdbc.rate, jdbc.p99Ms);
+        Support.log("enqueue: HTTP %.0f/s p99 %.1f ms, %.2f JVM CPU ms/req; JDBC %.0f/s p99 %.1f ms, %.2f JVM CPU ms/insert",
+                http.rate, http.p99Ms, http.cpuMsPerCall, jdbc.rate, jdbc.p99Ms, jdbc.cpuMsPerCall);
         String note = CLIENTS + " clients on loopback, " + measure.toSeconds() + " s after " + warmup.toSeconds()
                 + " s warm-up; baseline: plain JDBC INSERT of the same row, 16 connections";
         return List.of(
                 Support.Result.of("enqueue_per_s", http.rate, "req/s", jdbc.rate, ">= 1000/s", http.rate >= 1000, note),
                 Support.Result.of("enqueue_p99_ms", http.p99Ms, "ms", jdbc.p99Ms, "(reference)", null,
-                        "p99 latency of the same runs (p50 " + String.format("%.1f", http.p50Ms) + " ms)"));
+                        String.format(java.util.Locale.ROOT, "p99 latency of the same runs (p50 %.1f ms); bench JVM CPU"
+                                + " (API server + clients) %.2f ms per request", http.p50Ms, http.cpuMsPerCall)));
     }
 
     interface Call {
@@ -87,7 +92,7 @@ final class EnqueueBench {
         Call open() throws Exception;
     }
 
-    record Load(double rate, double p50Ms, double p99Ms) {
+    record Load(double rate, double p50Ms, double p99Ms, double cpuMsPerCall) {
     }
 
     static Load load(Duration warmup, Duration measure, CallFactory factory) throws Exception {
@@ -122,12 +127,15 @@ final class EnqueueBench {
         }
         threads.forEach(Thread::start);
         Thread.sleep(warmup.toMillis());
+        var os = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long cpuStart = os.getProcessCpuTime();
         recording.set(true);
         long start = System.nanoTime();
         Thread.sleep(measure.toMillis());
         recording.set(false);
         long elapsed = System.nanoTime() - start;
         long count = done.get();
+        long cpu = os.getProcessCpuTime() - cpuStart;
         stop.set(true);
         for (Thread t : threads) {
             t.join(60_000);
@@ -137,6 +145,7 @@ final class EnqueueBench {
         }
         List<Long> all = new ArrayList<>();
         latencies.values().forEach(all::addAll);
-        return new Load(count / (elapsed / 1e9), Support.median(all) / 1e6, Support.percentile(all, 0.99) / 1e6);
+        return new Load(count / (elapsed / 1e9), Support.median(all) / 1e6, Support.percentile(all, 0.99) / 1e6,
+                cpu / 1e6 / Math.max(1, count));
     }
 }
