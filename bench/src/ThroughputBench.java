@@ -36,19 +36,20 @@ final class ThroughputBench {
     static List<Support.Result> run(Support.Pg pg, int executions, int repeats) throws Exception {
         List<Support.Result> results = new ArrayList<>();
         for (int nodes = 1; nodes <= 2; nodes++) {
-            // Alternated repeats, median of each: a shared machine's noise hits both sides alike, and
-            // JobRunr's own rate is bimodal (an onboarding chain that breaks waits for the next 5 s poll).
+            // Alternated repeats, best of each: capacity, not the other tenants' noise on a shared
+            // machine. JobRunr's own rate is bimodal (when its onboarding chain breaks, all workers
+            // idle until the next 5 s poll), so a median would be a coin flip; the note lists every run.
             List<Double> ours = new ArrayList<>();
             List<Double> base = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
                 ours.add(ours(pg.fresh("bench_tput_" + nodes), executions, nodes));
                 base.add(jobrunr(pg.fresh("bench_tput_jr_" + nodes), executions, nodes));
             }
-            double o = Support.median(ours);
-            double b = Support.median(base);
+            double o = Support.percentile(ours, 1.0);
+            double b = Support.percentile(base, 1.0);
             String name = nodes == 1 ? "throughput_per_s" : "throughput_2nodes_per_s";
             results.add(Support.Result.of(name, o, "exec/s", b, "ratio >= 0.5", o / b >= 0.5,
-                    String.format(java.util.Locale.ROOT, "median of %d runs of %d x `true`, %d node(s) x 4 slots, process"
+                    String.format(java.util.Locale.ROOT, "best of %d runs of %d x `true`, %d node(s) x 4 slots, process"
                             + " sandbox (runs: %s); baseline: the same JobRunr jobs and config, no-op runner (runs: %s)",
                             repeats, executions, nodes, rounded(ours), rounded(base))));
             Support.log("throughput %d node(s): ours %s/s, JobRunr no-op %s/s", nodes, rounded(ours), rounded(base));
@@ -82,10 +83,10 @@ final class ThroughputBench {
             }
             if (System.getenv("BENCH_DEBUG") != null) {
                 try (Connection c = Support.connect(db); Statement st = c.createStatement();
-                     ResultSet rs = st.executeQuery("SELECT date_trunc('second', finished_at), count(*), min(started_at) FROM executions GROUP BY 1 ORDER BY 1")) {
-                    while (rs.next()) {
-                        Support.log("  %s %d %s", rs.getTimestamp(1).toInstant(), rs.getLong(2), rs.getTimestamp(3).toInstant());
-                    }
+                     ResultSet rs = st.executeQuery("SELECT percentile_cont(array[0.5, 0.9]) WITHIN GROUP (ORDER BY"
+                             + " extract(epoch FROM finished_at - started_at) * 1000) FROM executions")) {
+                    rs.next();
+                    Support.log("  claim-to-finish ms p50/p90: %s", rs.getString(1));
                 }
             }
             try (Connection c = Support.connect(db); Statement st = c.createStatement();
