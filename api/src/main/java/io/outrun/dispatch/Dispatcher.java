@@ -1,6 +1,7 @@
 package io.outrun.dispatch;
 
 import io.outrun.execution.Execution;
+import io.outrun.notify.Channels;
 import io.outrun.store.ExecutionStore;
 import java.time.Duration;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.outrun.http;
 
 import io.outrun.auth.Authenticator;
 import io.outrun.auth.TokenStore;
-import io.outrun.dispatch.Channels;
+import io.outrun.notify.Channels;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.notify.Listener;
 import io.outrun.service.Core;

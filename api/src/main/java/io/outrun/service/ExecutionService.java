@@ -1,6 +1,6 @@
 package io.outrun.service;
 
-import io.outrun.dispatch.Channels;
+import io.outrun.notify.Channels;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;

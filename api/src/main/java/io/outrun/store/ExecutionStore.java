@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
+import io.outrun.notify.Channels;
 import io.outrun.sandbox.capture.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -116,7 +117,9 @@ public final class ExecutionStore {
                 + " stderr_head = '', stderr_tail = '', stderr_total_bytes = 0, stderr_truncated = false"
                 + " WHERE id = ? AND status = 'queued' AND cancel_requested_at IS NULL AND attempt < max_attempts"
                 + " RETURNING " + COLUMNS;
-        return query(sql, node, ttl.toMillis(), id).stream().findFirst();
+        // The claim and its NOTIFY (live readers see "running") in one round trip.
+        return query("WITH claimed AS (" + sql + ") SELECT claimed.*, pg_notify('" + Channels.CHANGED
+                + "', claimed.id::text) FROM claimed", node, ttl.toMillis(), id).stream().findFirst();
     }
 
     /** What one heartbeat learnt: the leases still held, and which of them were asked to cancel. */
@@ -178,9 +181,11 @@ public final class ExecutionStore {
      * reaped the row); the caller must write nothing more.
      */
     public boolean finish(Lease lease, Outcome outcome) {
-        String sql = "UPDATE executions SET status = ?, exit_code = ?, error_code = ?, error_message = ?, "
+        // The end and its NOTIFY (long polls answer at once) in one round trip.
+        String sql = "WITH ended AS (UPDATE executions SET status = ?, exit_code = ?, error_code = ?, error_message = ?, "
                 + OUTPUT_COLUMNS + ", finished_at = now(), updated_at = now(), lease_owner = NULL,"
-                + " lease_expires_at = NULL WHERE" + FENCE;
+                + " lease_expires_at = NULL WHERE" + FENCE + " RETURNING id)"
+                + " SELECT pg_notify('" + Channels.CHANGED + "', id::text) FROM ended";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setString(1, outcome.status().wire());
             ps.setObject(2, outcome.exitCode());
@@ -188,7 +193,9 @@ public final class ExecutionStore {
             ps.setString(4, outcome.errorMessage());
             int i = setOutput(ps, 5, outcome.stdout(), outcome.stderr());
             setLease(ps, i, lease);
-            return ps.executeUpdate() == 1;
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         } catch (SQLException e) {
             throw new StoreException("cannot finish execution " + lease.executionId(), e);
         }

@@ -1,6 +1,6 @@
 package io.outrun.job;
 
-import io.outrun.dispatch.Channels;
+import io.outrun.notify.Channels;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
@@ -69,7 +69,6 @@ public final class ExecutionJob implements ExecutionRunner {
         }
         Execution execution = claimed.get();
         Lease lease = new Lease(executionId, execution.attempt(), node);
-        changed(executionId);
         LOG.info("execution {} attempt {}/{} started on {}", executionId, execution.attempt(), execution.maxAttempts(), node);
         Run run;
         keeper.reserve(lease);
@@ -162,7 +161,6 @@ public final class ExecutionJob implements ExecutionRunner {
         if (written) {
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());
-            changed(lease.executionId());
         } else {
             LOG.warn("execution {} attempt {}: lease lost before the end was written; the write was fenced out",
                     lease.executionId(), lease.attempt());

@@ -1,6 +1,6 @@
 package io.outrun.lease;
 
-import io.outrun.dispatch.Channels;
+import io.outrun.notify.Channels;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.ExecutionStore;

@@ -1,7 +1,7 @@
 package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
-import io.outrun.dispatch.Channels;
+import io.outrun.notify.Channels;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;

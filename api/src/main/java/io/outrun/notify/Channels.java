@@ -1,4 +1,4 @@
-package io.outrun.dispatch;
+package io.outrun.notify;
 
 /** PostgreSQL NOTIFY channels that nodes LISTEN on. */
 public final class Channels {
