@@ -11,7 +11,6 @@ import io.outrun.worker.WorkerNode;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,32 +26,63 @@ import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardB
 
 /**
  * Throughput: N executions of {@code true} queued first, then 1 (or 2) default worker nodes on the
- * host-process sandbox started; rate = N / (last finish - first start), database clock.
+ * host-process sandbox started; delivered rate = N / (last finish - first start), database clock.
  * Baseline: the same JobRunr jobs (same lambda, same storage, same server configuration: 4
- * workers, 5 s poll) whose runner does nothing; rate = N / (last SUCCEEDED - first run).
+ * workers, 5 s poll) whose runner does nothing; delivered rate = N / (last SUCCEEDED - first run).
+ *
+ * <p>The figure compares busy rates: the same N over the same span minus every pause of 1 s or
+ * more between two completions. JobRunr OSS stalls with short jobs: when its onboarding chain
+ * breaks, all its workers idle until the next 5 s poll, which makes its delivered rate bimodal
+ * (about 100/s or about 2,000/s here); the busy rate is its capacity. Both rates are in the note.
  */
 final class ThroughputBench {
+
+    /** One run: delivered and busy rates (executions per second) and the number of stalls of 1 s or more. */
+    record Rate(double delivered, double busy, int stalls) {
+        static Rate of(Instant first, List<Instant> ends) {
+            List<Instant> sorted = new ArrayList<>(ends);
+            java.util.Collections.sort(sorted);
+            double span = Duration.between(first, sorted.get(sorted.size() - 1)).toNanos() / 1e9;
+            double paused = 0;
+            int stalls = 0;
+            Instant previous = first;
+            for (Instant end : sorted) {
+                double gap = Duration.between(previous, end).toNanos() / 1e9;
+                if (gap >= 1.0) {
+                    paused += gap;
+                    stalls++;
+                }
+                previous = end;
+            }
+            return new Rate(sorted.size() / span, sorted.size() / (span - paused), stalls);
+        }
+
+        @Override
+        public String toString() {
+            return Math.round(busy) + (stalls == 0 ? "" : " (delivered " + Math.round(delivered) + ", " + stalls + " stall"
+                    + (stalls > 1 ? "s" : "") + ")");
+        }
+    }
 
     static List<Support.Result> run(Support.Pg pg, int executions, int repeats) throws Exception {
         List<Support.Result> results = new ArrayList<>();
         for (int nodes = 1; nodes <= 2; nodes++) {
-            // Alternated repeats, best of each: capacity, not the other tenants' noise on a shared
-            // machine. JobRunr's own rate is bimodal (when its onboarding chain breaks, all workers
-            // idle until the next 5 s poll), so a median would be a coin flip; the note lists every run.
-            List<Double> ours = new ArrayList<>();
-            List<Double> base = new ArrayList<>();
+            // Alternated repeats, best busy rate of each: capacity, not the other tenants' noise on
+            // a shared machine; the note lists every run.
+            List<Rate> ours = new ArrayList<>();
+            List<Rate> base = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
                 ours.add(ours(pg.fresh("bench_tput_" + nodes), executions, nodes));
                 base.add(jobrunr(pg.fresh("bench_tput_jr_" + nodes), executions, nodes));
             }
-            double o = Support.percentile(ours, 1.0);
-            double b = Support.percentile(base, 1.0);
+            double o = ours.stream().mapToDouble(Rate::busy).max().orElseThrow();
+            double b = base.stream().mapToDouble(Rate::busy).max().orElseThrow();
             String name = nodes == 1 ? "throughput_per_s" : "throughput_2nodes_per_s";
             results.add(Support.Result.of(name, o, "exec/s", b, "ratio >= 0.5", o / b >= 0.5,
-                    String.format(java.util.Locale.ROOT, "best of %d runs of %d x `true`, %d node(s) x 4 slots, process"
-                            + " sandbox (runs: %s); baseline: the same JobRunr jobs and config, no-op runner (runs: %s)",
-                            repeats, executions, nodes, rounded(ours), rounded(base))));
-            Support.log("throughput %d node(s): ours %s/s, JobRunr no-op %s/s", nodes, rounded(ours), rounded(base));
+                    String.format(java.util.Locale.ROOT, "best busy rate (pauses >= 1 s left out) of %d runs of %d x `true`,"
+                            + " %d node(s) x 4 slots, process sandbox (runs: %s); baseline: the same JobRunr jobs and"
+                            + " config, no-op runner (runs: %s)", repeats, executions, nodes, ours, base)));
+            Support.log("throughput %d node(s): ours %s/s, JobRunr no-op %s/s", nodes, ours, base);
         }
         return results;
     }
@@ -61,7 +91,7 @@ final class ThroughputBench {
         return values.stream().map(v -> String.valueOf(Math.round(v))).collect(java.util.stream.Collectors.joining(" "));
     }
 
-    static double ours(DatabaseConfig db, int executions, int nodes) throws Exception {
+    static Rate ours(DatabaseConfig db, int executions, int nodes) throws Exception {
         try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
             for (int i = 0; i < executions; i++) {
                 api.service().submit(Submission.of("bench", "true"));
@@ -90,18 +120,23 @@ final class ThroughputBench {
                 }
             }
             try (Connection c = Support.connect(db); Statement st = c.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT count(*) FILTER (WHERE status = 'succeeded'),"
-                         + " extract(epoch FROM max(finished_at) - min(started_at)) FROM executions")) {
-                rs.next();
-                if (rs.getLong(1) != executions) {
-                    throw new IllegalStateException("only " + rs.getLong(1) + " of " + executions + " succeeded");
+                 ResultSet rs = st.executeQuery("SELECT status, started_at, finished_at FROM executions")) {
+                Instant first = null;
+                List<Instant> ends = new ArrayList<>();
+                while (rs.next()) {
+                    if (!"succeeded".equals(rs.getString(1))) {
+                        throw new IllegalStateException("an execution ended " + rs.getString(1));
+                    }
+                    Instant begun = rs.getTimestamp(2).toInstant();
+                    first = first == null || begun.isBefore(first) ? begun : first;
+                    ends.add(rs.getTimestamp(3).toInstant());
                 }
-                return executions / rs.getDouble(2);
+                return Rate.of(first, ends);
             }
         }
     }
 
-    static double jobrunr(DatabaseConfig db, int executions, int servers) throws Exception {
+    static Rate jobrunr(DatabaseConfig db, int executions, int servers) throws Exception {
         AtomicReference<Instant> firstRun = new AtomicReference<>();
         ExecutionRunner noop = id -> firstRun.compareAndSet(null, Instant.now());
         JobActivator activator = new JobActivator() {
@@ -155,11 +190,12 @@ final class ThroughputBench {
                 }
             }
             try (Connection c = Support.connect(db); Statement st = c.createStatement();
-                 ResultSet rs = st.executeQuery("SELECT count(*), max(updatedAt) FROM jobrunr_jobs WHERE state = 'SUCCEEDED'")) {
-                rs.next();
-                Timestamp last = rs.getTimestamp(2);
-                double seconds = Duration.between(firstRun.get(), last.toInstant()).toNanos() / 1e9;
-                return rs.getLong(1) / seconds;
+                 ResultSet rs = st.executeQuery("SELECT updatedAt FROM jobrunr_jobs WHERE state = 'SUCCEEDED'")) {
+                List<Instant> ends = new ArrayList<>();
+                while (rs.next()) {
+                    ends.add(rs.getTimestamp(1).toInstant());
+                }
+                return Rate.of(firstRun.get(), ends);
             }
         }
     }
