@@ -4,16 +4,23 @@ package io.outrun.sandbox.capture;
  * Keeps a stream's first and last bytes within a fixed budget and counts the rest.
  *
  * <p>Half the budget holds the head (the first bytes, kept forever), half a ring of the latest
- * bytes (the tail). Memory is fixed at construction whatever the stream's size: a command that
- * prints a gigabyte costs the same as one that prints a kilobyte. Appends copy their bytes, so
- * callers may reuse their buffers (docker-java's frames share the reader's buffer).
+ * bytes (the tail). Memory is bounded by the budget whatever the stream's size: a command that
+ * prints a gigabyte costs the same as one that prints a megabyte. Buffers grow with the output
+ * (the head doubles up to its half; the ring is made only once the head is full), so the many
+ * commands that print little cost little: up-front megabyte buffers were most of what a busy
+ * worker allocated. Appends copy their bytes, so callers may reuse their buffers (docker-java's
+ * frames share the reader's buffer).
  * Thread-safe: one thread appends while another takes snapshots.
  */
 public final class BoundedCapture {
 
-    private final byte[] head;
+    private static final int FIRST_HEAD = 4096;
+
+    private final int headCap;
+    private final int ringCap;
+    private byte[] head = new byte[0];
     private int headLength;
-    private final byte[] ring;
+    private byte[] ring = new byte[0];
     private int ringStart;
     private int ringLength;
     private long total;
@@ -23,19 +30,29 @@ public final class BoundedCapture {
         if (maxBytes < 2) {
             throw new IllegalArgumentException("maxBytes must be at least 2: " + maxBytes);
         }
-        this.head = new byte[maxBytes / 2];
-        this.ring = new byte[maxBytes - maxBytes / 2];
+        this.headCap = maxBytes / 2;
+        this.ringCap = maxBytes - maxBytes / 2;
     }
 
     public synchronized void append(byte[] bytes, int offset, int length) {
         total += length;
-        int toHead = Math.min(length, head.length - headLength);
+        int toHead = Math.min(length, headCap - headLength);
+        if (headLength + toHead > head.length) {
+            int size = Math.max(head.length, FIRST_HEAD);
+            while (size < headLength + toHead) {
+                size *= 2;
+            }
+            head = java.util.Arrays.copyOf(head, Math.min(size, headCap));
+        }
         System.arraycopy(bytes, offset, head, headLength, toHead);
         headLength += toHead;
         offset += toHead;
         length -= toHead;
         if (length == 0) {
             return;
+        }
+        if (ring.length == 0) {
+            ring = new byte[ringCap];
         }
         if (length >= ring.length) {
             // Only the last ring.length bytes can survive.
