@@ -117,12 +117,12 @@ final class RecoveryBench {
                     usingStandardBackgroundJobServerConfiguration().andName("bench-jr-survivor").andWorkerCount(1));
             survivor.start();
             try {
-                scheduler.create(aJob().withId(UUID.randomUUID()).withName("blocker").<Sleeper>withDetails(s -> s.sleep("blocker")));
+                scheduler.create(aJob().withId(UUID.randomUUID()).withName("blocker").<Sleeper>withJobLambda(s -> s.sleep("blocker")));
                 Support.await("blocker running", Duration.ofSeconds(60), 100, () -> survivor.getJobSteward().getOccupiedWorkerCount() > 0);
                 try (JvmProcess victim = JvmProcess.of(logs, "bench-jr-victim", "java", "-Xmx256m", "-cp",
                         classes + ":" + jar, "JobRunrVictim", db.url(), db.user(), db.password())) {
                     victim.awaitLog("ready", Duration.ofSeconds(90));
-                    scheduler.create(aJob().withId(UUID.randomUUID()).withName("under test").<Sleeper>withDetails(s -> s.sleep("job")));
+                    scheduler.create(aJob().withId(UUID.randomUUID()).withName("under test").<Sleeper>withJobLambda(s -> s.sleep("job")));
                     victim.awaitLog("STARTED", Duration.ofSeconds(60));
                     Thread.sleep(500);
                     Instant killed = Instant.now();
