@@ -4,6 +4,10 @@ import io.outrun.execution.Execution;
 import io.outrun.notify.Channels;
 import io.outrun.store.ExecutionStore;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.List;
 import java.util.UUID;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
@@ -31,6 +35,12 @@ public final class Dispatcher {
     private final JobScheduler scheduler;
     private final StorageProvider storage;
     private final ExecutionStore store;
+    private final AtomicBoolean wakePending = new AtomicBoolean();
+    private final ExecutorService waker = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "outrun-waker");
+        t.setDaemon(true);
+        return t;
+    });
 
     public Dispatcher(StorageProvider storage, ExecutionStore store) {
         this.storage = storage;
@@ -66,12 +76,22 @@ public final class Dispatcher {
                 .withName(jobName(owner, command))
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
-                .<ExecutionRunner>withDetails(runner -> runner.run(executionId));
+                .<ExecutionRunner>withJobLambda(runner -> runner.run(executionId));
     }
 
-    /** Tells listening nodes there is new work (see {@link Channels#WAKE}). */
+    /**
+     * Tells listening nodes there is new work (see {@link Channels#WAKE}). The NOTIFY is sent by
+     * one background thread, and wake-ups that arrive while one is pending share it: under load
+     * a submit no longer pays a pool checkout and a round trip for it. Every call is still
+     * followed by a NOTIFY that starts after the call (the pending flag is cleared before sending).
+     */
     public void wake() {
-        wake(Channels.WAKE, "");
+        if (wakePending.compareAndSet(false, true)) {
+            waker.execute(() -> {
+                wakePending.set(false);
+                wake(Channels.WAKE, "");
+            });
+        }
     }
 
     /**
@@ -99,6 +119,16 @@ public final class Dispatcher {
 
     public StorageProvider storage() {
         return storage;
+    }
+
+    /** Sends what wake-up is pending, then stops the waker thread. */
+    public void close() {
+        waker.shutdown();
+        try {
+            waker.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** What an admin sees on the dashboard: the owner and the start of the command. */

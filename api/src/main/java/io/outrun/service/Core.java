@@ -83,6 +83,7 @@ public final class Core implements AutoCloseable {
     @Override
     public void close() {
         try {
+            dispatcher.close();
             storage.close();
         } finally {
             pool.close();
