@@ -77,7 +77,7 @@ final class DockerRun implements Run {
         long now = System.nanoTime();
         long waitEnd = now + Math.min(saturatedNanos(wait), Math.max(0, deadlineNanos - now));
         while (exitCode == null) {
-            if (exit.await(Math.max(0, waitEnd - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            if (exit.awaitEnded(Math.max(0, waitEnd - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 settleExit();
                 continue;
             }
