@@ -3,6 +3,7 @@ package io.outrun.redrive;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
+import io.outrun.notify.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Redriven;
 import io.outrun.store.AdvisoryLock;
@@ -116,7 +117,7 @@ public final class RedriveSweep {
         return !moved.isEmpty();
     }
 
-    /** @return true when re-queued (a new job was enqueued), false when reaped */
+    /** @return true when re-queued (a new job was enqueued), false when it ended (reaped or cancelled) */
     private boolean apply(Redriven r) {
         boolean requeued = r.status() == ExecutionStatus.QUEUED;
         dispatcher.retire(r.deadJobId(), "attempt " + r.attempt() + " lost its lease");
@@ -124,7 +125,9 @@ public final class RedriveSweep {
             LOG.warn("execution {} of {}: attempt {} lost its lease; re-queued", r.id(), r.owner(), r.attempt());
             dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
         } else {
-            LOG.warn("execution {} of {}: attempt {} lost its lease and no attempts remain; failed", r.id(), r.owner(), r.attempt());
+            LOG.warn("execution {} of {}: attempt {} lost its lease; ended {}", r.id(), r.owner(), r.attempt(), r.status().wire());
+            // Long polls of it answer now: no worker will write this execution again.
+            dispatcher.wake(Channels.CHANGED, r.id().toString());
         }
         return requeued;
     }

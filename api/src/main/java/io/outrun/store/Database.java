@@ -29,7 +29,16 @@ public final class Database {
         hikari.setInitializationFailTimeout(15_000);
         hikari.addDataSourceProperty("tcpKeepAlive", "true");
         hikari.addDataSourceProperty("ApplicationName", "outrun-" + name);
-        return new HikariDataSource(hikari);
+        try {
+            return new HikariDataSource(hikari);
+        } catch (RuntimeException e) {
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            throw new StoreException("cannot connect to PostgreSQL at " + config.url() + " as " + config.user()
+                    + " (check --db-url, --db-user, --db-password): " + root.getMessage(), null);
+        }
     }
 
     /**

@@ -303,16 +303,21 @@ public final class ExecutionStore {
 
     /**
      * The re-drive decision, written once: with attempts left, back to {@code queued} under a new
-     * dispatch (a fresh JobRunr job id); with none, {@code failed} with the given error. Either
-     * way the lease is dropped. The error arguments are SQL expressions.
+     * dispatch (a fresh JobRunr job id); with none, {@code failed} with the given error; and when
+     * its owner had asked to cancel, {@code cancelled} (a re-queued row could never be claimed).
+     * Either way the lease is dropped. The error arguments are SQL expressions.
      */
     private static String requeueOrFail(String errorCode, String errorMessage) {
-        return " status = CASE WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,"
-                + " dispatch_seq = dispatch_seq + CASE WHEN attempt < max_attempts THEN 1 ELSE 0 END,"
-                + " enqueued_at = CASE WHEN attempt < max_attempts THEN now() ELSE enqueued_at END,"
-                + " finished_at = CASE WHEN attempt < max_attempts THEN NULL ELSE now() END,"
-                + " error_code = CASE WHEN attempt < max_attempts THEN NULL ELSE " + errorCode + " END,"
-                + " error_message = CASE WHEN attempt < max_attempts THEN NULL ELSE " + errorMessage + " END,"
+        String requeue = "(cancel_requested_at IS NULL AND attempt < max_attempts)";
+        String cancelled = "cancel_requested_at IS NOT NULL";
+        return " status = CASE WHEN " + requeue + " THEN 'queued' WHEN " + cancelled + " THEN 'cancelled' ELSE 'failed' END,"
+                + " dispatch_seq = dispatch_seq + CASE WHEN " + requeue + " THEN 1 ELSE 0 END,"
+                + " enqueued_at = CASE WHEN " + requeue + " THEN now() ELSE enqueued_at END,"
+                + " finished_at = CASE WHEN " + requeue + " THEN NULL ELSE now() END,"
+                + " error_code = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'cancelled'"
+                + "   ELSE " + errorCode + " END,"
+                + " error_message = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'Cancelled by its owner;"
+                + " its worker was lost before it could confirm the command stopped.' ELSE " + errorMessage + " END,"
                 + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()";
     }
 

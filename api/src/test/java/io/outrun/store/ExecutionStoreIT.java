@@ -97,6 +97,19 @@ class ExecutionStoreIT {
     }
 
     @Test
+    void lostRunWhoseOwnerAskedToCancelEndsCancelledNotRequeued() throws SQLException {
+        UUID id = store.insert(Submission.of("o", "sleep 60")).execution().id();
+        store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
+        expireLease(id);
+        assertThat(store.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.CANCELLED);
+        Execution row = store.find(id).orElseThrow();
+        assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        assertThat(row.errorCode()).isEqualTo("cancelled");
+        assertThat(row.finishedAt()).isNotNull();
+    }
+
+    @Test
     void terminalRowsNeverChange() {
         UUID id = store.insert(Submission.of("o", "true")).execution().id();
         Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();

@@ -31,11 +31,13 @@ public final class Outrun implements Runnable {
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof ConfigException) {
                 commandLine.getErr().println("outrun: configuration error: " + ex.getMessage());
+                commandLine.getErr().flush();
                 return 2;
             }
             if (ex instanceof SandboxException || ex instanceof StoreException) {
                 commandLine.getErr().println("outrun: " + ex.getMessage()
                         + (ex.getCause() != null ? " (" + ex.getCause().getMessage() + ")" : ""));
+                commandLine.getErr().flush();
                 return 1;
             }
             throw ex;

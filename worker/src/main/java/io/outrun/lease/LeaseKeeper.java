@@ -36,6 +36,9 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Duration ttl;
     private final Map<UUID, Tracked> runs = new ConcurrentHashMap<>();
     private final java.util.Set<Lease> starting = ConcurrentHashMap.newKeySet();
+    /** Cancels heard for runs not tracked (yet); every node hears every cancel, so keep them briefly. */
+    private final Map<UUID, Long> earlyCancels = new ConcurrentHashMap<>();
+    private static final long EARLY_CANCEL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private final ScheduledExecutorService timer;
     private volatile long lastRenewalNanos = System.nanoTime();
 
@@ -61,6 +64,9 @@ public final class LeaseKeeper implements AutoCloseable {
     public Tracked track(Lease lease, Run run) {
         Tracked tracked = new Tracked(lease, run);
         runs.put(lease.executionId(), tracked);
+        if (earlyCancels.remove(lease.executionId()) != null) {
+            tracked.requestCancel();
+        }
         return tracked;
     }
 
@@ -85,7 +91,12 @@ public final class LeaseKeeper implements AutoCloseable {
         Tracked t = runs.get(executionId);
         if (t != null) {
             t.requestCancel();
+            return;
         }
+        // Maybe claimed here a moment ago and not tracked yet: remember it briefly for track().
+        long now = System.nanoTime();
+        earlyCancels.values().removeIf(at -> now - at > EARLY_CANCEL_NANOS);
+        earlyCancels.put(executionId, now);
     }
 
     private void renewQuietly() {
