@@ -8,6 +8,7 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.lease.Tracked;
 import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.ImageNotFoundException;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
@@ -74,6 +75,20 @@ public final class ExecutionJob implements ExecutionRunner {
         keeper.reserve(lease);
         try {
             run = sandbox.start(specs.apply(execution));
+        } catch (ImageNotFoundException e) {
+            keeper.untrack(lease);
+            if (execution.image() == null) {
+                // The node's own default image vanished: another node may still have it.
+                LOG.error("execution {}: this node's default image {} is gone; handing it back", executionId, e.image());
+                requeue(store.unclaim(lease), lease);
+            } else {
+                // The request named an image no worker offers: the caller's to fix, not to retry.
+                finish(lease, new Outcome(ExecutionStatus.FAILED, null, "image_not_found",
+                        "The image '" + e.image() + "' does not exist on the worker's Docker engine. Submit without"
+                                + " `image` to use the default sandbox image, or ask the operator which images are"
+                                + " available.", Captured.EMPTY, Captured.EMPTY));
+            }
+            return;
         } catch (SandboxException | IllegalArgumentException e) {
             keeper.untrack(lease);
             // The command never ran: hand it back without spending an attempt.

@@ -48,6 +48,17 @@ class DockerWorkerIT {
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n");
             Await.until("container removed", Duration.ofSeconds(10), () -> containers(id).isEmpty());
+
+            // An image no worker has is the caller's error: failed at once, with a clear code.
+            Submission noImage = new Submission("alice", "true", "no-such-image:1", null, java.util.Map.of(),
+                    java.util.Map.of(), 60_000, 1 << 20, 3, null);
+            UUID bad = api.service().submit(noImage).execution().id();
+            Execution rejected = Await.until("rejected", Duration.ofSeconds(30),
+                    () -> api.store().find(bad).filter(e -> e.status().isTerminal()).orElse(null));
+            assertThat(rejected.status()).isEqualTo(ExecutionStatus.FAILED);
+            assertThat(rejected.errorCode()).isEqualTo("image_not_found");
+            assertThat(rejected.errorMessage()).contains("no-such-image:1");
+            assertThat(rejected.attempt()).isEqualTo(1);
         }
     }
 

@@ -6,7 +6,7 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.sandbox.ImageNotFoundException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -98,7 +98,7 @@ public final class DockerSandbox implements Sandbox {
         try {
             return ContainerRecipe.create(clients.control, spec, image, config.nodeId()).exec().getId();
         } catch (NotFoundException e) {
-            throw new SandboxUnavailableException(EngineCheck.missingImageMessage(image), e);
+            throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
         } catch (RuntimeException e) {
             throw new SandboxException("cannot create a container of " + image + " for execution "
                     + spec.executionId() + " on " + config.dockerHost() + ": " + e.getMessage(), e);
