@@ -52,6 +52,8 @@ final class Guidance {
                     + " processes): make it lighter or split it.";
             case "sandbox_error" -> "The sandbox could not run the command (see error.message). Check image and"
                     + " workdir, then submit again.";
+            case "image_not_allowed" -> "The operator does not allow that image. Submit again without `image` to use"
+                    + " the default sandbox image.";
             case "image_not_found" -> "The image you named is not on the workers. Submit again without `image` to use"
                     + " the default sandbox image.";
             default -> "It failed (see error). Fix what the message names and submit it again.";

@@ -25,6 +25,10 @@ public final class SandboxOptions {
     @Option(names = "--image", description = "Docker image for executions (default outrun-sandbox:latest, built by sandbox/image/build.sh)")
     String image;
 
+    @Option(names = "--image-allow", split = ",",
+            description = "Other images executions may ask for: NAME, PREFIX* or * (default: only --image)")
+    java.util.List<String> imageAllow;
+
     @Option(names = "--docker-host", description = "Docker engine (default unix:///var/run/docker.sock)")
     String dockerHost;
 
@@ -71,6 +75,9 @@ public final class SandboxOptions {
         }
         if (dockerHost != null) {
             config = config.withDockerHost(dockerHost);
+        }
+        if (imageAllow != null) {
+            config = config.withAllowedImages(imageAllow);
         }
         DockerSandbox sandbox = new DockerSandbox(config);
         try {

@@ -8,6 +8,7 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.lease.Tracked;
 import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
@@ -89,7 +90,19 @@ public final class ExecutionJob implements ExecutionRunner {
                                 + " available.", Captured.EMPTY, Captured.EMPTY));
             }
             return;
-        } catch (SandboxException | IllegalArgumentException e) {
+        } catch (ImageNotAllowedException e) {
+            keeper.untrack(lease);
+            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "image_not_allowed",
+                    "The image '" + e.image() + "' is not allowed on the workers (" + e.getMessage() + "). Submit without"
+                            + " `image` to use the default sandbox image.", Captured.EMPTY, Captured.EMPTY));
+            return;
+        } catch (IllegalArgumentException e) {
+            // The stored execution cannot become a valid run (a limit out of range): retrying won't help.
+            keeper.untrack(lease);
+            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "sandbox_error",
+                    "The sandbox refused the execution: " + e.getMessage(), Captured.EMPTY, Captured.EMPTY));
+            return;
+        } catch (SandboxException e) {
             keeper.untrack(lease);
             // The command never ran: hand it back without spending an attempt.
             LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);

@@ -40,7 +40,7 @@ class DockerWorkerIT {
     void runsInTheLockedDownSandboxAndRemovesItsContainer() throws Exception {
         DatabaseConfig db = TestDatabase.migrated();
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
-             WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker")) {
+             WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker", "--image-allow", "allowed/*")) {
             UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only"))
                     .execution().id();
             Execution done = Await.until("end", Duration.ofSeconds(60),
@@ -49,16 +49,10 @@ class DockerWorkerIT {
             assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n");
             Await.until("container removed", Duration.ofSeconds(10), () -> containers(id).isEmpty());
 
-            // An image no worker has is the caller's error: failed at once, with a clear code.
-            Submission noImage = new Submission("alice", "true", "no-such-image:1", null, java.util.Map.of(),
-                    java.util.Map.of(), 60_000, 1 << 20, 3, null);
-            UUID bad = api.service().submit(noImage).execution().id();
-            Execution rejected = Await.until("rejected", Duration.ofSeconds(30),
-                    () -> api.store().find(bad).filter(e -> e.status().isTerminal()).orElse(null));
-            assertThat(rejected.status()).isEqualTo(ExecutionStatus.FAILED);
-            assertThat(rejected.errorCode()).isEqualTo("image_not_found");
-            assertThat(rejected.errorMessage()).contains("no-such-image:1");
-            assertThat(rejected.attempt()).isEqualTo(1);
+            // An image the operator did not allow, or that no worker has, is the caller's error:
+            // failed at once with a clear code, never retried.
+            assertRejected(api, "debian:12", "image_not_allowed");
+            assertRejected(api, "allowed/missing:1", "image_not_found");
         }
     }
 
@@ -87,6 +81,18 @@ class DockerWorkerIT {
                 Await.until("no container left", Duration.ofSeconds(10), () -> containers(id).isEmpty());
             }
         }
+    }
+
+    private static void assertRejected(Core api, String image, String code) throws InterruptedException {
+        Submission s = new Submission("alice", "true", image, null, java.util.Map.of(), java.util.Map.of(),
+                60_000, 1 << 20, 3, null);
+        UUID id = api.service().submit(s).execution().id();
+        Execution rejected = Await.until(image + " rejected", Duration.ofSeconds(30),
+                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+        assertThat(rejected.status()).isEqualTo(ExecutionStatus.FAILED);
+        assertThat(rejected.errorCode()).isEqualTo(code);
+        assertThat(rejected.errorMessage()).contains(image);
+        assertThat(rejected.attempt()).isEqualTo(1);
     }
 
     /** Attempts of the execution's containers on this engine (running or not). */

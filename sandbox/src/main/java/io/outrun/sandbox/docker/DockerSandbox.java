@@ -6,6 +6,7 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +62,11 @@ public final class DockerSandbox implements Sandbox {
     @Override
     public Run start(RunSpec spec) {
         String image = spec.image() == null ? config.image() : spec.image();
+        if (!config.allows(image)) {
+            throw new ImageNotAllowedException(image, "image " + image + " is not allowed on node " + config.nodeId()
+                    + " (allowed: " + config.image() + (config.allowedImages().isEmpty() ? "" : ", "
+                    + String.join(", ", config.allowedImages())) + ")");
+        }
         String containerId = create(spec, image);
         OutputCallback output = null;
         try {

@@ -2,6 +2,7 @@ package io.outrun.sandbox.docker;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -23,6 +24,9 @@ import java.util.regex.Pattern;
  *                        streaming ones while it runs; default 256
  * @param leftoverScope   which Outrun containers {@code removeLeftovers} considers; default
  *                        {@link LeftoverScope#NODE}
+ * @param allowedImages   images an execution may ask for besides {@code image}: exact references,
+ *                        {@code prefix*}, or {@code *} for any image on the engine; default none
+ *                        (every command is hostile: the operator decides what it may run in)
  */
 public record DockerSandboxConfig(
         String dockerHost,
@@ -31,7 +35,8 @@ public record DockerSandboxConfig(
         Duration connectTimeout,
         Duration responseTimeout,
         int maxConnections,
-        LeftoverScope leftoverScope) {
+        LeftoverScope leftoverScope,
+        List<String> allowedImages) {
 
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
     public static final String DEFAULT_IMAGE = "outrun-sandbox:latest";
@@ -60,6 +65,7 @@ public record DockerSandboxConfig(
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(responseTimeout, "responseTimeout");
         Objects.requireNonNull(leftoverScope, "leftoverScope");
+        allowedImages = allowedImages == null ? List.of() : List.copyOf(allowedImages);
         String scheme = schemeOf(dockerHost);
         if (!scheme.equals("unix") && !scheme.equals("tcp")) {
             throw new IllegalArgumentException("dockerHost must be unix:///path or tcp://host:port: " + dockerHost);
@@ -84,24 +90,45 @@ public record DockerSandboxConfig(
     /** Defaults for everything but the node id. */
     public static DockerSandboxConfig defaults(String nodeId) {
         return new DockerSandboxConfig(DEFAULT_HOST, DEFAULT_IMAGE, nodeId, Duration.ofSeconds(5),
-                Duration.ofSeconds(30), 256, LeftoverScope.NODE);
+                Duration.ofSeconds(30), 256, LeftoverScope.NODE, List.of());
     }
 
     public DockerSandboxConfig withDockerHost(String host) {
-        return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope);
+        return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope,
+                allowedImages);
     }
 
     public DockerSandboxConfig withImage(String newImage) {
-        return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections,
-                leftoverScope);
+        return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope,
+                allowedImages);
     }
 
     public DockerSandboxConfig withTimeouts(Duration connect, Duration response) {
-        return new DockerSandboxConfig(dockerHost, image, nodeId, connect, response, maxConnections, leftoverScope);
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connect, response, maxConnections, leftoverScope,
+                allowedImages);
     }
 
     public DockerSandboxConfig withLeftoverScope(LeftoverScope scope) {
-        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections, scope);
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections, scope, allowedImages);
+    }
+
+    public DockerSandboxConfig withAllowedImages(List<String> images) {
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections,
+                leftoverScope, images);
+    }
+
+    /** True when an execution may run in {@code requested} (its default image always may). */
+    public boolean allows(String requested) {
+        if (requested.equals(image)) {
+            return true;
+        }
+        for (String entry : allowedImages) {
+            if (entry.equals("*") || entry.equals(requested)
+                    || (entry.endsWith("*") && requested.startsWith(entry.substring(0, entry.length() - 1)))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String schemeOf(String host) {

@@ -1,5 +1,7 @@
 package io.outrun.sandbox.docker;
 
+import java.util.List;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -29,7 +31,7 @@ class DockerSandboxConfigTest {
         assertThatThrownBy(() -> ok.withTimeouts(ok.connectTimeout(), Duration.ofSeconds(-1)))
                 .hasMessageContaining("responseTimeout");
         assertThatThrownBy(() -> new DockerSandboxConfig(ok.dockerHost(), ok.image(), "n", ok.connectTimeout(),
-                ok.responseTimeout(), 1, ok.leftoverScope())).hasMessageContaining("maxConnections");
+                ok.responseTimeout(), 1, ok.leftoverScope(), List.of())).hasMessageContaining("maxConnections");
         assertThatThrownBy(() -> ok.withLeftoverScope(null)).hasMessageContaining("leftoverScope");
     }
 
@@ -42,5 +44,17 @@ class DockerSandboxConfigTest {
                     .hasMessageContaining("unix:///nonexistent/docker.sock")
                     .hasMessageContaining("unreachable");
         }
+    }
+
+    @Test
+    void onlyTheDefaultImageAndTheAllowlistMayRun() {
+        DockerSandboxConfig config = DockerSandboxConfig.defaults("n");
+        assertThat(config.allows(DockerSandboxConfig.DEFAULT_IMAGE)).isTrue();
+        assertThat(config.allows("debian:12")).isFalse();
+        DockerSandboxConfig some = config.withAllowedImages(List.of("python:3.12", "tools/*"));
+        assertThat(some.allows("python:3.12")).isTrue();
+        assertThat(some.allows("tools/node:20")).isTrue();
+        assertThat(some.allows("python:3.11")).isFalse();
+        assertThat(config.withAllowedImages(List.of("*")).allows("anything:1")).isTrue();
     }
 }
