@@ -2,6 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.store.ConfigException;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
 import java.time.Duration;
@@ -46,6 +47,15 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve JobRunr's dashboard on this port (all interfaces); 0 = off")
     int dashboardPort;
 
+    @Option(names = "--dashboard-user", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER); default: no auth")
+    String dashboardUser;
+
+    @Option(names = "--dashboard-password", description = "Basic-auth password for the dashboard (env OUTRUN_DASHBOARD_PASSWORD)")
+    String dashboardPassword;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws InterruptedException {
         String id = nodeId != null ? nodeId : defaultNodeId();
@@ -54,13 +64,19 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(cleanupSeconds), dashboardPort);
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
-        WorkerNode node = WorkerNode.open(db.toConfig(), config, sandbox, limits);
+        String user = dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER");
+        String password = dashboardPassword != null ? dashboardPassword : System.getenv("OUTRUN_DASHBOARD_PASSWORD");
+        if (user != null && !user.isBlank() && (password == null || password.isBlank())) {
+            throw new ConfigException("--dashboard-user needs --dashboard-password (or OUTRUN_DASHBOARD_PASSWORD)");
+        }
+        WorkerNode node = WorkerNode.open(db.toConfig(), config, sandbox, limits, user, password);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
             stopped.countDown();
         }, "outrun-shutdown"));
-        System.out.println("outrun: worker " + id + " ready (" + slots + " slots, sandbox " + sandbox.name() + ")");
+        spec.commandLine().getOut().println("outrun: worker " + id + " ready (" + slots + " slots, sandbox " + sandbox.name() + ")");
+        spec.commandLine().getOut().flush();
         stopped.await();
         return 0;
     }

@@ -122,9 +122,15 @@ public final class WorkerNode implements AutoCloseable {
 
     /** Opens its own {@link Core} and starts; closing the node closes it. */
     public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return open(db, config, sandbox, limits, null, null);
+    }
+
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits)}, with basic auth on the dashboard. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
+                                  String dashboardUser, String dashboardPassword) {
         Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace());
         try {
-            return new WorkerNode(core, true, config, sandbox, limits, null, null);
+            return new WorkerNode(core, true, config, sandbox, limits, dashboardUser, dashboardPassword);
         } catch (RuntimeException e) {
             core.close();
             throw e;

@@ -1,0 +1,67 @@
+package io.outrun.worker;
+
+import io.outrun.execution.Submission;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import io.outrun.testing.WorkerProcess;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What an admin sees on a worker's JobRunr dashboard: behind basic auth, jobs named by owner and command. */
+class DashboardIT {
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @Test
+    void dashboardNeedsItsPasswordAndShowsOwnerAndCommand() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             WorkerProcess w = WorkerProcess.startWith(db, "dash", 1, "process", "--dashboard-port", String.valueOf(port),
+                     "--dashboard-user", "admin", "--dashboard-password", "s3cret")) {
+            UUID id = api.service().submit(Submission.of("alice", "echo shown on the dashboard")).execution().id();
+            Await.until("done", Duration.ofSeconds(20), () -> api.store().find(id).orElseThrow().status().isTerminal());
+            String base = "http://127.0.0.1:" + port;
+
+            assertThat(get(base + "/api/servers", null).statusCode()).isEqualTo(401);
+            assertThat(get(base + "/api/servers", "admin:wrong").statusCode()).isEqualTo(401);
+            HttpResponse<String> servers = get(base + "/api/servers", "admin:s3cret");
+            assertThat(servers.statusCode()).isEqualTo(200);
+            assertThat(servers.body()).contains("\"name\":\"dash\"");
+
+            String jobs = Await.until("job listed", Duration.ofSeconds(10), () -> {
+                String body = get(base + "/api/jobs?state=SUCCEEDED&offset=0&limit=20&order=updatedAt:DESC",
+                        "admin:s3cret").body();
+                return body.contains("[alice] echo shown on the dashboard") ? body : null;
+            });
+            assertThat(jobs).contains("owner:alice");
+        }
+    }
+
+    private HttpResponse<String> get(String url, String credentials) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10));
+        if (credentials != null) {
+            b.header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+        }
+        try {
+            return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
