@@ -8,6 +8,7 @@ import io.javalin.http.HttpResponseException;
 import io.outrun.auth.Authenticator;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.http.wire.Json;
+import io.outrun.metrics.FleetMetrics;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
 import java.io.IOException;
@@ -43,7 +44,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions"),
             new Route("GET", "/v1/executions/{id}"),
             new Route("GET", "/v1/executions/{id}/output"),
-            new Route("POST", "/v1/executions/{id}/cancel"));
+            new Route("POST", "/v1/executions/{id}/cancel"),
+            new Route("GET", "/metrics"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -54,6 +56,7 @@ public final class ApiServer implements AutoCloseable {
         ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource),
                 new Waiter(signal, config.maxWaiters()));
         byte[] openApi = openApi();
+        FleetMetrics metrics = new FleetMetrics(dataSource);
         Map<Route, Handler> handlers = Map.of(
                 ROUTES.get(0), ctx -> health(ctx, dataSource),
                 ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
@@ -61,7 +64,9 @@ public final class ApiServer implements AutoCloseable {
                 ROUTES.get(3), executions::list,
                 ROUTES.get(4), executions::get,
                 ROUTES.get(5), executions::output,
-                ROUTES.get(6), executions::cancel);
+                ROUTES.get(6), executions::cancel,
+                ROUTES.get(7), ctx -> ctx.status(200).contentType("text/plain; version=0.0.4; charset=utf-8")
+                        .result(metrics.scrape()));
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
