@@ -84,6 +84,7 @@ public final class WorkerNode implements AutoCloseable {
                 .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
                 .start();
         server.start();
+        awaitAnnounced(Duration.ofSeconds(30));
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "outrun-maintenance");
             t.setDaemon(true);
@@ -137,6 +138,27 @@ public final class WorkerNode implements AutoCloseable {
         }
     }
 
+
+    /**
+     * JobRunr announces the server asynchronously; until it has, the node takes no work. Waiting
+     * here makes "started" mean "takes work" (a slow start under load shows in the log).
+     */
+    private void awaitAnnounced(Duration within) {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (!server.isAnnounced()) {
+            if (System.nanoTime() > deadline) {
+                LOG.warn("JobRunr's server of {} has not announced itself after {} s; the node takes work once it has",
+                        config.nodeId(), within.toSeconds());
+                return;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
 
     /**
      * JobRunr OSS stops its server for good after six storage errors in a row (a database outage

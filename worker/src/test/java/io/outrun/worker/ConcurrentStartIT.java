@@ -39,14 +39,16 @@ class ConcurrentStartIT {
                 assertThat(single(st, "SELECT count(*) FROM outrun_schema_history WHERE NOT success")).isZero();
                 assertThat(single(st, "SELECT count(*) - count(DISTINCT script) FROM jobrunr_migrations")).isZero();
                 assertThat(single(st, "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('executions', 'api_tokens', 'jobrunr_jobs')")).isEqualTo(3);
-                // Servers announce themselves asynchronously after start.
-                io.outrun.testing.Await.until("5 servers announced", java.time.Duration.ofSeconds(20), () -> {
-                    try {
-                        return single(st, "SELECT count(*) FROM jobrunr_backgroundjobservers") == 5;
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
+                // Each node says "ready" once JobRunr has announced its server (or after 30 s
+                // without: a server JobRunr stopped at start is restarted by the node's watchdog).
+                long servers = 0;
+                for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; Thread.sleep(200)) {
+                    servers = single(st, "SELECT count(*) FROM jobrunr_backgroundjobservers");
+                    if (servers == 5) {
+                        break;
                     }
-                });
+                }
+                assertThat(servers).as("servers announced (%s)\n%s", describe(st), logs(nodes)).isEqualTo(5);
             }
             for (WorkerProcess w : nodes) {
                 assertThat(w.log()).doesNotContain("ERROR").doesNotContain("Exception");
@@ -57,6 +59,25 @@ class ConcurrentStartIT {
             }
             pool.shutdownNow();
         }
+    }
+
+    private static String describe(Statement st) throws Exception {
+        StringBuilder b = new StringBuilder();
+        try (ResultSet rs = st.executeQuery("SELECT name, firstheartbeat, lastheartbeat, running FROM jobrunr_backgroundjobservers")) {
+            while (rs.next()) {
+                b.append(rs.getString(1)).append(" first=").append(rs.getString(2)).append(" last=").append(rs.getString(3))
+                        .append(" running=").append(rs.getBoolean(4)).append("; ");
+            }
+        }
+        return b.toString();
+    }
+
+    private static String logs(List<WorkerProcess> nodes) throws Exception {
+        StringBuilder b = new StringBuilder();
+        for (WorkerProcess w : nodes) {
+            b.append("--- ").append(w.nodeId()).append('\n').append(w.log());
+        }
+        return b.toString();
     }
 
     private static long single(Statement st, String sql) throws Exception {
