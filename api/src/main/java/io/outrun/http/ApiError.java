@@ -47,4 +47,12 @@ public final class ApiError extends RuntimeException {
                 "Check the executionId: it must come from a submit made with this same token."
                         + " GET /v1/executions lists your executions.");
     }
+
+    /** 503: the node cannot reach its database; nothing was changed by this request. */
+    public static ApiError databaseUnavailable() {
+        return new ApiError(503, "database_unavailable", "This node cannot reach its database right now.",
+                "Retry in a few seconds (see Retry-After). Executions already accepted are kept and resume when"
+                        + " the database is back; a submit that got this answer was not accepted, so send it again"
+                        + " (with the same Idempotency-Key, if you used one).");
+    }
 }

@@ -11,10 +11,10 @@ import io.outrun.http.wire.Json;
 import io.outrun.metrics.FleetMetrics;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
+import io.outrun.store.Outage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.sql.Connection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,6 +49,7 @@ public final class ApiServer implements AutoCloseable {
 
     private final Javalin app;
     private final ApiConfig config;
+    private final HealthCheck healthCheck;
 
     private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
                       ChangeSignal signal) {
@@ -57,8 +58,9 @@ public final class ApiServer implements AutoCloseable {
                 new Waiter(signal, config.maxWaiters()));
         byte[] openApi = openApi();
         FleetMetrics metrics = new FleetMetrics(dataSource);
+        this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN);
         Map<Route, Handler> handlers = Map.of(
-                ROUTES.get(0), ctx -> health(ctx, dataSource),
+                ROUTES.get(0), ctx -> health(ctx, healthCheck),
                 ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
                 ROUTES.get(2), executions::submit,
                 ROUTES.get(3), executions::list,
@@ -93,6 +95,11 @@ public final class ApiServer implements AutoCloseable {
         app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
         app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
         app.exception(Exception.class, (e, ctx) -> {
+            if (Outage.is(e)) {
+                LOG.warn("{} {}: database unavailable ({})", ctx.method(), ctx.path(), rootMessage(e));
+                write(ctx, ApiError.databaseUnavailable());
+                return;
+            }
             LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
             write(ctx, internal());
         });
@@ -125,6 +132,7 @@ public final class ApiServer implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
+        healthCheck.close();
     }
 
     // --- shared by the handlers ---------------------------------------------------------------
@@ -159,16 +167,20 @@ public final class ApiServer implements AutoCloseable {
         ctx.attribute(OWNER, owner.get());
     }
 
-    private static void health(Context ctx, DataSource dataSource) {
-        try (Connection c = dataSource.getConnection()) {
-            if (!c.isValid(2)) {
-                throw new IllegalStateException("connection not valid");
-            }
+    private static void health(Context ctx, HealthCheck check) {
+        if (check.databaseReachable()) {
             json(ctx, 200, Map.of("status", "ok"));
-        } catch (Exception e) {
-            write(ctx, new ApiError(503, "database_unavailable", "This node cannot reach its database.",
-                    "Retry in a few seconds; executions already submitted are kept and resume when it is back."));
+        } else {
+            write(ctx, ApiError.databaseUnavailable());
         }
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t.getClass().getSimpleName() + ": " + t.getMessage();
     }
 
     private static ApiError fromJavalin(int status, Context ctx) {
@@ -194,6 +206,9 @@ public final class ApiServer implements AutoCloseable {
         ctx.attribute(ERROR_WRITTEN, Boolean.TRUE);
         if (e.httpStatus() == 401) {
             ctx.header("WWW-Authenticate", "Bearer");
+        }
+        if (e.httpStatus() == 503) {
+            ctx.header("Retry-After", "5");
         }
         json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance()));
     }

@@ -1,22 +1,26 @@
 package io.outrun.service;
 
-import io.outrun.notify.Channels;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
+import io.outrun.notify.Channels;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.ExecutionStore.Inserted;
 import java.util.Optional;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What owners can do with executions, whatever the transport (HTTP, CLI, tests). Every call is
  * scoped to an owner: another owner's execution behaves exactly like one that does not exist.
  */
 public final class ExecutionService {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
 
     private final ExecutionStore store;
     private final Dispatcher dispatcher;
@@ -40,7 +44,14 @@ public final class ExecutionService {
     public Inserted submit(Submission submission) {
         Inserted inserted = store.insert(submission);
         if (inserted.created()) {
-            dispatcher.dispatch(inserted.execution());
+            try {
+                dispatcher.dispatch(inserted.execution());
+            } catch (RuntimeException e) {
+                // The row is committed: the execution is accepted and must be answered as such.
+                // The re-drive sweep enqueues a queued row without a job after the lost-dispatch grace.
+                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); the re-drive sweep"
+                        + " dispatches it", inserted.execution().id(), e.toString());
+            }
         }
         return inserted;
     }
