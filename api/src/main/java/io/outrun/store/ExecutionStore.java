@@ -45,6 +45,7 @@ public final class ExecutionStore {
             + " stdout_truncated = ?, stderr_head = ?, stderr_tail = ?, stderr_total_bytes = ?, stderr_truncated = ?";
 
     /** Only the running statement of a worker's own attempt may write: the fence. */
+    private static final String CANCELLED_BEFORE_START = "Cancelled by its owner before it started.";
     private static final String FENCE = " id = ? AND attempt = ? AND lease_owner = ? AND status = 'running'";
 
     private final DataSource dataSource;
@@ -123,13 +124,13 @@ public final class ExecutionStore {
     }
 
     /** What one heartbeat learnt: the leases still held, and which of them were asked to cancel. */
-    public record Renewal(Set<UUID> held, Set<UUID> cancelRequested) {
+    public record Renewal(Set<Lease> held, Set<Lease> cancelRequested) {
     }
 
     /** Renews, in one statement, every lease a node holds; a lease missing from the answer is lost. */
     public Renewal renew(String node, Duration ttl, Collection<Lease> leases) {
-        Set<UUID> held = new HashSet<>();
-        Set<UUID> cancel = new HashSet<>();
+        Set<Lease> held = new HashSet<>();
+        Set<Lease> cancel = new HashSet<>();
         if (leases.isEmpty()) {
             return new Renewal(held, cancel);
         }
@@ -137,7 +138,7 @@ public final class ExecutionStore {
                 + " heartbeat_at = now(), updated_at = now()"
                 + " FROM unnest(?::uuid[], ?::int[]) AS l(id, attempt)"
                 + " WHERE e.id = l.id AND e.attempt = l.attempt AND e.lease_owner = ? AND e.status = 'running'"
-                + " RETURNING e.id, e.cancel_requested_at IS NOT NULL";
+                + " RETURNING e.id, e.attempt, e.cancel_requested_at IS NOT NULL";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, ttl.toMillis());
             ps.setArray(2, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
@@ -145,10 +146,10 @@ public final class ExecutionStore {
             ps.setString(4, node);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    UUID id = rs.getObject(1, UUID.class);
-                    held.add(id);
-                    if (rs.getBoolean(2)) {
-                        cancel.add(id);
+                    Lease lease = new Lease(rs.getObject(1, UUID.class), rs.getInt(2), node);
+                    held.add(lease);
+                    if (rs.getBoolean(3)) {
+                        cancel.add(lease);
                     }
                 }
             }
@@ -203,13 +204,22 @@ public final class ExecutionStore {
 
     /**
      * Undoes a claim whose command never started (the sandbox refused it, e.g. the Docker engine
-     * was restarting): back to {@code queued} under a new dispatch, without spending an attempt.
+     * was restarting): back to {@code queued} under a new dispatch, without spending an attempt;
+     * or to {@code cancelled} when its owner asked to cancel meanwhile (a queued row with a cancel
+     * request could never be claimed again).
      *
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> unclaim(Lease lease) {
-        String sql = "UPDATE executions SET status = 'queued', attempt = attempt - 1, dispatch_seq = dispatch_seq + 1,"
-                + " enqueued_at = now(), started_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
+        String requeue = "cancel_requested_at IS NULL";
+        String sql = "UPDATE executions SET status = CASE WHEN " + requeue + " THEN 'queued' ELSE 'cancelled' END,"
+                + " attempt = attempt - 1,"
+                + " dispatch_seq = dispatch_seq + CASE WHEN " + requeue + " THEN 1 ELSE 0 END,"
+                + " enqueued_at = CASE WHEN " + requeue + " THEN now() ELSE enqueued_at END,"
+                + " finished_at = CASE WHEN " + requeue + " THEN NULL ELSE now() END,"
+                + " error_code = CASE WHEN " + requeue + " THEN NULL ELSE 'cancelled' END,"
+                + " error_message = CASE WHEN " + requeue + " THEN NULL ELSE '" + CANCELLED_BEFORE_START + "' END,"
+                + " started_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
                 + " WHERE" + FENCE + RETURNING_REDRIVEN;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             setLease(ps, 1, lease);
@@ -250,16 +260,26 @@ public final class ExecutionStore {
      * worker kills it (woken by NOTIFY, or at its next heartbeat).
      */
     public CancelResult requestCancel(UUID id, String owner) {
-        String queued = "UPDATE executions SET status = 'cancelled', cancel_requested_at = now(), finished_at = now(),"
-                + " updated_at = now(), error_code = 'cancelled', error_message = 'Cancelled by its owner before it started.'"
-                + " WHERE id = ? AND owner = ? AND status = 'queued'";
-        String running = "UPDATE executions SET cancel_requested_at = coalesce(cancel_requested_at, now()), updated_at = now()"
-                + " WHERE id = ? AND owner = ? AND status = 'running'";
-        if (update(queued, id, owner) == 1) {
-            return CancelResult.CANCELLED_WHILE_QUEUED;
-        }
-        if (update(running, id, owner) == 1) {
-            return CancelResult.REQUESTED;
+        // One statement, so that a row moving between queued and running (claimed, re-driven,
+        // handed back) at the same moment is cancelled in whichever state it is in.
+        String queued = "status = 'queued'";
+        String sql = "UPDATE executions SET status = CASE WHEN " + queued + " THEN 'cancelled' ELSE status END,"
+                + " cancel_requested_at = coalesce(cancel_requested_at, now()),"
+                + " finished_at = CASE WHEN " + queued + " THEN now() ELSE finished_at END,"
+                + " error_code = CASE WHEN " + queued + " THEN 'cancelled' ELSE error_code END,"
+                + " error_message = CASE WHEN " + queued + " THEN '" + CANCELLED_BEFORE_START + "' ELSE error_message END,"
+                + " updated_at = now()"
+                + " WHERE id = ? AND owner = ? AND status IN ('queued', 'running') RETURNING status";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setObject(1, id);
+            ps.setString(2, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return rs.getString(1).equals("cancelled") ? CancelResult.CANCELLED_WHILE_QUEUED : CancelResult.REQUESTED;
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot cancel execution " + id, e);
         }
         return findOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
     }
@@ -337,7 +357,7 @@ public final class ExecutionStore {
         String sql = "UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
                 + " WHERE id IN (SELECT x.id FROM executions x WHERE x.status = 'queued'"
                 + "   AND x.enqueued_at < now() - ? * interval '1 millisecond'"
-                + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text"
+                + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar"
                 + "     AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))"
                 + "   ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)"
                 + " AND status = 'queued' RETURNING " + COLUMNS;

@@ -138,9 +138,10 @@ class ExecutionStoreIT {
         Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(store.requestCancel(id, "someone-else")).isEqualTo(ExecutionStore.CancelResult.NOT_FOUND);
         assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
-        var renewal = store.renew("a", Duration.ofSeconds(5), List.of(new Lease(id, e.attempt(), "a")));
-        assertThat(renewal.held()).isEqualTo(Set.of(id));
-        assertThat(renewal.cancelRequested()).isEqualTo(Set.of(id));
+        Lease lease = new Lease(id, e.attempt(), "a");
+        var renewal = store.renew("a", Duration.ofSeconds(5), List.of(lease));
+        assertThat(renewal.held()).isEqualTo(Set.of(lease));
+        assertThat(renewal.cancelRequested()).isEqualTo(Set.of(lease));
     }
 
     @Test
@@ -158,6 +159,21 @@ class ExecutionStoreIT {
         Redriven failed = store.release(new Lease(id, 1, "b"), "sandbox_error", "lost").orElseThrow();
         assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(store.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
+    }
+
+    @Test
+    void unclaimOfAnExecutionWhoseOwnerAskedToCancelEndsItCancelled() {
+        // Claimed, then cancelled while the sandbox was starting, then the start failed: queued
+        // with a cancel request could never be claimed again, so it must end here.
+        UUID id = store.insert(Submission.of("o", "true")).execution().id();
+        Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
+        Redriven back = store.unclaim(new Lease(id, claimed.attempt(), "a")).orElseThrow();
+        assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        Execution row = store.find(id).orElseThrow();
+        assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        assertThat(row.errorCode()).isEqualTo("cancelled");
+        assertThat(row.finishedAt()).isNotNull();
     }
 
     @Test

@@ -108,6 +108,11 @@ public final class ExecutionJob implements ExecutionRunner {
             LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
             requeue(store.unclaim(lease), lease);
             return;
+        } catch (RuntimeException e) {
+            // A bug or an unexpected failure before the run existed: forget the reservation (its
+            // lease then expires and the sweep re-drives the execution) and let JobRunr log it.
+            keeper.untrack(lease);
+            throw e;
         }
         Tracked tracked = keeper.track(lease, run);
         try {
@@ -166,24 +171,23 @@ public final class ExecutionJob implements ExecutionRunner {
     }
 
     /**
-     * Writes the end, retrying through a database outage: the command's result is worth keeping,
-     * and the fence still rejects the write if the execution was re-driven meanwhile.
+     * Writes the end, retrying through a database outage for as long as it lasts: the command's
+     * result is worth keeping, and the fence answers for us once the database is back (it rejects
+     * the write if the execution was re-driven meanwhile). Only a node shutdown (an interrupt)
+     * stops the retries, and then the lease decides.
      */
     private void finish(Lease lease, Outcome outcome) throws InterruptedException {
-        long deadline = System.nanoTime() + 2 * ttl.toNanos();
+        long pauseMs = 250;
         boolean written;
         while (true) {
             try {
                 written = store.finish(lease, outcome);
                 break;
             } catch (StoreException e) {
-                if (System.nanoTime() > deadline) {
-                    LOG.error("execution {} attempt {}: could not write its end; its lease will expire and it will be re-driven",
-                            lease.executionId(), lease.attempt(), e);
-                    return;
-                }
-                LOG.warn("execution {}: writing its end failed ({}); retrying", lease.executionId(), e.getMessage());
-                Thread.sleep(1000);
+                LOG.warn("execution {} attempt {}: writing its end failed ({}); retrying in {} ms", lease.executionId(),
+                        lease.attempt(), e.getMessage(), pauseMs);
+                Thread.sleep(pauseMs);
+                pauseMs = Math.min(pauseMs * 2, 4000);
             }
         }
         if (written) {

@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,8 +35,13 @@ public final class LeaseKeeper implements AutoCloseable {
     private final ExecutionStore store;
     private final String node;
     private final Duration ttl;
-    private final Map<UUID, Tracked> runs = new ConcurrentHashMap<>();
-    private final java.util.Set<Lease> starting = ConcurrentHashMap.newKeySet();
+    /**
+     * Keyed by lease (execution and attempt), not by execution: two attempts of one execution can
+     * meet on one node (the old one not yet noticed as lost), and each must only ever touch its own.
+     */
+    private final Map<Lease, Tracked> runs = new ConcurrentHashMap<>();
+    /** Claimed here, sandbox still starting: renewed like runs; the value turns true if the lease was lost meanwhile. */
+    private final Map<Lease, AtomicBoolean> starting = new ConcurrentHashMap<>();
     /** Cancels heard for runs not tracked (yet); every node hears every cancel, so keep them briefly. */
     private final Map<UUID, Long> earlyCancels = new ConcurrentHashMap<>();
     private static final long EARLY_CANCEL_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -56,30 +62,50 @@ public final class LeaseKeeper implements AutoCloseable {
         timer.scheduleWithFixedDelay(this::flushQuietly, outputFlush.toMillis(), outputFlush.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Marks an attempt as starting here, so leftover clean-up leaves its fresh container alone. */
-    public void reserve(Lease lease) {
-        starting.add(lease);
+    /**
+     * Marks an attempt as starting here: its lease is renewed while the sandbox starts (which can
+     * outlast the ttl), and leftover clean-up leaves its fresh container alone.
+     */
+    public synchronized void reserve(Lease lease) {
+        starting.put(lease, new AtomicBoolean());
     }
 
-    public Tracked track(Lease lease, Run run) {
+    /**
+     * The run of a reserved attempt has started. If its lease was lost while it started, or is
+     * lost later, the run is killed and its job writes nothing. Another attempt of the same
+     * execution still tracked here is stale by definition (a new attempt is only claimed once the
+     * old one's lease is gone): it is killed too.
+     */
+    public synchronized Tracked track(Lease lease, Run run) {
         Tracked tracked = new Tracked(lease, run);
-        runs.put(lease.executionId(), tracked);
-        if (earlyCancels.remove(lease.executionId()) != null) {
+        AtomicBoolean lostWhileStarting = starting.remove(lease);
+        for (Tracked other : runs.values()) {
+            if (other.lease().executionId().equals(lease.executionId()) && !other.ending()) {
+                LOG.warn("execution {}: attempt {} is still here while attempt {} starts: killing the stale one",
+                        lease.executionId(), other.lease().attempt(), lease.attempt());
+                other.loseLease();
+            }
+        }
+        runs.put(lease, tracked);
+        if (lostWhileStarting != null && lostWhileStarting.get()) {
+            LOG.warn("lost the lease of execution {} attempt {} while its run started: killing it", lease.executionId(), lease.attempt());
+            tracked.loseLease();
+        } else if (earlyCancels.remove(lease.executionId()) != null) {
             tracked.requestCancel();
         }
         return tracked;
     }
 
-    public void untrack(Lease lease) {
-        runs.remove(lease.executionId());
+    /** Forgets this attempt, and only this one. */
+    public synchronized void untrack(Lease lease) {
+        runs.remove(lease);
         starting.remove(lease);
     }
 
-    /** True while this node runs that attempt (leftover clean-up must not touch it). */
+    /** True while this node runs or starts that attempt (leftover clean-up must not touch it). */
     public boolean isRunning(UUID executionId, int attempt) {
-        Tracked t = runs.get(executionId);
-        return (t != null && t.lease().attempt() == attempt)
-                || starting.stream().anyMatch(l -> l.executionId().equals(executionId) && l.attempt() == attempt);
+        Lease lease = new Lease(executionId, attempt, node);
+        return runs.containsKey(lease) || starting.containsKey(lease);
     }
 
     public int size() {
@@ -88,15 +114,19 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /** An owner asked to cancel (NOTIFY): kill now if it runs here; the worker writes the end. */
     public void cancel(UUID executionId) {
-        Tracked t = runs.get(executionId);
-        if (t != null) {
-            t.requestCancel();
-            return;
+        boolean found = false;
+        for (Tracked t : runs.values()) {
+            if (t.lease().executionId().equals(executionId)) {
+                t.requestCancel();
+                found = true;
+            }
         }
-        // Maybe claimed here a moment ago and not tracked yet: remember it briefly for track().
-        long now = System.nanoTime();
-        earlyCancels.values().removeIf(at -> now - at > EARLY_CANCEL_NANOS);
-        earlyCancels.put(executionId, now);
+        if (!found) {
+            // Maybe claimed here a moment ago and not tracked yet: remember it briefly for track().
+            long now = System.nanoTime();
+            earlyCancels.values().removeIf(at -> now - at > EARLY_CANCEL_NANOS);
+            earlyCancels.put(executionId, now);
+        }
     }
 
     private void renewQuietly() {
@@ -106,29 +136,47 @@ public final class LeaseKeeper implements AutoCloseable {
             long silentNanos = System.nanoTime() - lastRenewalNanos;
             if (silentNanos > ttl.toNanos()) {
                 LOG.error("no lease renewed for {} ms (longer than the ttl): stepping down from {} runs", silentNanos / 1_000_000, runs.size(), e);
-                runs.values().forEach(Tracked::loseLease);
+                stepDown();
             } else {
                 LOG.warn("lease renewal failed; retrying at the next beat", e);
             }
         }
     }
 
+    private synchronized void stepDown() {
+        runs.values().forEach(Tracked::loseLease);
+        starting.values().forEach(lost -> lost.set(true));
+    }
+
     void renew() {
-        List<Tracked> snapshot = new ArrayList<>(runs.values());
-        Renewal renewal = store.renew(node, ttl, snapshot.stream().map(Tracked::lease).collect(Collectors.toList()));
+        List<Lease> leases;
+        synchronized (this) {
+            leases = new ArrayList<>(runs.keySet());
+            leases.addAll(starting.keySet());
+        }
+        Renewal renewal = store.renew(node, ttl, leases);
         lastRenewalNanos = System.nanoTime();
-        for (Tracked t : snapshot) {
-            UUID id = t.lease().executionId();
-            if (!renewal.held().contains(id)) {
-                // Fenced out: the row was re-driven or reaped. Kill, and let the job write nothing.
-                // (A run whose end is being written has just given its lease up itself.)
-                if (runs.containsKey(id) && !t.ending()) {
-                    LOG.warn("lost the lease of execution {} attempt {}: killing its run", id, t.lease().attempt());
-                    t.loseLease();
+        synchronized (this) {
+            for (Lease lease : leases) {
+                Tracked t = runs.get(lease);
+                AtomicBoolean startingLost = starting.get(lease);
+                if (!renewal.held().contains(lease)) {
+                    // Fenced out: the row was re-driven or reaped. Kill, and let the job write nothing.
+                    // (A run whose end is being written has just given its lease up itself.)
+                    if (t != null && !t.ending()) {
+                        LOG.warn("lost the lease of execution {} attempt {}: killing its run", lease.executionId(), lease.attempt());
+                        t.loseLease();
+                    } else if (startingLost != null) {
+                        startingLost.set(true);
+                    }
+                } else if (renewal.cancelRequested().contains(lease)) {
+                    if (t != null && !t.cancelRequested()) {
+                        LOG.info("execution {} was cancelled by its owner: killing its run", lease.executionId());
+                        t.requestCancel();
+                    } else if (t == null && startingLost != null) {
+                        earlyCancels.put(lease.executionId(), System.nanoTime());
+                    }
                 }
-            } else if (renewal.cancelRequested().contains(id) && !t.cancelRequested()) {
-                LOG.info("execution {} was cancelled by its owner: killing its run", id);
-                t.requestCancel();
             }
         }
     }
@@ -150,14 +198,17 @@ public final class LeaseKeeper implements AutoCloseable {
             if (out.totalBytes() != t.flushedStdout || err.totalBytes() != t.flushedStderr) {
                 updates.add(new OutputUpdate(t.lease(), out, err));
                 flushed.add(t);
-                t.flushedStdout = out.totalBytes();
-                t.flushedStderr = err.totalBytes();
             }
         }
         if (updates.isEmpty()) {
             return;
         }
         store.flushOutput(updates);
+        // Only once written: a failed flush is retried at the next one even if the run goes quiet.
+        for (int i = 0; i < flushed.size(); i++) {
+            flushed.get(i).flushedStdout = updates.get(i).stdout().totalBytes();
+            flushed.get(i).flushedStderr = updates.get(i).stderr().totalBytes();
+        }
         // NOTIFY payloads stop at 8000 bytes: 200 ids of 37 characters each fit.
         for (int i = 0; i < flushed.size(); i += 200) {
             store.notify(Channels.CHANGED, flushed.subList(i, Math.min(flushed.size(), i + 200)).stream()

@@ -1,0 +1,144 @@
+package io.outrun.lease;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.store.Database;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.Lease;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The heartbeat of one node against a real PostgreSQL and real processes: leases are held per
+ * attempt, and an attempt whose sandbox is still starting keeps its lease.
+ */
+class LeaseKeeperIT {
+
+    private static final String NODE = "keeper-node";
+    private static final Duration TTL = Duration.ofSeconds(3);
+
+    private HikariDataSource pool;
+    private ExecutionStore store;
+    private LeaseKeeper keeper;
+    private final ProcessSandbox sandbox = new ProcessSandbox();
+
+    @BeforeEach
+    void start() {
+        DatabaseConfig db = TestDatabase.migrated();
+        pool = Database.pool(db, "keeper-test");
+        store = new ExecutionStore(pool);
+        keeper = new LeaseKeeper(store, NODE, TTL, Duration.ofMillis(500));
+    }
+
+    @AfterEach
+    void stop() {
+        keeper.close();
+        sandbox.close();
+        pool.close();
+    }
+
+    @Test
+    void twoAttemptsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
+        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Lease first = claim(id);
+        keeper.reserve(first);
+        Run firstRun = sandbox.start(spec(id, first));
+        Tracked firstTracked = keeper.track(first, firstRun);
+
+        // Attempt 1 stalls past its lease (say a long pause) and is re-driven; attempt 2 lands here too.
+        expireAndRedrive(id);
+        Lease second = claim(id);
+        assertThat(second.attempt()).isEqualTo(2);
+        keeper.reserve(second);
+        Run secondRun = sandbox.start(spec(id, second));
+        Tracked secondTracked = keeper.track(second, secondRun);
+
+        assertThat(firstTracked.leaseLost()).as("the stale attempt is killed").isTrue();
+        assertThat(firstRun.awaitExit(Duration.ofSeconds(5))).isPresent();
+        keeper.untrack(first); // what the stale attempt's job does as it ends
+        assertThat(keeper.isRunning(id, 2)).as("the live attempt is still tracked").isTrue();
+        assertThat(keeper.isRunning(id, 1)).isFalse();
+
+        keeper.renew();
+        assertThat(secondTracked.leaseLost()).isFalse();
+        assertThat(secondRun.awaitExit(Duration.ofMillis(100))).as("the live attempt still runs").isEmpty();
+        assertThat(leaseSecondsLeft(id)).as("attempt 2's lease renewed").isGreaterThan(TTL.toSeconds() - 1.0);
+        secondRun.kill();
+        secondRun.close();
+        firstRun.close();
+    }
+
+    @Test
+    void aLeaseIsRenewedWhileItsRunStartsAndALostOneKillsTheRunOnceTracked() throws Exception {
+        UUID slow = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Lease starting = claim(slow);
+        keeper.reserve(starting);
+        // A sandbox start that takes two ttls (a slow Docker engine): the heartbeat keeps the lease.
+        Thread.sleep(2 * TTL.toMillis());
+        assertThat(store.redriveExpired(slow, 10)).as("nothing to re-drive: the lease was renewed").isEmpty();
+        Execution row = store.find(slow).orElseThrow();
+        assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
+        assertThat(row.attempt()).isEqualTo(1);
+        keeper.untrack(starting);
+
+        // A lease lost while starting (re-driven elsewhere): once the run exists, it is killed at once.
+        UUID lost = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Lease lease = claim(lost);
+        keeper.reserve(lease);
+        expireAndRedrive(lost);
+        keeper.renew();
+        Run run = sandbox.start(spec(lost, lease));
+        Tracked tracked = keeper.track(lease, run);
+        assertThat(tracked.leaseLost()).isTrue();
+        assertThat(run.awaitExit(Duration.ofSeconds(5))).as("killed").isPresent();
+        keeper.untrack(lease);
+        run.close();
+    }
+
+    private Lease claim(UUID id) {
+        Execution e = store.claim(id, NODE, TTL).orElseThrow();
+        return new Lease(id, e.attempt(), NODE);
+    }
+
+    private void expireAndRedrive(UUID id) throws Exception {
+        try (Connection c = pool.getConnection();
+             PreparedStatement ps = c.prepareStatement("UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = ?")) {
+            ps.setObject(1, id);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        assertThat(store.redriveExpired(id, 10)).hasSize(1);
+        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
+    }
+
+    private double leaseSecondsLeft(UUID id) throws Exception {
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT extract(epoch FROM lease_expires_at - now()) FROM executions WHERE id = ? AND attempt = 2")) {
+            ps.setObject(1, id);
+            try (var rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                return rs.getDouble(1);
+            }
+        }
+    }
+
+    private static RunSpec spec(UUID id, Lease lease) {
+        RunSpec base = RunSpec.of("sleep 30", Duration.ofMinutes(1));
+        return new RunSpec(id, lease.attempt(), NODE, base.command(), null, null, base.env(), base.timeout(),
+                base.maxOutputBytes(), base.limits());
+    }
+}
