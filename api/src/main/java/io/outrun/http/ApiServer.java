@@ -83,6 +83,7 @@ public final class ApiServer implements AutoCloseable {
                 connector.setIdleTimeout(config.maxWaitMs() + 30_000);
                 return connector;
             });
+            c.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
         });
         app.before("/v1/*", ctx -> authenticate(ctx, auth));
         for (Route route : ROUTES) {

@@ -101,8 +101,8 @@ final class ExecutionRoutes {
                 throw ApiError.invalid("status", "must be one of queued, running, succeeded, failed, timed_out, cancelled");
             }
         }
-        int limit = (int) longParam(ctx, "limit", 1, DEFAULT_LIMIT);
-        ExecutionPage page = listing.page(owner, status, Math.min(limit, MAX_LIMIT), ListCursor.decode(ctx.queryParam("after")));
+        int limit = (int) Math.min(longParam(ctx, "limit", 1, DEFAULT_LIMIT), MAX_LIMIT);
+        ExecutionPage page = listing.page(owner, status, limit, ListCursor.decode(ctx.queryParam("after")));
         ApiServer.json(ctx, 200, page);
     }
 
@@ -134,7 +134,9 @@ final class ExecutionRoutes {
                 && Objects.equals(first.image(), repeat.image())
                 && Objects.equals(first.workdir(), repeat.workdir())
                 && first.env().equals(repeat.env())
-                && first.labels().equals(repeat.labels());
+                && first.labels().equals(repeat.labels())
+                && first.timeoutMs() == repeat.timeoutMs()
+                && first.maxOutputBytes() == repeat.maxOutputBytes();
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
                     + " was already used for a different request (execution " + first.id() + ").",

@@ -28,7 +28,11 @@ record ListCursor(Instant createdAt, UUID id) {
             if (parts.length != 3 || !parts[0].equals(VERSION)) {
                 throw new IllegalArgumentException("unknown layout");
             }
-            return new ListCursor(Instant.parse(parts[1]), UUID.fromString(parts[2]));
+            Instant createdAt = Instant.parse(parts[1]);
+            if (createdAt.isBefore(Instant.EPOCH) || createdAt.isAfter(Instant.parse("9999-12-31T23:59:59Z"))) {
+                throw new IllegalArgumentException("out of range"); // PostgreSQL's timestamps end well before Instant's
+            }
+            return new ListCursor(createdAt, UUID.fromString(parts[2]));
         } catch (RuntimeException e) {
             throw ApiError.invalid("after", "is not a cursor this server issued; pass the `next` of the previous page"
                     + " unchanged, or omit it for the first page");

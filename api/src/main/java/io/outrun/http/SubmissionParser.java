@@ -175,8 +175,15 @@ final class SubmissionParser {
         if (node == null || node.isNull()) {
             return fallback;
         }
-        if (!node.isIntegralNumber() || !node.canConvertToLong()) {
+        if (!node.isIntegralNumber()) {
             throw ApiError.invalid(field, "must be an integer number of " + (field.endsWith("Ms") ? "milliseconds" : "bytes"));
+        }
+        if (!node.canConvertToLong()) {
+            // Beyond 64 bits: as documented, too large is clamped to the server's maximum.
+            if (node.bigIntegerValue().signum() > 0) {
+                return Long.MAX_VALUE;
+            }
+            throw ApiError.invalid(field, "must be at least " + min + ", got " + node.asText());
         }
         long value = node.longValue();
         if (value < min) {
@@ -188,6 +195,17 @@ final class SubmissionParser {
     private static String noNul(String field, String value) {
         if (value.indexOf('\0') >= 0) {
             throw ApiError.invalid(field, "must not contain NUL characters");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                // Not text: it cannot be stored as UTF-8 unchanged, and a changed value would break
+                // idempotent retries of the very same request.
+                throw ApiError.invalid(field, "contains an unpaired UTF-16 surrogate (\\u" + Integer.toHexString(c)
+                        + ") at character " + i + "; send valid Unicode text");
+            }
         }
         return value;
     }

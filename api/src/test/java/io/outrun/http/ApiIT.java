@@ -170,6 +170,16 @@ class ApiIT {
         assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"labels\": " + labels + "}}"), 400, "invalid_request", "labels");
         assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"command\": \"y\"}"), 400, "invalid_request", "body");
         assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\"} trailing"), 400, "invalid_request", "body");
+        // Unpaired surrogates are not text: refused, never stored altered.
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"echo \\ud800 x\"}"), 400, "invalid_request", "command");
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"labels\": {\"a\": \"\\udc00\"}}"), 400, "invalid_request", "labels.a");
+        assertThat(api.send("POST", "/v1/executions", t, "{\"command\": \"echo \\ud83d\\ude00\"}").statusCode())
+                .as("a proper pair is fine").isEqualTo(202);
+        // Beyond 64 bits is still "too large": clamped like any value over the maximum.
+        HttpResponse<String> huge = api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"timeoutMs\": 99999999999999999999999}");
+        assertThat(huge.statusCode()).isEqualTo(202);
+        assertThat(api.alice().get(json(huge).path("executionId").asText()).timeoutMs()).isEqualTo(3_600_000L);
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"timeoutMs\": -99999999999999999999999}"), 400, "invalid_request", "timeoutMs");
         assertThatThrownBy(() -> api.alice().submit(SubmitRequest.of("")))
                 .isInstanceOf(ApiException.InvalidRequest.class)
                 .hasMessageContaining("command");
@@ -213,6 +223,9 @@ class ApiIT {
                     assertThat(e.httpStatus()).isEqualTo(409);
                     assertThat(e.code()).isEqualTo("idempotency_key_reused");
                 });
+        SubmitRequest longer = new SubmitRequest("echo once", 99_000L, null, null, null, null, null, null);
+        assertThatThrownBy(() -> api.alice().submit(longer, key)).as("same command, other limits")
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo("idempotency_key_reused"));
         assertThat(api.alice().list(null, 100, null).executions()).filteredOn(s -> s.command().equals("echo once")).hasSize(1);
         assertError(sendWithKey("bad key with spaces"), 400, "invalid_request", "Idempotency-Key");
     }
@@ -289,6 +302,12 @@ class ApiIT {
         assertError(api.send("GET", "/v1/executions?status=done", api.aliceToken, null), 400, "invalid_request", "status");
         assertError(api.send("GET", "/v1/executions?limit=0", api.aliceToken, null), 400, "invalid_request", "limit");
         assertError(api.send("GET", "/v1/executions?after=xyz", api.aliceToken, null), 400, "invalid_request", "after");
+        String farFuture = java.util.Base64.getUrlEncoder().encodeToString(
+                ("l1|+300000-01-01T00:00:00Z|" + new UUID(0, 0)).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        assertError(api.send("GET", "/v1/executions?after=" + farFuture, api.aliceToken, null), 400, "invalid_request", "after");
+        HttpResponse<String> overflow = api.send("GET", "/v1/executions?limit=4294967297", api.aliceToken, null);
+        assertThat(overflow.statusCode()).as("a huge limit is clamped, not wrapped").isEqualTo(200);
+        assertThat(api.send("GET", "/v1/executions?limit=2147483648", api.aliceToken, null).statusCode()).isEqualTo(200);
     }
 
     @Test
@@ -297,5 +316,25 @@ class ApiIT {
         assertError(api.send("GET", "/nothing", null, null), 404, "route_not_found", "/nothing");
         assertError(api.send("DELETE", "/v1/executions", api.aliceToken, null), 405, "method_not_allowed", "DELETE");
         assertError(api.send("PUT", "/health", null, null), 405, "method_not_allowed", "PUT");
+    }
+
+    @Test
+    void requestsJettyRefusesBeforeRoutingStillAnswerInTheErrorShape() throws Exception {
+        assertRawError("GET /v1/executions/%ZZ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400, "invalid_request");
+        assertRawError("GET /v1/" + "x".repeat(20_000) + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 414, "request_too_large");
+        assertRawError("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + "y".repeat(20_000) + "\r\nConnection: close\r\n\r\n",
+                431, "request_too_large");
+    }
+
+    private static void assertRawError(String request, int status, String code) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket(api.base().getHost(), api.base().getPort())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(answer).as(answer).startsWith("HTTP/1.1 " + status).containsIgnoringCase("content-type: application/json");
+            JsonNode body = Json.mapper().readTree(answer.substring(answer.indexOf("\r\n\r\n") + 4));
+            assertThat(body.path("error").path("code").asText()).isEqualTo(code);
+            assertThat(body.path("guidance").asText()).isNotBlank();
+        }
     }
 }

@@ -36,7 +36,17 @@ public final class ClientOptions {
             throw new ConfigException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
                     + " `outrun token create --owner NAME`; `outrun dev` writes one to .outrun/dev-token)");
         }
-        return new OutrunClient(base, t.strip());
+        t = t.strip();
+        if (!printable(t)) {
+            throw new ConfigException("the token contains spaces or control characters; pass it exactly as"
+                    + " `outrun token create` printed it");
+        }
+        return new OutrunClient(base, t);
+    }
+
+    /** What an HTTP header value may hold here: visible ASCII only. */
+    static boolean printable(String value) {
+        return value.chars().allMatch(c -> c > 0x20 && c < 0x7f);
     }
 
     private static String devToken() {

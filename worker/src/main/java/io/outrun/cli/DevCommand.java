@@ -131,6 +131,9 @@ final class DevCommand implements Callable<Integer> {
                     .setDataDirectory(dir.resolve("postgres"))
                     // Keep the data: executions and tokens survive a restart of `outrun dev`.
                     .setCleanDataDirectory(false)
+                    // Stopped by our own shutdown hook, after the worker and the API (its own hook
+                    // would stop it while they still write their last state).
+                    .setRegisterShutdownHook(false)
                     .start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres")

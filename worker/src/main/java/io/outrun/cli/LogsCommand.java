@@ -27,6 +27,9 @@ final class LogsCommand extends ClientCommand {
         if (follow) {
             new Follower(client, out(), err(), System.console() != null, json).follow(id);
             ExecutionView end = client.get(id);
+            if (json) {
+                printJson(end);
+            }
             reportEnd(end);
             return exitCodeOf(end);
         }

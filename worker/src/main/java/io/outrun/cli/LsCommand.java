@@ -3,6 +3,7 @@ package io.outrun.cli;
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.ExecutionSummary;
+import io.outrun.store.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -24,6 +25,9 @@ final class LsCommand extends ClientCommand {
 
     @Override
     int run(OutrunClient client) {
+        if (limit < 1) {
+            throw new ConfigException("--limit must be at least 1, got " + limit);
+        }
         ExecutionPage page = client.list(status, limit, after);
         if (json) {
             printJson(page);

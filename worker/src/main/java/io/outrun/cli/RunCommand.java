@@ -3,6 +3,7 @@ package io.outrun.cli;
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
+import io.outrun.store.ConfigException;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -57,6 +58,9 @@ final class RunCommand extends ClientCommand {
 
     @Override
     int run(OutrunClient client) {
+        if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
+            throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
+        }
         SubmitRequest request = new SubmitRequest(String.join(" ", command), timeoutMs, maxOutputBytes,
                 waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels);
         ExecutionView v = client.submit(request, idempotencyKey);

@@ -2,6 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionView;
+import io.outrun.store.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -21,6 +22,9 @@ final class StatusCommand extends ClientCommand {
 
     @Override
     int run(OutrunClient client) {
+        if (waitMs < 0) {
+            throw new ConfigException("--wait-ms must be at least 0, got " + waitMs);
+        }
         ExecutionView v = client.get(id, waitMs);
         if (json) {
             printJson(v);

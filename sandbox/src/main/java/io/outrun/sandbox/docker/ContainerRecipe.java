@@ -109,20 +109,20 @@ final class ContainerRecipe {
         return labels;
     }
 
-    /** Only what the execution asked for, plus the defaults that make tools print plainly. */
+    /** Only what the execution asked for, over the defaults that make tools print plainly. */
     static List<String> env(RunSpec spec, String workdir) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", PATH);
         env.put("HOME", workdir);
+        env.put("NO_COLOR", "1");
+        env.put("TERM", "dumb");
+        env.put("PAGER", "cat");
         spec.env().forEach((name, value) -> {
             if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
                 throw new IllegalArgumentException("invalid environment variable name or value: " + name);
             }
             env.put(name, value);
         });
-        env.put("NO_COLOR", "1");
-        env.put("TERM", "dumb");
-        env.put("PAGER", "cat");
         List<String> list = new ArrayList<>(env.size());
         env.forEach((name, value) -> list.add(name + "=" + value));
         return list;

@@ -98,11 +98,16 @@ public final class ProcessSandbox implements Sandbox {
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
             env.put("HOME", System.getProperty("java.io.tmpdir"));
-            env.putAll(spec.env());
+            // Tools print plainly unless the execution asked otherwise.
             env.put("NO_COLOR", "1");
             env.put("TERM", "dumb");
             env.put("PAGER", "cat");
-            if (spec.workdir() != null && Files.isDirectory(Path.of(spec.workdir()))) {
+            env.putAll(spec.env());
+            if (spec.workdir() != null && !spec.workdir().isBlank()) {
+                if (!Files.isDirectory(Path.of(spec.workdir()))) {
+                    throw new IllegalArgumentException("workdir " + spec.workdir() + " is not a directory on this node"
+                            + " (the host-process sandbox runs in an existing directory)");
+                }
                 builder.directory(Path.of(spec.workdir()).toFile());
             }
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
