@@ -4,7 +4,8 @@
 #
 #   sandbox/image/build.sh [IMAGE]        IMAGE defaults to outrun-sandbox:latest
 #
-# Cached by tag: does nothing when IMAGE already exists (remove it with `docker rmi` to rebuild).
+# Cached by tag and recipe: does nothing when IMAGE exists and was built by this version of the
+# script (label outrun.image.recipe); an image of an older recipe is rebuilt under the same tag.
 # Environment: OUTRUN_DEBIAN_MIRROR (default http://deb.debian.org/debian, the mirror apt uses here),
 #              OUTRUN_DEBIAN_SUITE (default bookworm). Needs root, docker and debootstrap.
 set -euo pipefail
@@ -14,12 +15,19 @@ MIRROR="${OUTRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE="${OUTRUN_DEBIAN_SUITE:-bookworm}"
 # The unprivileged user every container runs as (DockerSandbox uses --user 10001:10001).
 SANDBOX_UID=10001
+# Bump when the image's content changes, so that cached images of older recipes are rebuilt.
+RECIPE=2
 
 log() { printf '== sandbox image: %s\n' "$*" >&2; }
 
 if docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  log "$IMAGE already exists; nothing to do"
-  exit 0
+  have="$(docker image inspect -f '{{index .Config.Labels "outrun.image.recipe"}}' "$IMAGE" 2>/dev/null || true)"
+  if [ "$have" = "$RECIPE" ]; then
+    log "$IMAGE (recipe $RECIPE) already exists; nothing to do"
+    exit 0
+  fi
+  log "$IMAGE exists from recipe '${have:-1}'; rebuilding with recipe $RECIPE"
+  OLD_ID="$(docker image inspect -f '{{.Id}}' "$IMAGE")"
 fi
 command -v debootstrap >/dev/null 2>&1 || { log "debootstrap is missing (apt-get install debootstrap)"; exit 1; }
 
@@ -40,19 +48,27 @@ echo "outrun:*:19000:0:99999:7:::" >>"$ROOTFS/etc/shadow"
 # Mount points of the tmpfs workdir; the engine creates /tmp's itself but keep it sane.
 mkdir -p "$ROOTFS/work"
 chmod 1777 "$ROOTFS/work" "$ROOTFS/tmp"
+# No setuid or setgid programs (su, mount, passwd...): no-new-privileges already makes them
+# inert; without the bits there is nothing to make inert.
+find "$ROOTFS" -xdev -perm /6000 -type f -exec chmod a-s {} +
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
   "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/info/*
 
 log "importing as $IMAGE"
 tar -C "$ROOTFS" -c . | docker import \
   --change 'USER 10001:10001' --change 'WORKDIR /work' --change 'CMD ["/bin/bash"]' \
+  --change "LABEL outrun.image.recipe=$RECIPE" \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   - "$IMAGE" >/dev/null
 
 # Prove the image is usable the way the sandbox uses it before declaring success.
-if ! docker run --rm --network none "$IMAGE" bash -c 'test "$(id -u)" = 10001 && python3 -c "pass" && ps -p 1 >/dev/null'; then
+if ! docker run --rm --network none "$IMAGE" bash -c 'test "$(id -u)" = 10001 && python3 -c "pass" && ps -p 1 >/dev/null && command -v timeout >/dev/null \
+    && test -z "$(find / -xdev -perm /6000 -type f 2>/dev/null)"'; then
   docker rmi "$IMAGE" >/dev/null 2>&1 || true
   log "the imported image failed its smoke test; removed"
   exit 1
+fi
+if [ -n "${OLD_ID:-}" ]; then
+  docker rmi "$OLD_ID" >/dev/null 2>&1 || log "the image of the older recipe ($OLD_ID) is still in use; left in place"
 fi
 log "built $IMAGE ($(docker image inspect -f '{{.Size}}' "$IMAGE") bytes)"

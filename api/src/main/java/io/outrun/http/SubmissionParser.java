@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.execution.Submission;
 import io.outrun.http.wire.Json;
+import io.outrun.sandbox.Workdir;
 import java.io.IOException;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -77,8 +78,12 @@ final class SubmissionParser {
             throw ApiError.invalid("image", "must be an image reference such as busybox:1.36 or registry/name@sha256:...");
         }
         String workdir = string(root, "workdir", 1024);
-        if (workdir != null && !workdir.startsWith("/")) {
-            throw ApiError.invalid("workdir", "must be an absolute path");
+        if (workdir != null) {
+            try {
+                Workdir.check(workdir);
+            } catch (IllegalArgumentException e) {
+                throw ApiError.invalid("workdir", e.getMessage());
+            }
         }
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);

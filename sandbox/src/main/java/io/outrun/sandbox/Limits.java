@@ -18,5 +18,10 @@ public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes
         if (nanoCpus <= 0) throw new IllegalArgumentException("nanoCpus must be positive: " + nanoCpus);
         if (pids <= 0) throw new IllegalArgumentException("pids must be positive: " + pids);
         if (tmpfsBytes <= 0) throw new IllegalArgumentException("tmpfsBytes must be positive: " + tmpfsBytes);
+        if (network != null && (network.isBlank() || network.equals("host") || network.startsWith("container:"))) {
+            // host or container:X would share the worker's (or another container's) network namespace.
+            throw new IllegalArgumentException("network must name a Docker network other than host and container:*, got: '"
+                    + network + "'");
+        }
     }
 }

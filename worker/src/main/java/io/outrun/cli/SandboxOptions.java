@@ -74,14 +74,30 @@ public final class SandboxOptions {
             config = config.withImage(image);
         }
         if (dockerHost != null) {
-            config = config.withDockerHost(dockerHost);
+            try {
+                config = config.withDockerHost(dockerHost);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("--docker-host: " + e.getMessage());
+            }
         }
         if (imageAllow != null) {
             config = config.withAllowedImages(imageAllow);
         }
-        DockerSandbox sandbox = new DockerSandbox(config);
+        DockerSandbox sandbox;
+        try {
+            sandbox = new DockerSandbox(config);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("--docker-host: " + e.getMessage());
+        }
         try {
             sandbox.verify();
+            if (network != null) {
+                try {
+                    sandbox.verifyNetwork(network);
+                } catch (SandboxUnavailableException e) {
+                    throw new ConfigException(e.getMessage()); // a typo, not a reason to fall back to host processes
+                }
+            }
         } catch (RuntimeException e) {
             sandbox.close();
             throw e;

@@ -8,10 +8,12 @@ import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Workdir;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -49,17 +51,27 @@ final class ContainerRecipe {
             "head -c \"$n\" > \"$f\"",
             "[ \"$(stat -c %s \"$f\")\" = \"$n\" ] || { echo 'outrun: the command arrived truncated' >&2; exit "
                     + BOOTSTRAP_FAILED + "; }",
+            // A backstop deadline inside the container: the worker kills at the deadline, but if the
+            // worker dies the run must still end (timeout signals its whole process group; when it
+            // exits, docker-init exits and the kernel ends everything left in the container). An
+            // image without coreutils' timeout runs without the backstop rather than not at all.
+            "if command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" bash \"$f\" </dev/null; fi",
             "exec bash \"$f\" </dev/null");
+    /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
+    static final long BACKSTOP_GRACE_S = 30;
 
     private ContainerRecipe() {
     }
 
     /** The create call for {@code spec}, not yet executed. */
-    static CreateContainerCmd create(DockerClient client, RunSpec spec, String image, String nodeId) {
+    static CreateContainerCmd create(DockerClient client, RunSpec spec, String image, String nodeId,
+                                     Collection<String> imageVolumes) {
         String workdir = workdir(spec);
+        long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
         return client.createContainerCmd(image)
-                // Entrypoint and no Cmd: the image's own CMD is not appended as arguments.
-                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP)
+                // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
+                // backstop (seconds) is the bootstrap's $1, so the environment stays the spec's.
+                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop))
                 .withUser(USER)
                 .withWorkingDir(workdir)
                 .withEnv(env(spec, workdir))
@@ -70,13 +82,18 @@ final class ContainerRecipe {
                 .withAttachStdout(true)
                 .withAttachStderr(true)
                 .withTty(false)
-                .withHostConfig(hostConfig(spec.limits(), workdir));
+                .withHostConfig(hostConfig(spec.limits(), workdir, imageVolumes));
     }
 
-    static HostConfig hostConfig(Limits limits, String workdir) {
+    static HostConfig hostConfig(Limits limits, String workdir, Collection<String> imageVolumes) {
         // exec: builds run what they compile in the workdir and /tmp; nosuid keeps setuid bits inert.
         String tmpfs = "rw,exec,nosuid,nodev,size=" + limits.tmpfsBytes() + ",uid=10001,gid=10001,mode=1777";
         Map<String, String> tmpfsMounts = new LinkedHashMap<>();
+        // An image's VOLUMEs would become anonymous volumes on the host's disk, past the read-only
+        // root and every size limit: each gets a bounded tmpfs instead.
+        for (String volume : imageVolumes) {
+            tmpfsMounts.put(volume, tmpfs);
+        }
         tmpfsMounts.put(workdir, tmpfs);
         tmpfsMounts.put("/tmp", tmpfs);
         return HostConfig.newHostConfig()
@@ -130,10 +147,11 @@ final class ContainerRecipe {
 
     static String workdir(RunSpec spec) {
         String workdir = spec.workdir() == null || spec.workdir().isBlank() ? DEFAULT_WORKDIR : spec.workdir();
-        if (!workdir.startsWith("/") || workdir.equals("/") || workdir.equals("/tmp")) {
-            throw new IllegalArgumentException("workdir must be an absolute path other than / and /tmp: " + workdir);
+        try {
+            return Workdir.check(workdir);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("workdir " + e.getMessage(), e);
         }
-        return workdir;
     }
 
     /** What goes to the container's stdin: the byte count, a newline, the command's bytes. */

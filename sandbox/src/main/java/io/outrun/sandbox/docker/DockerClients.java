@@ -5,6 +5,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,12 +27,28 @@ final class DockerClients implements AutoCloseable {
     final DockerClient streams;
 
     DockerClients(DockerSandboxConfig config) {
-        DefaultDockerClientConfig clientConfig = DefaultDockerClientConfig.createDefaultConfigBuilder()
+        // A Docker API is root on its host: over TCP it takes TLS (DOCKER_CERT_PATH, as the docker
+        // CLI), or it must stay on this machine's loopback.
+        String certs = System.getenv("DOCKER_CERT_PATH");
+        URI host = URI.create(config.dockerHost());
+        boolean tls = "tcp".equals(host.getScheme()) && certs != null && !certs.isBlank();
+        if ("tcp".equals(host.getScheme()) && !tls && !isLoopback(host.getHost())) {
+            throw new IllegalArgumentException("the Docker engine at " + config.dockerHost() + " would be reached without TLS;"
+                    + " set DOCKER_CERT_PATH to its client certificates (ca.pem, cert.pem, key.pem), or use a unix socket");
+        }
+        DefaultDockerClientConfig.Builder builder = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(config.dockerHost())
-                .withDockerTlsVerify(false)
-                .build();
+                .withDockerTlsVerify(tls);
+        if (tls) {
+            builder.withDockerCertPath(certs);
+        }
+        DefaultDockerClientConfig clientConfig = builder.build();
         this.control = client(clientConfig, config, config.responseTimeout());
         this.streams = client(clientConfig, config, null);
+    }
+
+    private static boolean isLoopback(String host) {
+        return host != null && (host.equals("localhost") || host.startsWith("127.") || host.equals("::1") || host.equals("[::1]"));
     }
 
     private static DockerClient client(DefaultDockerClientConfig clientConfig, DockerSandboxConfig config,

@@ -1,11 +1,13 @@
 package io.outrun.sandbox.docker;
 
+import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.SandboxUnavailableException;
 import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import java.util.List;
@@ -39,6 +41,12 @@ public final class DockerSandbox implements Sandbox {
     private final DockerSandboxConfig config;
     private final DockerClients clients;
     private final Set<DockerRun> open = ConcurrentHashMap.newKeySet();
+    /** The VOLUMEs each image declares, looked up once a minute at most (an operator may re-tag). */
+    private final Map<String, ImageVolumes> volumes = new ConcurrentHashMap<>();
+    private static final long VOLUMES_TTL_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    private record ImageVolumes(List<String> paths, long at) {
+    }
 
     public DockerSandbox(DockerSandboxConfig config) {
         this.config = config;
@@ -57,6 +65,16 @@ public final class DockerSandbox implements Sandbox {
     @Override
     public void verify() {
         new EngineCheck(clients, config, this::start).verify();
+    }
+
+    /** At node start: the network executions may use exists (else every run would fail to start). */
+    public void verifyNetwork(String network) {
+        try {
+            clients.control.inspectNetworkCmd().withNetworkId(network).exec();
+        } catch (NotFoundException e) {
+            throw new SandboxUnavailableException("the Docker network '" + network + "' (--network) does not exist on "
+                    + config.dockerHost() + "; create it with `docker network create " + network + "` or omit --network", e);
+        }
     }
 
     @Override
@@ -80,7 +98,8 @@ public final class DockerSandbox implements Sandbox {
             // Attach before start, or the first output would be lost (there is no log to replay).
             long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
             if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
-                throw new SandboxException("attaching to container " + containerId + " took over " + attachMillis + " ms");
+                throw new SandboxException("attaching to container " + containerId + " failed or took over "
+                        + attachMillis + " ms");
             }
             clients.control.startContainerCmd(containerId).exec();
             DockerRun run = new DockerRun(clients, containerId, output, spec.timeout(), open::remove);
@@ -95,19 +114,47 @@ public final class DockerSandbox implements Sandbox {
             if (e instanceof SandboxException) {
                 throw e;
             }
+            if (e instanceof BadRequestException) {
+                throw new IllegalArgumentException("the Docker engine refused to start the container: " + e.getMessage(), e);
+            }
             throw new SandboxException("cannot start container " + containerId + " for execution "
                     + spec.executionId() + ": " + e.getMessage(), e);
         }
     }
 
     private String create(RunSpec spec, String image) {
+        List<String> imageVolumes = volumesOf(image);
         try {
-            return ContainerRecipe.create(clients.control, spec, image, config.nodeId()).exec().getId();
+            return ContainerRecipe.create(clients.control, spec, image, config.nodeId(), imageVolumes).exec().getId();
         } catch (NotFoundException e) {
             throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
+        } catch (BadRequestException e) {
+            // The engine refuses this container as specified: every retry would be refused alike.
+            throw new IllegalArgumentException("the Docker engine refused the container: " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            throw e; // the spec cannot become a container (e.g. its workdir): the caller's to fix
         } catch (RuntimeException e) {
             throw new SandboxException("cannot create a container of " + image + " for execution "
                     + spec.executionId() + " on " + config.dockerHost() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private List<String> volumesOf(String image) {
+        long now = System.nanoTime();
+        ImageVolumes known = volumes.get(image);
+        if (known != null && now - known.at() < VOLUMES_TTL_NANOS) {
+            return known.paths();
+        }
+        try {
+            var declared = clients.control.inspectImageCmd(image).exec().getConfig();
+            List<String> paths = declared == null || declared.getVolumes() == null ? List.of()
+                    : List.copyOf(declared.getVolumes().keySet());
+            volumes.put(image, new ImageVolumes(paths, now));
+            return paths;
+        } catch (NotFoundException e) {
+            throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
+        } catch (RuntimeException e) {
+            throw new SandboxException("cannot inspect image " + image + " on " + config.dockerHost() + ": " + e.getMessage(), e);
         }
     }
 

@@ -46,8 +46,23 @@ final class OutputCallback extends StreamCallback<Frame> {
         }
     }
 
-    /** True once the engine answered the attach: output from the container's start on is caught. */
+    @Override
+    public void onError(Throwable error) {
+        super.onError(error);
+        attached.countDown(); // a failed attach must not be waited for until the timeout
+    }
+
+    @Override
+    public void onComplete() {
+        super.onComplete();
+        attached.countDown();
+    }
+
+    /**
+     * True once the engine answered the attach and the stream is still open: output from the
+     * container's start on is caught. False when it failed or did not answer in time.
+     */
     boolean awaitAttached(long timeout, TimeUnit unit) throws InterruptedException {
-        return attached.await(timeout, unit);
+        return attached.await(timeout, unit) && !awaitEnded(0, TimeUnit.MILLISECONDS);
     }
 }

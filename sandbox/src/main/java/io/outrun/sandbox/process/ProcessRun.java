@@ -83,12 +83,12 @@ final class ProcessRun implements Run {
         return Optional.of(new Exit(process.exitValue(), timedOut, killed && !timedOut));
     }
 
+    /** Kills the whole process group, also once bash has exited: its background children live on in the group. */
     @Override
     public void kill() {
-        if (!process.isAlive()) {
-            return;
+        if (process.isAlive()) {
+            killed = true;
         }
-        killed = true;
         killGroup(process.pid());
         process.destroyForcibly();
     }

@@ -86,6 +86,49 @@ class DockerSandboxIT {
     }
 
     @Test
+    void aBackstopInsideTheContainerEndsTheRunIfItsWorkerIsGone() throws Exception {
+        // The worker enforces the deadline; `timeout` above bash ends an orphaned run 30 s later.
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "ps -o args= -p $PPID", null, null, Map.of(),
+                Duration.ofSeconds(5), 4096, Limits.DEFAULTS);
+        assertThat(run(spec).out()).isEqualTo("timeout -s KILL 35 bash /tmp/.outrun-command\n");
+    }
+
+    @Test
+    void workdirsTheContainerNeedsAreRefusedAsTheCallersError() {
+        for (String workdir : List.of("/proc", "/proc/sys", "/dev/null", "/sys/fs", "/usr/sbin/docker-init", "/work/../proc")) {
+            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "pwd", null, workdir, Map.of(), Duration.ofSeconds(5),
+                    4096, Limits.DEFAULTS);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.start(spec)).as(workdir)
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("workdir");
+        }
+    }
+
+    @Test
+    void anImagesVolumesAreBoundedTmpfsNotHostDisk() throws Exception {
+        String image = "outrun-sandbox-volume-it:" + NODE;
+        docker("sh", "-c", "id=$(docker create " + DockerSandboxConfig.DEFAULT_IMAGE + ") && docker commit --change 'VOLUME /var/tmp' $id "
+                + image + " >/dev/null && docker rm $id >/dev/null");
+        try (DockerSandbox withVolume = new DockerSandbox(DockerSandboxConfig.defaults(NODE).withAllowedImages(List.of(image)))) {
+            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE,
+                    "df --output=fstype,size -B1M /var/tmp | tail -1; dd if=/dev/zero of=/var/tmp/big bs=1M count=300 2>/dev/null"
+                            + " && echo wrote-all || echo bounded",
+                    image, null, Map.of(), Duration.ofSeconds(60), 4096, Limits.DEFAULTS);
+            try (Run run = withVolume.start(spec)) {
+                assertThat(run.awaitExit(Duration.ofSeconds(60))).isPresent();
+                assertThat(run.stdout().text()).startsWith("tmpfs").endsWith("bounded\n");
+            }
+        } finally {
+            docker("docker", "rmi", "-f", image);
+        }
+    }
+
+    private static void docker(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(String.join(" ", command) + ": " + out).isZero();
+    }
+
+    @Test
     void runsAsUnprivilegedUser() throws Exception {
         assertThat(run("id -u; id -g").out()).isEqualTo("10001\n10001\n");
     }

@@ -50,6 +50,17 @@ class ProcessSandboxTest {
     }
 
     @Test
+    void closeKillsBackgroundChildrenOfABashThatAlreadyExited(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path marker = dir.resolve("orphan-alive");
+        String command = "(sleep 2; touch " + marker + ") >/dev/null 2>&1 & exit 0";
+        try (Run run = sandbox.start(RunSpec.of(command, Duration.ofSeconds(10)))) {
+            assertThat(await(run).exitCode()).isZero();
+        }
+        Thread.sleep(2500);
+        assertThat(Files.exists(marker)).as("the background child of an ended run was killed at close").isFalse();
+    }
+
+    @Test
     void killEndsARunAndSaysSo() throws Exception {
         try (Run run = sandbox.start(RunSpec.of("sleep 30", Duration.ofSeconds(60)))) {
             run.kill();
