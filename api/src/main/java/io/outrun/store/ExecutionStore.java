@@ -44,8 +44,10 @@ public final class ExecutionStore {
     private static final String OUTPUT_COLUMNS = "stdout_head = ?, stdout_tail = ?, stdout_total_bytes = ?,"
             + " stdout_truncated = ?, stderr_head = ?, stderr_tail = ?, stderr_total_bytes = ?, stderr_truncated = ?";
 
-    /** Only the running statement of a worker's own attempt may write: the fence. */
     private static final String CANCELLED_BEFORE_START = "Cancelled by its owner before it started.";
+    /** Hand-backs (sandbox refused to start the run) after which an execution fails instead. */
+    public static final int MAX_HANDBACKS = 20;
+    /** Only the running statement of a worker's own attempt may write: the fence. */
     private static final String FENCE = " id = ? AND attempt = ? AND lease_owner = ? AND status = 'running'";
 
     private final DataSource dataSource;
@@ -205,24 +207,33 @@ public final class ExecutionStore {
     /**
      * Undoes a claim whose command never started (the sandbox refused it, e.g. the Docker engine
      * was restarting): back to {@code queued} under a new dispatch, without spending an attempt;
-     * or to {@code cancelled} when its owner asked to cancel meanwhile (a queued row with a cancel
-     * request could never be claimed again).
+     * {@code cancelled} when its owner asked to cancel meanwhile (a queued row with a cancel
+     * request could never be claimed again); {@code failed} with {@code sandbox_error} after
+     * {@link #MAX_HANDBACKS} hand-backs, so that an execution no sandbox can start ends with a reason.
      *
+     * @param why what the sandbox said, kept in the error message if the execution fails
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> unclaim(Lease lease) {
-        String requeue = "cancel_requested_at IS NULL";
-        String sql = "UPDATE executions SET status = CASE WHEN " + requeue + " THEN 'queued' ELSE 'cancelled' END,"
-                + " attempt = attempt - 1,"
+    public Optional<Redriven> unclaim(Lease lease, String why) {
+        String cancelled = "cancel_requested_at IS NOT NULL";
+        String requeue = "(cancel_requested_at IS NULL AND handbacks + 1 < " + MAX_HANDBACKS + ")";
+        String sql = "UPDATE executions SET status = CASE WHEN " + requeue + " THEN 'queued' WHEN " + cancelled
+                + "   THEN 'cancelled' ELSE 'failed' END,"
+                + " attempt = attempt - 1, handbacks = handbacks + 1,"
                 + " dispatch_seq = dispatch_seq + CASE WHEN " + requeue + " THEN 1 ELSE 0 END,"
                 + " enqueued_at = CASE WHEN " + requeue + " THEN now() ELSE enqueued_at END,"
                 + " finished_at = CASE WHEN " + requeue + " THEN NULL ELSE now() END,"
-                + " error_code = CASE WHEN " + requeue + " THEN NULL ELSE 'cancelled' END,"
-                + " error_message = CASE WHEN " + requeue + " THEN NULL ELSE '" + CANCELLED_BEFORE_START + "' END,"
+                + " error_code = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'cancelled'"
+                + "   ELSE 'sandbox_error' END,"
+                + " error_message = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN '" + CANCELLED_BEFORE_START
+                + "'   ELSE format('No worker''s sandbox could start this execution (%s tries since it was submitted);"
+                + " the last said: %s. The command never ran. Resubmit once the workers'' sandboxes are healthy.',"
+                + "   handbacks + 1, ?::text) END,"
                 + " started_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
                 + " WHERE" + FENCE + RETURNING_REDRIVEN;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            setLease(ps, 1, lease);
+            ps.setString(1, why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why);
+            setLease(ps, 2, lease);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(redriven(rs)) : Optional.empty();
             }

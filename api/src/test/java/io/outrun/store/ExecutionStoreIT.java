@@ -148,11 +148,11 @@ class ExecutionStoreIT {
     void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
         UUID id = store.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
         Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Redriven back = store.unclaim(new Lease(id, first.attempt(), "a")).orElseThrow();
+        Redriven back = store.unclaim(new Lease(id, first.attempt(), "a"), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
         assertThat(back.dispatchSeq()).isEqualTo(2);
-        assertThat(store.unclaim(new Lease(id, first.attempt(), "a"))).as("fenced").isEmpty();
+        assertThat(store.unclaim(new Lease(id, first.attempt(), "a"), "engine restarting")).as("fenced").isEmpty();
 
         Execution again = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(again.attempt()).isEqualTo(1);
@@ -162,13 +162,30 @@ class ExecutionStoreIT {
     }
 
     @Test
+    void anExecutionNoSandboxCanStartFailsAfterTheLastHandBack() {
+        UUID id = store.insert(Submission.of("o", "true")).execution().id();
+        Redriven last = null;
+        for (int i = 1; i <= ExecutionStore.MAX_HANDBACKS; i++) {
+            Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+            assertThat(claimed.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
+            last = store.unclaim(new Lease(id, claimed.attempt(), "a"), "engine down (" + i + ")").orElseThrow();
+            assertThat(last.status()).isEqualTo(i < ExecutionStore.MAX_HANDBACKS ? ExecutionStatus.QUEUED : ExecutionStatus.FAILED);
+        }
+        Execution row = store.find(id).orElseThrow();
+        assertThat(row.errorCode()).isEqualTo("sandbox_error");
+        assertThat(row.errorMessage()).contains(ExecutionStore.MAX_HANDBACKS + " tries", "engine down (" + ExecutionStore.MAX_HANDBACKS + ")",
+                "never ran");
+        assertThat(store.claim(id, "a", Duration.ofSeconds(5))).isEmpty();
+    }
+
+    @Test
     void unclaimOfAnExecutionWhoseOwnerAskedToCancelEndsItCancelled() {
         // Claimed, then cancelled while the sandbox was starting, then the start failed: queued
         // with a cancel request could never be claimed again, so it must end here.
         UUID id = store.insert(Submission.of("o", "true")).execution().id();
         Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
-        Redriven back = store.unclaim(new Lease(id, claimed.attempt(), "a")).orElseThrow();
+        Redriven back = store.unclaim(new Lease(id, claimed.attempt(), "a"), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
         Execution row = store.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);

@@ -81,7 +81,7 @@ public final class ExecutionJob implements ExecutionRunner {
             if (execution.image() == null) {
                 // The node's own default image vanished: another node may still have it.
                 LOG.error("execution {}: this node's default image {} is gone; handing it back", executionId, e.image());
-                requeue(store.unclaim(lease), lease);
+                requeue(store.unclaim(lease, "the default image " + e.image() + " is missing on node " + node), lease);
             } else {
                 // The request named an image no worker offers: the caller's to fix, not to retry.
                 finish(lease, new Outcome(ExecutionStatus.FAILED, null, "image_not_found",
@@ -106,7 +106,7 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.untrack(lease);
             // The command never ran: hand it back without spending an attempt.
             LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
-            requeue(store.unclaim(lease), lease);
+            requeue(store.unclaim(lease, e.getMessage()), lease);
             return;
         } catch (RuntimeException e) {
             // A bug or an unexpected failure before the run existed: forget the reservation (its
