@@ -24,11 +24,13 @@ final class ProcessRun implements Run {
     private final Thread stdoutPump;
     private final Thread stderrPump;
     private final long deadlineNanos;
+    private final GroupReaper reaper;
     private volatile boolean timedOut;
     private volatile boolean killed;
 
-    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile) {
+    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper) {
         this.process = process;
+        this.reaper = reaper;
         this.script = script;
         this.pidFile = pidFile;
         this.stdout = new BoundedCapture(spec.maxOutputBytes());
@@ -83,12 +85,17 @@ final class ProcessRun implements Run {
         return Optional.of(new Exit(process.exitValue(), timedOut, killed && !timedOut));
     }
 
-    /** Kills the whole process group, also once bash has exited: its background children live on in the group. */
+    /**
+     * Kills the whole process group now; once bash has exited, its background children may live
+     * on in the group, and the reaper kills them within a quarter second.
+     */
     @Override
     public void kill() {
-        if (process.isAlive()) {
-            killed = true;
+        if (!process.isAlive()) {
+            reaper.add(process.pid());
+            return;
         }
+        killed = true;
         killGroup(process.pid());
         process.destroyForcibly();
     }

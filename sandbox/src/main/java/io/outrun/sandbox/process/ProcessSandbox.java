@@ -25,6 +25,7 @@ public final class ProcessSandbox implements Sandbox {
     private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
 
     private final Path scratch;
+    private final GroupReaper reaper = new GroupReaper();
 
     public ProcessSandbox() {
         try {
@@ -78,6 +79,12 @@ public final class ProcessSandbox implements Sandbox {
         return "process";
     }
 
+    /** Runs still open are the caller's to close; what ended runs left behind is killed now. */
+    @Override
+    public void close() {
+        reaper.close();
+    }
+
     @Override
     public void verify() {
         for (String tool : new String[] {"/bin/bash", "/usr/bin/setsid"}) {
@@ -114,7 +121,7 @@ public final class ProcessSandbox implements Sandbox {
             Process process = builder.start();
             Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.attempt() + ".pid");
             Files.writeString(pidFile, Long.toString(process.pid()));
-            return new ProcessRun(spec, process, script, pidFile);
+            return new ProcessRun(spec, process, script, pidFile, reaper);
         } catch (IOException e) {
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);
         }
