@@ -1,0 +1,129 @@
+package io.outrun.worker;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.TestDatabase;
+import io.outrun.testing.WorkerProcess;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A fleet under fire: while executions keep arriving, a random worker JVM is SIGKILLed every few
+ * seconds and replaced by a new one. Every execution must still end, once, succeeded, with the
+ * output of one whole attempt; nothing may stay queued, running, or processing in JobRunr.
+ */
+class ChaosIT {
+
+    private static final int ROUNDS = 8;
+    private static final int FIRST_WAVE = 120;
+    private static final int PER_ROUND = 15;
+
+    @Test
+    void everyExecutionEndsOnceWithItsOwnOutputWhileWorkersKeepDying() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        Random random = new Random(20261129); // the same sequence of victims and sleeps on every run
+        List<WorkerProcess> fleet = new ArrayList<>();
+        List<WorkerProcess> dead = new ArrayList<>();
+        Map<UUID, Integer> ids = new HashMap<>();
+        int killed = 0;
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+            for (int n = 0; n < 3; n++) {
+                fleet.add(WorkerProcess.start(db, "chaos-" + n, 4));
+            }
+            submit(api, ids, FIRST_WAVE, random);
+            for (int round = 1; round <= ROUNDS; round++) {
+                Thread.sleep(2000 + random.nextInt(2000));
+                WorkerProcess victim = fleet.remove(random.nextInt(fleet.size()));
+                victim.kill();
+                dead.add(victim);
+                killed++;
+                fleet.add(WorkerProcess.start(db, "chaos-r" + round, 4));
+                submit(api, ids, PER_ROUND, random);
+            }
+
+            Map<UUID, Execution> ended = new HashMap<>();
+            Await.until("all " + ids.size() + " executions ended", Duration.ofSeconds(180), () -> {
+                ids.keySet().stream().filter(id -> !ended.containsKey(id))
+                        .forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> ended.put(id, e)));
+                return ended.size() == ids.size();
+            });
+
+            int redriven = 0;
+            for (Map.Entry<UUID, Integer> entry : ids.entrySet()) {
+                Execution e = ended.get(entry.getKey());
+                int i = entry.getValue();
+                assertThat(e.status()).as("execution %d: %s", i, e.errorMessage()).isEqualTo(ExecutionStatus.SUCCEEDED);
+                assertThat(e.stdout().text()).as("execution %d", i).isEqualTo("start-" + i + "\ndone-" + i + "\n");
+                if (e.attempt() > 1) {
+                    redriven++;
+                }
+            }
+            String logs = logs(fleet) + logs(dead);
+            for (UUID id : ids.keySet()) {
+                // A node logs an end after its fenced write committed (a killed node may not get to).
+                assertThat(count(logs, "execution " + id + " attempt \\d+ ended")).as("ends logged for " + id).isLessThanOrEqualTo(1);
+            }
+            try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password()); Statement st = c.createStatement()) {
+                assertThat(single(st, "SELECT count(*) FROM executions WHERE status IN ('queued', 'running')")).isZero();
+                Await.until("no JobRunr job left active", Duration.ofSeconds(30), () -> {
+                    try {
+                        return single(st, "SELECT count(*) FROM jobrunr_jobs WHERE state IN ('ENQUEUED', 'PROCESSING')") == 0;
+                    } catch (Exception ex) {
+                        throw new IllegalStateException(ex);
+                    }
+                });
+            }
+            System.out.printf("CHAOS: %d executions, %d workers SIGKILLed, %d executions re-driven, all succeeded once%n",
+                    ids.size(), killed, redriven);
+            assertThat(redriven).as("the kills hit running executions").isPositive();
+        } finally {
+            for (WorkerProcess w : fleet) {
+                w.close();
+            }
+        }
+    }
+
+    private static void submit(Core api, Map<UUID, Integer> ids, int count, Random random) {
+        for (int n = 0; n < count; n++) {
+            int i = ids.size();
+            // 1.0 to 2.9 s: enough work in flight that every kill lands on running executions.
+            String command = "echo start-" + i + "; sleep " + (1 + random.nextInt(2)) + "." + random.nextInt(10) + "; echo done-" + i;
+            ids.put(api.service().submit(Submission.of("alice", command).withMaxAttempts(10)).execution().id(), i);
+        }
+    }
+
+    private static String logs(List<WorkerProcess> nodes) throws java.io.IOException {
+        StringBuilder b = new StringBuilder();
+        for (WorkerProcess w : nodes) {
+            b.append(w.log());
+        }
+        return b.toString();
+    }
+
+    private static int count(String text, String regex) {
+        return (int) java.util.regex.Pattern.compile(regex).matcher(text).results().count();
+    }
+
+    private static long single(Statement st, String sql) throws Exception {
+        try (ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
