@@ -47,6 +47,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve JobRunr's dashboard on this port (all interfaces); 0 = off")
     int dashboardPort;
 
+    @Option(names = "--metrics-port", defaultValue = "0", description = "Serve this node's Prometheus metrics at /metrics on this port (all interfaces); 0 = off")
+    int metricsPort;
+
     @Option(names = "--dashboard-user", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER); default: no auth")
     String dashboardUser;
 
@@ -61,7 +64,7 @@ final class WorkerCommand implements Callable<Integer> {
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
                 Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
-                Duration.ofSeconds(cleanupSeconds), dashboardPort);
+                Duration.ofSeconds(cleanupSeconds), dashboardPort, metricsPort);
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
         String user = dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER");

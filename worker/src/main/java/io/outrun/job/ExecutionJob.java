@@ -1,12 +1,13 @@
 package io.outrun.job;
 
-import io.outrun.notify.Channels;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.lease.Tracked;
+import io.outrun.metrics.NodeMetrics;
+import io.outrun.notify.Channels;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
@@ -43,6 +44,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private final Duration ttl;
     private final Function<Execution, RunSpec> specs;
     private final Dispatcher dispatcher;
+    private final NodeMetrics metrics;
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
@@ -51,7 +53,8 @@ public final class ExecutionJob implements ExecutionRunner {
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
     public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
-                        Duration ttl, Function<Execution, RunSpec> specs) {
+                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics) {
+        this.metrics = metrics;
         this.dispatcher = dispatcher;
         this.store = store;
         this.sandbox = sandbox;
@@ -81,6 +84,7 @@ public final class ExecutionJob implements ExecutionRunner {
             if (execution.image() == null) {
                 // The node's own default image vanished: another node may still have it.
                 LOG.error("execution {}: this node's default image {} is gone; handing it back", executionId, e.image());
+                metrics.handedBack();
                 requeue(store.unclaim(lease, "the default image " + e.image() + " is missing on node " + node), lease);
             } else {
                 // The request named an image no worker offers: the caller's to fix, not to retry.
@@ -106,6 +110,7 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.untrack(lease);
             // The command never ran: hand it back without spending an attempt.
             LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
+            metrics.handedBack();
             requeue(store.unclaim(lease, e.getMessage()), lease);
             return;
         } catch (RuntimeException e) {
@@ -191,6 +196,7 @@ public final class ExecutionJob implements ExecutionRunner {
             }
         }
         if (written) {
+            metrics.ended(outcome.status());
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());
         } else {

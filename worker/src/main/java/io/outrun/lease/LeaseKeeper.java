@@ -1,5 +1,6 @@
 package io.outrun.lease;
 
+import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.capture.Captured;
@@ -47,9 +48,11 @@ public final class LeaseKeeper implements AutoCloseable {
     private static final long EARLY_CANCEL_NANOS = TimeUnit.SECONDS.toNanos(30);
     private final ScheduledExecutorService timer;
     private volatile long lastRenewalNanos = System.nanoTime();
+    private final NodeMetrics metrics;
 
-    public LeaseKeeper(ExecutionStore store, String node, Duration ttl, Duration outputFlush) {
+    public LeaseKeeper(ExecutionStore store, String node, Duration ttl, Duration outputFlush, NodeMetrics metrics) {
         this.store = store;
+        this.metrics = metrics;
         this.node = node;
         this.ttl = ttl;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -112,6 +115,11 @@ public final class LeaseKeeper implements AutoCloseable {
         return runs.size();
     }
 
+    /** Time since the heartbeat last renewed this node's leases (it beats every ttl/3, leases or not). */
+    public Duration sinceLastRenewal() {
+        return Duration.ofNanos(System.nanoTime() - lastRenewalNanos);
+    }
+
     /** An owner asked to cancel (NOTIFY): kill now if it runs here; the worker writes the end. */
     public void cancel(UUID executionId) {
         boolean found = false;
@@ -165,6 +173,7 @@ public final class LeaseKeeper implements AutoCloseable {
                     // (A run whose end is being written has just given its lease up itself.)
                     if (t != null && !t.ending()) {
                         LOG.warn("lost the lease of execution {} attempt {}: killing its run", lease.executionId(), lease.attempt());
+                        metrics.leaseLost();
                         t.loseLease();
                     } else if (startingLost != null) {
                         startingLost.set(true);

@@ -17,6 +17,7 @@ import java.time.Duration;
  * @param lostDispatchGrace   a queued row without a live JobRunr job for this long is dispatched again (default 15 s)
  * @param cleanupInterval     how often leftover containers are removed (default 30 s)
  * @param dashboardPort       JobRunr dashboard port, or 0 for none
+ * @param metricsPort         port of this node's Prometheus {@code /metrics}, or 0 for none
  */
 public record WorkerConfig(
         String nodeId,
@@ -27,7 +28,8 @@ public record WorkerConfig(
         Duration pollInterval,
         Duration lostDispatchGrace,
         Duration cleanupInterval,
-        int dashboardPort) {
+        int dashboardPort,
+        int metricsPort) {
 
     public WorkerConfig {
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
@@ -54,12 +56,15 @@ public record WorkerConfig(
         if (dashboardPort < 0 || dashboardPort > 65535) {
             throw new ConfigException("--dashboard-port must be 0 (off) or a TCP port, got: " + dashboardPort);
         }
+        if (metricsPort < 0 || metricsPort > 65535) {
+            throw new ConfigException("--metrics-port must be 0 (off) or a TCP port, got: " + metricsPort);
+        }
     }
 
     /** The defaults, for a node named {@code nodeId}. */
     public static WorkerConfig defaults(String nodeId) {
         return new WorkerConfig(nodeId, 4, Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofSeconds(2),
-                Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0);
+                Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0, 0);
     }
 
     public Duration heartbeat() {
@@ -67,22 +72,26 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
     }
 
     public WorkerConfig withDashboardPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, value, metricsPort);
+    }
+
+    public WorkerConfig withMetricsPort(int value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value);
     }
 
     public WorkerConfig withLostDispatchGrace(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort);
     }
 }

@@ -1,18 +1,21 @@
 package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
-import io.outrun.notify.Channels;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
 import io.outrun.lease.LeaseKeeper;
+import io.outrun.metrics.NodeMetrics;
+import io.outrun.notify.Channels;
 import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.service.Core;
+import io.outrun.store.ConfigException;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.wake.StewardWake;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -41,6 +44,7 @@ public final class WorkerNode implements AutoCloseable {
     private final boolean ownsCore;
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
+    private final NodeMetrics metrics;
     private final BackgroundJobServer server;
     private final StewardWake wake;
     private final Listener listener;
@@ -57,9 +61,18 @@ public final class WorkerNode implements AutoCloseable {
         this.sandbox = sandbox;
         sandbox.verify();
         String node = config.nodeId();
-        this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush());
+        this.metrics = new NodeMetrics(node);
+        if (config.metricsPort() > 0) {
+            try {
+                metrics.serve(config.metricsPort());
+            } catch (UncheckedIOException e) {
+                metrics.close();
+                throw new ConfigException("--metrics-port " + config.metricsPort() + ": " + e.getCause().getMessage());
+            }
+        }
+        this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush(), metrics);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits));
+                e -> spec(e, node, limits), metrics);
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), node);
         cleaner.clean();
 
@@ -107,6 +120,12 @@ public final class WorkerNode implements AutoCloseable {
         } else {
             this.dashboard = null;
         }
+        metrics.gauge("outrun.node.slots", "Executions this node runs at once", config::slots);
+        metrics.gauge("outrun.node.runs", "Runs on this node now", keeper::size);
+        metrics.gauge("outrun.node.heartbeat.age.seconds", "Time since this node last renewed its leases (beats every ttl/3)",
+                () -> keeper.sinceLastRenewal().toMillis() / 1000.0);
+        metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
+                () -> server.isRunning() ? 1 : 0);
         LOG.info("worker {} started: {} slots, sandbox {}, lease ttl {} ms", node, config.slots(), sandbox.name(),
                 config.leaseTtl().toMillis());
     }
@@ -212,6 +231,10 @@ public final class WorkerNode implements AutoCloseable {
         return keeper.size();
     }
 
+    public NodeMetrics metrics() {
+        return metrics;
+    }
+
     /**
      * Stops taking work, interrupts running jobs (their runs are killed) and lets this node's
      * leases expire now, so the sweep re-drives them on other nodes at once.
@@ -240,6 +263,7 @@ public final class WorkerNode implements AutoCloseable {
             LOG.warn("could not release leases at shutdown; they expire on their own", e);
         }
         sandbox.close();
+        metrics.close();
         if (ownsCore) {
             core.close();
         }

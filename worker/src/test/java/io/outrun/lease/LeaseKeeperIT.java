@@ -3,6 +3,7 @@ package io.outrun.lease;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
+import io.outrun.metrics.NodeMetrics;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.process.ProcessSandbox;
@@ -42,7 +43,7 @@ class LeaseKeeperIT {
         DatabaseConfig db = TestDatabase.migrated();
         pool = Database.pool(db, "keeper-test");
         store = new ExecutionStore(pool);
-        keeper = new LeaseKeeper(store, NODE, TTL, Duration.ofMillis(500));
+        keeper = new LeaseKeeper(store, NODE, TTL, Duration.ofMillis(500), new NodeMetrics(NODE));
     }
 
     @AfterEach
