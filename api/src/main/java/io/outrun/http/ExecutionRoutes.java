@@ -11,6 +11,7 @@ import io.outrun.service.ExecutionService;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.ExecutionStore.Inserted;
+import io.outrun.store.Outage;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -50,9 +51,18 @@ final class ExecutionRoutes {
             requireSameRequest(e, parsed.submission());
             ctx.header("Idempotent-Replayed", "true");
         }
-        Execution shown = parsed.waitMs() > 0 && !e.status().isTerminal()
-                ? waiter.await(e.id(), parsed.waitMs(), () -> load(e.id(), owner), x -> x.status().isTerminal())
-                : e;
+        Execution shown = e;
+        if (parsed.waitMs() > 0 && !e.status().isTerminal()) {
+            try {
+                shown = waiter.await(e.id(), parsed.waitMs(), () -> load(e.id(), owner), x -> x.status().isTerminal());
+            } catch (RuntimeException failure) {
+                if (!Outage.is(failure)) {
+                    throw failure;
+                }
+                // Stored already: answering 503 ("not accepted") would invite a resubmit that runs it twice.
+                shown = e;
+            }
+        }
         ctx.header("Location", "/v1/executions/" + e.id());
         ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown));
     }

@@ -18,6 +18,7 @@ import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
+import io.outrun.store.Outage;
 import io.outrun.store.Outcome;
 import io.outrun.store.Redriven;
 import io.outrun.store.StoreException;
@@ -179,7 +180,8 @@ public final class ExecutionJob implements ExecutionRunner {
      * Writes the end, retrying through a database outage for as long as it lasts: the command's
      * result is worth keeping, and the fence answers for us once the database is back (it rejects
      * the write if the execution was re-driven meanwhile). Only a node shutdown (an interrupt)
-     * stops the retries, and then the lease decides.
+     * stops the retries, and then the lease decides. A failure that is not an outage is not
+     * retried: the run is untracked, its lease expires and the sweep re-drives the execution.
      */
     private void finish(Lease lease, Outcome outcome) throws InterruptedException {
         long pauseMs = 250;
@@ -189,6 +191,11 @@ public final class ExecutionJob implements ExecutionRunner {
                 written = store.finish(lease, outcome);
                 break;
             } catch (StoreException e) {
+                if (!Outage.is(e)) {
+                    LOG.error("execution {} attempt {}: its end cannot be written; its lease will expire and the sweep"
+                            + " re-drives it", lease.executionId(), lease.attempt(), e);
+                    return;
+                }
                 LOG.warn("execution {} attempt {}: writing its end failed ({}); retrying in {} ms", lease.executionId(),
                         lease.attempt(), e.getMessage(), pauseMs);
                 Thread.sleep(pauseMs);

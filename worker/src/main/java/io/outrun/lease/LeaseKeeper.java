@@ -10,6 +10,7 @@ import io.outrun.store.Lease;
 import io.outrun.store.OutputUpdate;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -75,28 +76,42 @@ public final class LeaseKeeper implements AutoCloseable {
 
     /**
      * The run of a reserved attempt has started. If its lease was lost while it started, or is
-     * lost later, the run is killed and its job writes nothing. Another attempt of the same
-     * execution still tracked here is stale by definition (a new attempt is only claimed once the
-     * old one's lease is gone): it is killed too.
+     * lost later, the run is killed and its job writes nothing. Of two attempts of one execution
+     * on this node only the newer can hold the lease (a new attempt is claimed only once the old
+     * one's lease is gone), so the older one is killed, whichever of them is tracked last.
      */
     public synchronized Tracked track(Lease lease, Run run) {
         Tracked tracked = new Tracked(lease, run);
         AtomicBoolean lostWhileStarting = starting.remove(lease);
+        boolean newerHere = false;
         for (Tracked other : runs.values()) {
-            if (other.lease().executionId().equals(lease.executionId()) && !other.ending()) {
+            if (!other.lease().executionId().equals(lease.executionId()) || other.ending()) {
+                continue;
+            }
+            if (other.lease().attempt() < lease.attempt()) {
                 LOG.warn("execution {}: attempt {} is still here while attempt {} starts: killing the stale one",
                         lease.executionId(), other.lease().attempt(), lease.attempt());
-                other.loseLease();
+                loseLease(other);
+            } else {
+                newerHere = true;
             }
         }
         runs.put(lease, tracked);
-        if (lostWhileStarting != null && lostWhileStarting.get()) {
-            LOG.warn("lost the lease of execution {} attempt {} while its run started: killing it", lease.executionId(), lease.attempt());
-            tracked.loseLease();
+        if (newerHere || (lostWhileStarting != null && lostWhileStarting.get())) {
+            LOG.warn("execution {} attempt {} lost its lease while its run started (or a newer attempt runs here): killing it",
+                    lease.executionId(), lease.attempt());
+            loseLease(tracked);
         } else if (earlyCancels.remove(lease.executionId()) != null) {
             tracked.requestCancel();
         }
         return tracked;
+    }
+
+    private void loseLease(Tracked t) {
+        if (!t.leaseLost()) {
+            metrics.leaseLost();
+        }
+        t.loseLease();
     }
 
     /** Forgets this attempt, and only this one. */
@@ -152,29 +167,38 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     private synchronized void stepDown() {
-        runs.values().forEach(Tracked::loseLease);
+        runs.values().stream().filter(t -> !t.ending()).forEach(this::loseLease);
         starting.values().forEach(lost -> lost.set(true));
     }
 
     void renew() {
-        List<Lease> leases;
+        // The answer comes back after the lock is released: act on it only for the very run or
+        // reservation it was asked for (an equal lease may have been untracked and claimed again
+        // meanwhile, since a hand-back gives its attempt number back).
+        Map<Lease, Tracked> askedRuns;
+        Map<Lease, AtomicBoolean> askedStarting;
         synchronized (this) {
-            leases = new ArrayList<>(runs.keySet());
-            leases.addAll(starting.keySet());
+            askedRuns = new HashMap<>(runs);
+            askedStarting = new HashMap<>(starting);
         }
+        List<Lease> leases = new ArrayList<>(askedRuns.keySet());
+        leases.addAll(askedStarting.keySet());
         Renewal renewal = store.renew(node, ttl, leases);
         lastRenewalNanos = System.nanoTime();
         synchronized (this) {
             for (Lease lease : leases) {
-                Tracked t = runs.get(lease);
-                AtomicBoolean startingLost = starting.get(lease);
+                Tracked t = askedRuns.get(lease) != null && runs.get(lease) == askedRuns.get(lease) ? askedRuns.get(lease) : null;
+                AtomicBoolean startingLost = askedStarting.get(lease) != null && starting.get(lease) == askedStarting.get(lease)
+                        ? askedStarting.get(lease) : null;
+                if (t == null && startingLost == null) {
+                    continue; // ended, or replaced by a newer claim, since the question was asked
+                }
                 if (!renewal.held().contains(lease)) {
                     // Fenced out: the row was re-driven or reaped. Kill, and let the job write nothing.
                     // (A run whose end is being written has just given its lease up itself.)
                     if (t != null && !t.ending()) {
                         LOG.warn("lost the lease of execution {} attempt {}: killing its run", lease.executionId(), lease.attempt());
-                        metrics.leaseLost();
-                        t.loseLease();
+                        loseLease(t);
                     } else if (startingLost != null) {
                         startingLost.set(true);
                     }
@@ -182,7 +206,7 @@ public final class LeaseKeeper implements AutoCloseable {
                     if (t != null && !t.cancelRequested()) {
                         LOG.info("execution {} was cancelled by its owner: killing its run", lease.executionId());
                         t.requestCancel();
-                    } else if (t == null && startingLost != null) {
+                    } else if (startingLost != null) {
                         earlyCancels.put(lease.executionId(), System.nanoTime());
                     }
                 }

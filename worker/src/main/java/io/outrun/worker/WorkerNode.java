@@ -63,6 +63,7 @@ public final class WorkerNode implements AutoCloseable {
         String node = config.nodeId();
         this.metrics = new NodeMetrics(node);
         if (config.metricsPort() > 0) {
+            // First, while nothing else runs: a port in use stops the start with nothing to undo.
             try {
                 metrics.serve(config.metricsPort());
             } catch (UncheckedIOException e) {

@@ -75,10 +75,37 @@ class LeaseKeeperIT {
         assertThat(keeper.isRunning(id, 2)).as("the live attempt is still tracked").isTrue();
         assertThat(keeper.isRunning(id, 1)).isFalse();
 
+        shortenLease(id);
         keeper.renew();
         assertThat(secondTracked.leaseLost()).isFalse();
         assertThat(secondRun.awaitExit(Duration.ofMillis(100))).as("the live attempt still runs").isEmpty();
         assertThat(leaseSecondsLeft(id)).as("attempt 2's lease renewed").isGreaterThan(TTL.toSeconds() - 1.0);
+        secondRun.kill();
+        secondRun.close();
+        firstRun.close();
+    }
+
+    @Test
+    void anOlderAttemptTrackedLateNeverKillsTheNewerOne() throws Exception {
+        // Attempt 1's sandbox start outlived its lease; attempt 2 was claimed here and runs. When
+        // attempt 1's start finally returns, attempt 1 is the stale one, not attempt 2.
+        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Lease first = claim(id);
+        keeper.reserve(first);
+        expireAndRedrive(id);
+        Lease second = claim(id);
+        keeper.reserve(second);
+        Run secondRun = sandbox.start(spec(id, second));
+        Tracked secondTracked = keeper.track(second, secondRun);
+        Run firstRun = sandbox.start(spec(id, first));
+        Tracked firstTracked = keeper.track(first, firstRun);
+
+        assertThat(firstTracked.leaseLost()).as("the older attempt is the one killed").isTrue();
+        assertThat(firstRun.awaitExit(Duration.ofSeconds(5))).isPresent();
+        assertThat(secondTracked.leaseLost()).isFalse();
+        assertThat(secondRun.awaitExit(Duration.ofMillis(200))).as("the newer attempt still runs").isEmpty();
+        keeper.untrack(first);
+        keeper.untrack(second);
         secondRun.kill();
         secondRun.close();
         firstRun.close();
@@ -116,14 +143,28 @@ class LeaseKeeperIT {
         return new Lease(id, e.attempt(), NODE);
     }
 
+    /** As if the lease ran out: the keeper's own heartbeat may renew it in between, so try again then. */
     private void expireAndRedrive(UUID id) throws Exception {
-        try (Connection c = pool.getConnection();
-             PreparedStatement ps = c.prepareStatement("UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = ?")) {
+        int moved = 0;
+        for (int tries = 0; tries < 10 && moved == 0; tries++) {
+            try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                    "UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = ?")) {
+                ps.setObject(1, id);
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            moved = store.redriveExpired(id, 10).size();
+        }
+        assertThat(moved).isEqualTo(1);
+        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
+    }
+
+    /** Leaves a second on the live lease, so that only a renewal can bring it back above the ttl. */
+    private void shortenLease(UUID id) throws Exception {
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "UPDATE executions SET lease_expires_at = now() + interval '1 second' WHERE id = ?")) {
             ps.setObject(1, id);
             assertThat(ps.executeUpdate()).isEqualTo(1);
         }
-        assertThat(store.redriveExpired(id, 10)).hasSize(1);
-        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
     private double leaseSecondsLeft(UUID id) throws Exception {

@@ -37,10 +37,22 @@ class NodeMetricsIT {
             Await.until("both ended", Duration.ofSeconds(20), () -> api.store().find(ok).orElseThrow().status().isTerminal()
                     && api.store().find(bad).orElseThrow().status() == ExecutionStatus.FAILED);
 
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + port + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
-            assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(r.body())
+            // A node counts an end after its write commits and frees the slot just after: wait for both.
+            HttpClient http = HttpClient.newHttpClient();
+            HttpRequest scrape = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build();
+            String body = Await.until("both ends counted", Duration.ofSeconds(10), () -> {
+                try {
+                    HttpResponse<String> r = http.send(scrape, HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).isEqualTo(200);
+                    return r.body().contains("outrun_node_runs{node=\"metered\"} 0.0")
+                            && r.body().contains("status=\"failed\"} 1.0") ? r.body() : null;
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            assertThat(body)
                     .contains("outrun_node_slots{node=\"metered\"} 4.0")
                     .contains("outrun_node_runs{node=\"metered\"} 0.0")
                     .contains("outrun_node_runs_ended_total{node=\"metered\",status=\"succeeded\"} 1.0")

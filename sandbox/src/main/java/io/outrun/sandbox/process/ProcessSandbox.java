@@ -96,6 +96,11 @@ public final class ProcessSandbox implements Sandbox {
 
     @Override
     public Run start(RunSpec spec) {
+        Path workdir = spec.workdir() == null || spec.workdir().isBlank() ? null : Path.of(spec.workdir());
+        if (workdir != null && !Files.isDirectory(workdir)) {
+            throw new IllegalArgumentException("workdir " + spec.workdir() + " is not a directory on this node"
+                    + " (the host-process sandbox runs in an existing directory)");
+        }
         try {
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
@@ -110,12 +115,8 @@ public final class ProcessSandbox implements Sandbox {
             env.put("TERM", "dumb");
             env.put("PAGER", "cat");
             env.putAll(spec.env());
-            if (spec.workdir() != null && !spec.workdir().isBlank()) {
-                if (!Files.isDirectory(Path.of(spec.workdir()))) {
-                    throw new IllegalArgumentException("workdir " + spec.workdir() + " is not a directory on this node"
-                            + " (the host-process sandbox runs in an existing directory)");
-                }
-                builder.directory(Path.of(spec.workdir()).toFile());
+            if (workdir != null) {
+                builder.directory(workdir.toFile());
             }
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             Process process = builder.start();
