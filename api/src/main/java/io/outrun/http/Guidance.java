@@ -1,6 +1,7 @@
 package io.outrun.http;
 
 import io.outrun.execution.Execution;
+import io.outrun.sandbox.capture.Captured;
 
 /**
  * What an agent should do next, in words, for each state. Agents act on this text, so it names
@@ -34,12 +35,19 @@ final class Guidance {
                     + " progress to files so a re-run can resume.";
             case CANCELLED -> "Cancelled by its owner. Submit it again if it is still needed.";
         };
-        if (e.stdout().truncated() || e.stderr().truncated()) {
+        if (nothingKept(e.stdout()) && nothingKept(e.stderr()) && e.stdout().totalBytes() + e.stderr().totalBytes() > 0) {
+            text += " Its stored output was removed by retention (outrun prune) after it ended; byte counts remain.";
+        } else if (e.stdout().truncated() || e.stderr().truncated()) {
             text += " Output was truncated: the first and last bytes are kept and the middle is marked as dropped."
                     + " Resubmit with a larger maxOutputBytes (up to " + config.maxOutputBytes() + ") or write bulky"
                     + " output to a file and print a summary.";
         }
         return text;
+    }
+
+    /** Output capture always keeps a head and a tail; only retention leaves nothing of bytes that were there. */
+    private static boolean nothingKept(Captured stream) {
+        return stream.head().length == 0 && stream.tail().length == 0;
     }
 
     private String failed(Execution e) {

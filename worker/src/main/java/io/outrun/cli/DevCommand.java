@@ -116,7 +116,7 @@ final class DevCommand implements Callable<Integer> {
                     sandbox, sandboxOptions.limits());
             api = ApiNode.start(core, apiConfig, "dev");
             Stack stack = new Stack(postgres, core, worker, api, token);
-            printWelcome(out, apiConfig, api.port(), dir, sandbox.name());
+            printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""));
             return stack;
         } catch (RuntimeException e) {
             new Stack(postgres, core, worker, api, null).close();
@@ -160,7 +160,7 @@ final class DevCommand implements Callable<Integer> {
         }
     }
 
-    private void printWelcome(PrintWriter out, ApiConfig config, int port, Path dir, String sandbox) {
+    private void printWelcome(PrintWriter out, ApiConfig config, int port, Path dir, String sandbox, String dbUrl) {
         String url = "http://" + (config.host().equals("0.0.0.0") ? "localhost" : config.host()) + ":" + port;
         Path cwd = Path.of("").toAbsolutePath();
         Path tokenFile = dir.resolve("dev-token");
@@ -171,6 +171,9 @@ final class DevCommand implements Callable<Integer> {
         if (dashboardPort > 0) {
             out.println("  dashboard  http://localhost:" + dashboardPort + "   (JobRunr; listens on all interfaces, --dashboard-port 0 turns it off)");
         }
+        // The port changes on every start; operator commands (token, prune) need it while dev runs.
+        out.println("  database   " + dbUrl + "   user postgres, no password (e.g. outrun token create --owner alice"
+                + " --db-url " + dbUrl + " --db-user postgres)");
         out.println();
         out.println("Submit a first command:");
         out.println("  curl -s " + url + "/v1/executions -H \"Authorization: Bearer $(cat " + tokenPath + ")\" \\");

@@ -166,6 +166,16 @@ class WorkerApiIT {
     }
 
     @Test
+    void prunedOutputSaysSoInItsGuidance() {
+        ExecutionView v = api.alice().submit(SubmitRequest.of("echo soon gone").withWaitMs(20_000L));
+        assertThat(v.status()).isEqualTo("succeeded");
+        api.core().store().prune(Duration.ZERO, null, 1000);
+        ExecutionView after = api.alice().get(v.executionId());
+        assertThat(after.stdout().totalBytes()).isEqualTo("soon gone\n".length());
+        assertThat(after.guidance()).contains("removed by retention").doesNotContain("maxOutputBytes");
+    }
+
+    @Test
     void cancelsAQueuedExecutionWhileTheOnlySlotIsBusy() {
         try (ApiHarness single = ApiHarness.start();
              WorkerNode oneSlot = WorkerNode.start(single.core(), WorkerConfig.defaults("w-one-slot").withSlots(1),
