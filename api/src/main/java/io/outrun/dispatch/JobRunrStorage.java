@@ -1,6 +1,7 @@
 package io.outrun.dispatch;
 
 import io.outrun.store.AdvisoryLock;
+import io.outrun.store.Database;
 import javax.sql.DataSource;
 import org.jobrunr.jobs.mappers.JobMapper;
 import org.jobrunr.storage.StorageProvider;
@@ -23,11 +24,8 @@ public final class JobRunrStorage {
         return new JacksonJsonMapper();
     }
 
-    /** Advisory lock key for JobRunr's migrations: "outrun jobrunr". */
-    static final long MIGRATION_LOCK = 0x6f75_7472_756e_4a52L;
-
     public static StorageProvider open(DataSource dataSource, JsonMapper jsonMapper) {
-        return new AdvisoryLock(dataSource, MIGRATION_LOCK).runExclusive(() -> {
+        return new AdvisoryLock(dataSource, Database.SCHEMA_LOCK).runExclusive(() -> {
             StorageProvider storage = new PostgresStorageProvider(dataSource);
             storage.setJobMapper(new JobMapper(jsonMapper));
             return storage;

@@ -50,12 +50,13 @@ public final class ApiServer implements AutoCloseable {
     private final Javalin app;
     private final ApiConfig config;
     private final HealthCheck healthCheck;
+    private final Waiter waiter;
 
     private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
                       ChangeSignal signal) {
         this.config = config;
-        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource),
-                new Waiter(signal, config.maxWaiters()));
+        this.waiter = new Waiter(signal, config.maxWaiters());
+        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter);
         byte[] openApi = openApi();
         FleetMetrics metrics = new FleetMetrics(dataSource);
         this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN);
@@ -128,6 +129,11 @@ public final class ApiServer implements AutoCloseable {
 
     public ApiConfig config() {
         return config;
+    }
+
+    /** Long polls held now (at most {@link ApiConfig#maxWaiters()}). */
+    public int longPollsWaiting() {
+        return waiter.waiting();
     }
 
     @Override

@@ -19,10 +19,17 @@ final class Waiter {
 
     private final ChangeSignal signal;
     private final Semaphore slots;
+    private final int maxWaiters;
 
     Waiter(ChangeSignal signal, int maxWaiters) {
         this.signal = signal;
+        this.maxWaiters = maxWaiters;
         this.slots = new Semaphore(maxWaiters);
+    }
+
+    /** Requests held now. */
+    int waiting() {
+        return maxWaiters - slots.availablePermits();
     }
 
     /** Reads with {@code probe} until {@code ready} holds or {@code waitMs} passed; returns the last read. */

@@ -42,12 +42,19 @@ public final class Database {
     }
 
     /**
-     * Applies pending migrations. Flyway holds a PostgreSQL advisory lock while it migrates, so
-     * nodes starting together on an empty database migrate it once; the others wait, then see
-     * nothing left to do.
+     * Advisory lock key held while a node changes the schema (ours, and JobRunr's tables):
+     * "outrun schema".
+     */
+    public static final long SCHEMA_LOCK = 0x6f75_7472_756e_5343L;
+
+    /**
+     * Applies pending migrations, under {@link #SCHEMA_LOCK}, so that nodes starting together on
+     * an empty database migrate it once and the others then find nothing to do. Flyway's own lock
+     * is not enough: its baseline of an empty schema races ("Unable to baseline schema history
+     * table ... as it already exists, and is empty" killed one of five nodes in ConcurrentStartIT).
      */
     public static int migrate(DataSource dataSource) {
-        return Flyway.configure()
+        return new AdvisoryLock(dataSource, SCHEMA_LOCK).runExclusive(() -> Flyway.configure()
                 .dataSource(dataSource)
                 .locations("classpath:db/migration")
                 .table("outrun_schema_history")
@@ -56,7 +63,7 @@ public final class Database {
                 .baselineVersion("0")
                 .load()
                 .migrate()
-                .migrationsExecuted;
+                .migrationsExecuted);
     }
 
     /** A connection outside the pool, for LISTEN: it lives as long as the node. */

@@ -51,6 +51,11 @@ public final class ApiHarness implements AutoCloseable {
         return tokens;
     }
 
+    /** Long polls this node holds now. */
+    public int longPollsWaiting() {
+        return api.server().longPollsWaiting();
+    }
+
     public URI base() {
         return URI.create("http://127.0.0.1:" + api.port());
     }

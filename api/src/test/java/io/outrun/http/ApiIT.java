@@ -11,7 +11,9 @@ import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.Json;
 import io.outrun.http.wire.OutputChunk;
 import io.outrun.http.wire.SubmitRequest;
+import io.outrun.testing.Await;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -116,15 +118,8 @@ class ApiIT {
         var issued = api.tokens().create("carol");
         assertThat(api.send("GET", "/v1/executions", issued.token(), null).statusCode()).isEqualTo(200);
         assertThat(api.tokens().revoke(issued.token())).isTrue();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        int status;
-        do {
-            status = api.send("GET", "/v1/executions", issued.token(), null).statusCode();
-            if (status != 401) {
-                Thread.sleep(100);
-            }
-        } while (status != 401 && System.nanoTime() < deadline);
-        assertThat(status).as("revocation takes effect within a few seconds").isEqualTo(401);
+        Await.until("revocation to take effect (within a few seconds)", Duration.ofSeconds(5),
+                () -> api.send("GET", "/v1/executions", issued.token(), null).statusCode() == 401);
     }
 
     @Test
@@ -248,7 +243,8 @@ class ApiIT {
         long start = System.nanoTime();
         CompletableFuture<OutputChunk> poll = CompletableFuture.supplyAsync(() -> alice.output(id, null, 20_000));
         CompletableFuture<ExecutionView> wait = CompletableFuture.supplyAsync(() -> alice.get(id, 20_000));
-        Thread.sleep(300);
+        // Cancel only once both requests are held: the point is that the cancel wakes them.
+        Await.until("both long polls waiting", Duration.ofSeconds(10), () -> api.longPollsWaiting() == 2);
         ExecutionView cancelled = alice.cancel(id);
         assertThat(cancelled.status()).isEqualTo("cancelled");
         assertThat(cancelled.error().code()).isEqualTo("cancelled");

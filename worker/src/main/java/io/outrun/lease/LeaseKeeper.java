@@ -187,9 +187,8 @@ public final class LeaseKeeper implements AutoCloseable {
         lastRenewalNanos = System.nanoTime();
         synchronized (this) {
             for (Lease lease : leases) {
-                Tracked t = askedRuns.get(lease) != null && runs.get(lease) == askedRuns.get(lease) ? askedRuns.get(lease) : null;
-                AtomicBoolean startingLost = askedStarting.get(lease) != null && starting.get(lease) == askedStarting.get(lease)
-                        ? askedStarting.get(lease) : null;
+                Tracked t = stillHere(askedRuns.get(lease), runs.get(lease));
+                AtomicBoolean startingLost = stillHere(askedStarting.get(lease), starting.get(lease));
                 if (t == null && startingLost == null) {
                     continue; // ended, or replaced by a newer claim, since the question was asked
                 }
@@ -212,6 +211,11 @@ public final class LeaseKeeper implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** What was asked about, if it is still the very same object now; else null. */
+    private static <T> T stillHere(T asked, T now) {
+        return asked != null && asked == now ? asked : null;
     }
 
     private void flushQuietly() {

@@ -17,6 +17,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,6 +39,7 @@ class LeaseKeeperIT {
     private ExecutionStore store;
     private LeaseKeeper keeper;
     private final ProcessSandbox sandbox = new ProcessSandbox();
+    private final List<Run> started = new ArrayList<>();
 
     @BeforeEach
     void start() {
@@ -48,6 +51,7 @@ class LeaseKeeperIT {
 
     @AfterEach
     void stop() {
+        started.forEach(Run::close); // kills what is still running
         keeper.close();
         sandbox.close();
         pool.close();
@@ -58,19 +62,17 @@ class LeaseKeeperIT {
         UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
         Lease first = claim(id);
         keeper.reserve(first);
-        Run firstRun = sandbox.start(spec(id, first));
-        Tracked firstTracked = keeper.track(first, firstRun);
+        Tracked firstTracked = startAndTrack(first);
 
         // Attempt 1 stalls past its lease (say a long pause) and is re-driven; attempt 2 lands here too.
         expireAndRedrive(id);
         Lease second = claim(id);
         assertThat(second.attempt()).isEqualTo(2);
         keeper.reserve(second);
-        Run secondRun = sandbox.start(spec(id, second));
-        Tracked secondTracked = keeper.track(second, secondRun);
+        Tracked secondTracked = startAndTrack(second);
 
         assertThat(firstTracked.leaseLost()).as("the stale attempt is killed").isTrue();
-        assertThat(firstRun.awaitExit(Duration.ofSeconds(5))).isPresent();
+        assertThat(firstTracked.run().awaitExit(Duration.ofSeconds(5))).isPresent();
         keeper.untrack(first); // what the stale attempt's job does as it ends
         assertThat(keeper.isRunning(id, 2)).as("the live attempt is still tracked").isTrue();
         assertThat(keeper.isRunning(id, 1)).isFalse();
@@ -78,11 +80,8 @@ class LeaseKeeperIT {
         shortenLease(id);
         keeper.renew();
         assertThat(secondTracked.leaseLost()).isFalse();
-        assertThat(secondRun.awaitExit(Duration.ofMillis(100))).as("the live attempt still runs").isEmpty();
+        assertThat(secondTracked.run().awaitExit(Duration.ofMillis(100))).as("the live attempt still runs").isEmpty();
         assertThat(leaseSecondsLeft(id)).as("attempt 2's lease renewed").isGreaterThan(TTL.toSeconds() - 1.0);
-        secondRun.kill();
-        secondRun.close();
-        firstRun.close();
     }
 
     @Test
@@ -95,20 +94,13 @@ class LeaseKeeperIT {
         expireAndRedrive(id);
         Lease second = claim(id);
         keeper.reserve(second);
-        Run secondRun = sandbox.start(spec(id, second));
-        Tracked secondTracked = keeper.track(second, secondRun);
-        Run firstRun = sandbox.start(spec(id, first));
-        Tracked firstTracked = keeper.track(first, firstRun);
+        Tracked secondTracked = startAndTrack(second);
+        Tracked firstTracked = startAndTrack(first);
 
         assertThat(firstTracked.leaseLost()).as("the older attempt is the one killed").isTrue();
-        assertThat(firstRun.awaitExit(Duration.ofSeconds(5))).isPresent();
+        assertThat(firstTracked.run().awaitExit(Duration.ofSeconds(5))).isPresent();
         assertThat(secondTracked.leaseLost()).isFalse();
-        assertThat(secondRun.awaitExit(Duration.ofMillis(200))).as("the newer attempt still runs").isEmpty();
-        keeper.untrack(first);
-        keeper.untrack(second);
-        secondRun.kill();
-        secondRun.close();
-        firstRun.close();
+        assertThat(secondTracked.run().awaitExit(Duration.ofMillis(200))).as("the newer attempt still runs").isEmpty();
     }
 
     @Test
@@ -116,8 +108,10 @@ class LeaseKeeperIT {
         UUID slow = store.insert(Submission.of("o", "sleep 30")).execution().id();
         Lease starting = claim(slow);
         keeper.reserve(starting);
-        // A sandbox start that takes two ttls (a slow Docker engine): the heartbeat keeps the lease.
-        Thread.sleep(2 * TTL.toMillis());
+        // A sandbox start that outlasts its lease by a whole ttl (a slow Docker engine): the
+        // heartbeat keeps the lease.
+        java.time.Instant claimedUntil = store.find(slow).orElseThrow().leaseExpiresAt();
+        Await.until("a ttl past the lease the claim gave", Duration.ofSeconds(15), () -> dbClockPast(claimedUntil.plus(TTL)));
         assertThat(store.redriveExpired(slow, 10)).as("nothing to re-drive: the lease was renewed").isEmpty();
         Execution row = store.find(slow).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
@@ -130,12 +124,16 @@ class LeaseKeeperIT {
         keeper.reserve(lease);
         expireAndRedrive(lost);
         keeper.renew();
-        Run run = sandbox.start(spec(lost, lease));
-        Tracked tracked = keeper.track(lease, run);
+        Tracked tracked = startAndTrack(lease);
         assertThat(tracked.leaseLost()).isTrue();
-        assertThat(run.awaitExit(Duration.ofSeconds(5))).as("killed").isPresent();
-        keeper.untrack(lease);
-        run.close();
+        assertThat(tracked.run().awaitExit(Duration.ofSeconds(5))).as("killed").isPresent();
+    }
+
+    /** What a job does once its sandbox started: the run is closed after the test. */
+    private Tracked startAndTrack(Lease lease) {
+        Run run = sandbox.start(spec(lease));
+        started.add(run);
+        return keeper.track(lease, run);
     }
 
     private Lease claim(UUID id) {
@@ -158,6 +156,18 @@ class LeaseKeeperIT {
         Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
+    private boolean dbClockPast(java.time.Instant instant) {
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT now() > ?")) {
+            ps.setObject(1, instant.atOffset(java.time.ZoneOffset.UTC));
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Leaves a second on the live lease, so that only a renewal can bring it back above the ttl. */
     private void shortenLease(UUID id) throws Exception {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
@@ -178,7 +188,8 @@ class LeaseKeeperIT {
         }
     }
 
-    private static RunSpec spec(UUID id, Lease lease) {
+    private static RunSpec spec(Lease lease) {
+        UUID id = lease.executionId();
         RunSpec base = RunSpec.of("sleep 30", Duration.ofMinutes(1));
         return new RunSpec(id, lease.attempt(), NODE, base.command(), null, null, base.env(), base.timeout(),
                 base.maxOutputBytes(), base.limits());

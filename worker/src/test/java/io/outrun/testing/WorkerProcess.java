@@ -55,7 +55,8 @@ public final class WorkerProcess implements AutoCloseable {
         Path log = dir.resolve(nodeId + "-" + System.nanoTime() + ".log");
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         WorkerProcess w = new WorkerProcess(nodeId, p, log);
-        w.awaitLog("ready", Duration.ofSeconds(60));
+        // The whole line: a failing node may well print "already" first.
+        w.awaitLog("outrun: worker " + nodeId + " ready", Duration.ofSeconds(60));
         return w;
     }
 

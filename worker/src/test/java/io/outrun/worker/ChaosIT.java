@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A fleet under fire: while executions keep arriving, a random worker JVM is SIGKILLed every few
- * seconds and replaced by a new one. Every execution must still end, once, succeeded, with the
+ * A fleet under fire: while executions keep arriving, a random worker JVM is SIGKILLed while it
+ * runs executions, and replaced by a new one, eight times. Every execution must still end, once, succeeded, with the
  * output of one whole attempt; nothing may stay queued, running, or processing in JobRunr.
  */
 class ChaosIT {
@@ -48,13 +48,15 @@ class ChaosIT {
             }
             submit(api, ids, FIRST_WAVE, random);
             for (int round = 1; round <= ROUNDS; round++) {
-                Thread.sleep(2000 + random.nextInt(2000));
+                submit(api, ids, PER_ROUND, random); // work for every node, the victim's included
                 WorkerProcess victim = fleet.remove(random.nextInt(fleet.size()));
+                // Kill only while it holds running executions: every kill must cost real work.
+                Await.until(victim.nodeId() + " running executions", Duration.ofSeconds(60),
+                        () -> runningOn(db, victim.nodeId()) >= 2);
                 victim.kill();
                 dead.add(victim);
                 killed++;
                 fleet.add(WorkerProcess.start(db, "chaos-r" + round, 4));
-                submit(api, ids, PER_ROUND, random);
             }
 
             Map<UUID, Execution> ended = new HashMap<>();
@@ -96,6 +98,20 @@ class ChaosIT {
             for (WorkerProcess w : fleet) {
                 w.close();
             }
+        }
+    }
+
+    private static long runningOn(DatabaseConfig db, String node) {
+        try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
+             java.sql.PreparedStatement ps = c.prepareStatement(
+                     "SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner = ?")) {
+            ps.setString(1, node);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 

@@ -1,12 +1,14 @@
 package io.outrun.worker;
 
 import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
 import io.outrun.testing.WorkerProcess;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -41,14 +43,13 @@ class ConcurrentStartIT {
                 assertThat(single(st, "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('executions', 'api_tokens', 'jobrunr_jobs')")).isEqualTo(3);
                 // Each node says "ready" once JobRunr has announced its server (or after 30 s
                 // without: a server JobRunr stopped at start is restarted by the node's watchdog).
-                long servers = 0;
-                for (long deadline = System.nanoTime() + 60_000_000_000L; System.nanoTime() < deadline; Thread.sleep(200)) {
-                    servers = single(st, "SELECT count(*) FROM jobrunr_backgroundjobservers");
-                    if (servers == 5) {
-                        break;
-                    }
+                try {
+                    Await.until("5 servers announced", Duration.ofSeconds(60),
+                            () -> count(st, "SELECT count(*) FROM jobrunr_backgroundjobservers") == 5);
+                } catch (AssertionError timedOut) {
+                    // Say why, not only that: the servers the database knows and each node's log.
+                    throw new AssertionError(timedOut.getMessage() + "; servers: " + describe(st) + "\n" + logs(nodes), timedOut);
                 }
-                assertThat(servers).as("servers announced (%s)\n%s", describe(st), logs(nodes)).isEqualTo(5);
             }
             for (WorkerProcess w : nodes) {
                 assertThat(w.log()).doesNotContain("ERROR").doesNotContain("Exception");
@@ -78,6 +79,14 @@ class ConcurrentStartIT {
             b.append("--- ").append(w.nodeId()).append('\n').append(w.log());
         }
         return b.toString();
+    }
+
+    private static long count(Statement st, String sql) {
+        try {
+            return single(st, sql);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static long single(Statement st, String sql) throws Exception {

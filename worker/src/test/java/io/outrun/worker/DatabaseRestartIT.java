@@ -39,8 +39,13 @@ class DatabaseRestartIT {
             UUID id = api.service().submit(Submission.of("alice", "echo begin; sleep 4; echo end")).execution().id();
             Await.until("running", Duration.ofSeconds(20), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
 
+            long outageStart = System.nanoTime();
             pg.close();   // the database is gone: heartbeats, JobRunr's polls and the finish all fail
-            Thread.sleep(45_000);
+            // Long enough for both things an outage does to a node: it steps down from its run
+            // (no renewal for a ttl) and JobRunr stops its own server (after repeated errors).
+            Await.until("the node to step down and JobRunr to stop its server", Duration.ofSeconds(120),
+                    () -> node.running() == 0 && !node.server().isRunning());
+            long outageS = (System.nanoTime() - outageStart) / 1_000_000_000L;
             pg = start(data, port);
 
             Execution done = Await.until("the execution to end", Duration.ofSeconds(90), () -> {
@@ -52,7 +57,7 @@ class DatabaseRestartIT {
             });
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(done.stdout().text()).isEqualTo("begin\nend\n");
-            System.out.printf("DB OUTAGE: execution ended %s on attempt %d%n", done.status().wire(), done.attempt());
+            System.out.printf("DB OUTAGE: %d s; execution ended %s on attempt %d%n", outageS, done.status().wire(), done.attempt());
 
             UUID after = api.service().submit(Submission.of("alice", "echo after")).execution().id();
             Execution next = Await.until("new work after the outage", Duration.ofSeconds(30),

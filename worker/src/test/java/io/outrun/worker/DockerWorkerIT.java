@@ -3,8 +3,7 @@ package io.outrun.worker;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.DockerSandbox;
-import io.outrun.sandbox.docker.DockerSandboxConfig;
+import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
@@ -19,21 +18,13 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 /** Real worker JVMs with the Docker sandbox: runs locked down, and leaves no container behind, even after SIGKILL. */
 class DockerWorkerIT {
 
     @BeforeAll
     static void requireDocker() {
-        try (DockerSandbox probe = new DockerSandbox(DockerSandboxConfig.defaults("probe"))) {
-            probe.verify();
-        } catch (RuntimeException e) {
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                fail("Docker is required under CI=true: " + e.getMessage());
-            }
-            org.junit.jupiter.api.Assumptions.abort("skipping Docker worker tests (they fail under CI=true): " + e.getMessage());
-        }
+        DockerTests.requireDocker(); // fails under CI=true, skips with the reason elsewhere
     }
 
     @Test

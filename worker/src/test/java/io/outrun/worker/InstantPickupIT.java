@@ -28,8 +28,8 @@ class InstantPickupIT {
         WorkerConfig config = WorkerConfig.defaults("fast").withPollInterval(Duration.ofSeconds(30));
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
-            // Let the node's first poll pass, so only a wake-up can start the work.
-            Thread.sleep(1500);
+            // One after the other: JobRunr's first poll (1 s after start) may serve the first, but
+            // the next poll is 30 s away, so every later execution can only start through a wake-up.
             for (int i = 0; i < 5; i++) {
                 UUID id = api.service().submit(Submission.of("alice", "true")).execution().id();
                 Execution started = Await.until("start", Duration.ofSeconds(40),

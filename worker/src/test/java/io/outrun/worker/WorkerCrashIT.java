@@ -58,17 +58,17 @@ class WorkerCrashIT {
                 return done.size() == ids.size();
             });
 
-            // A node logs an end only after its fenced finish committed: wait for every line.
-            String[] logHolder = new String[1];
+            // A node logs an end only after its fenced finish committed: wait for every line, then
+            // stop the surviving node, so that its log is complete (a duplicate end would be in it).
             Await.until("every end logged", Duration.ofSeconds(10), () -> {
                 try {
-                    logHolder[0] = a.log() + b.log();
+                    String logs = a.log() + b.log();
+                    return ids.stream().allMatch(id -> count(logs, "execution " + id + " attempt \\d+ ended") >= 1);
                 } catch (java.io.IOException e) {
                     throw new IllegalStateException(e);
                 }
-                return ids.stream().allMatch(id -> count(logHolder[0], "execution " + id + " attempt \\d+ ended") >= 1);
             });
-            Thread.sleep(500); // a duplicate end, if there were one, would be logged right after
+            b.close();
             String logs = a.log() + b.log();
             double worstRecoveryS = 0;
             for (int i = 0; i < ids.size(); i++) {

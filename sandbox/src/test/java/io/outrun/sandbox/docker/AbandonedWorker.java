@@ -4,6 +4,7 @@ import io.outrun.sandbox.RunSpec;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A worker JVM for {@link DockerLeftoversIT}: starts one long run, prints its execution id, and
@@ -19,6 +20,6 @@ public final class AbandonedWorker {
         sandbox.start(spec);
         System.out.println("started " + spec.executionId());
         System.out.flush();
-        Thread.sleep(Duration.ofMinutes(5).toMillis());
+        new CountDownLatch(1).await(); // nothing counts it down: this JVM lives until it is SIGKILLed
     }
 }

@@ -8,13 +8,13 @@ import org.junit.jupiter.api.Assumptions;
  * Decides what a Docker test does when the engine or the sandbox image is missing: under
  * {@code CI=true} it fails (CI must prove the sandbox), elsewhere it is skipped with the reason.
  */
-final class DockerTests {
+public final class DockerTests {
 
     private DockerTests() {
     }
 
     /** Returns when the default engine answers and the default image exists; fails or skips otherwise. */
-    static void requireDocker() {
+    public static void requireDocker() {
         String problem = problem();
         if (problem == null) {
             return;

@@ -3,6 +3,7 @@ package io.outrun.sandbox.process;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
+import io.outrun.testing.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,26 +39,36 @@ class ProcessSandboxTest {
     @Test
     void timeoutKillsTheWholeTree(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path marker = dir.resolve("child-alive");
-        String command = "(sleep 2; touch " + marker + ") & sleep 30";
+        String command = "(sleep 2; touch " + marker + ") & echo $!; sleep 30";
         long t0 = System.nanoTime();
+        long child;
         try (Run run = sandbox.start(RunSpec.of(command, Duration.ofMillis(500)))) {
             Exit exit = await(run);
             assertThat(exit.timedOut()).isTrue();
             assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(2500);
+            child = Long.parseLong(run.stdout().text().strip());
         }
-        Thread.sleep(2500);
+        awaitGone(child);
         assertThat(Files.exists(marker)).as("the background child was killed too").isFalse();
     }
 
     @Test
     void closeKillsBackgroundChildrenOfABashThatAlreadyExited(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path marker = dir.resolve("orphan-alive");
-        String command = "(sleep 2; touch " + marker + ") >/dev/null 2>&1 & exit 0";
+        String command = "(sleep 2; touch " + marker + ") >/dev/null 2>&1 & echo $!; exit 0";
+        long child;
         try (Run run = sandbox.start(RunSpec.of(command, Duration.ofSeconds(10)))) {
             assertThat(await(run).exitCode()).isZero();
+            child = Long.parseLong(run.stdout().text().strip());
         }
-        Thread.sleep(2500);
+        awaitGone(child);
         assertThat(Files.exists(marker)).as("the background child of an ended run was killed at close").isFalse();
+    }
+
+    /** Until {@code pid} is gone: killed, it never reaches its touch; a survivor fails here. */
+    private static void awaitGone(long pid) throws InterruptedException {
+        Await.until("process " + pid + " to be gone (a survivor would touch its marker at 2 s)", Duration.ofMillis(1500),
+                () -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
     }
 
     @Test
