@@ -1,5 +1,6 @@
 package io.outrun.http;
 
+import io.outrun.sandbox.Allowlist;
 import io.outrun.store.ConfigException;
 import java.util.List;
 
@@ -117,13 +118,7 @@ public record ApiConfig(
 
     /** Whether a caller may set the environment variable {@code name}. */
     public boolean envAllowed(String name) {
-        for (String entry : envAllowlist) {
-            if (entry.equals("*") || entry.equals(name)
-                    || (entry.endsWith("*") && name.startsWith(entry.substring(0, entry.length() - 1)))) {
-                return true;
-            }
-        }
-        return false;
+        return Allowlist.allows(envAllowlist, name);
     }
 
     /** For error messages: what may be set. */

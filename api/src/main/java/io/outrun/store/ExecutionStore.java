@@ -382,8 +382,17 @@ public final class ExecutionStore {
      * another fleet sharing the machine and is never touched.
      */
     public boolean isStaleAttempt(UUID id, int attempt, String node) {
-        return !query("SELECT " + COLUMNS + " FROM executions WHERE id = ? AND NOT (status = 'running'"
-                + " AND attempt = ? AND lease_expires_at > now() AND lease_owner <> ?)", id, attempt, node).isEmpty();
+        // Only whether such a row exists: the clean-up asks once per container, every pass.
+        String sql = "SELECT EXISTS (SELECT 1 FROM executions WHERE id = ? AND NOT (status = 'running'"
+                + " AND attempt = ? AND lease_expires_at > now() AND lease_owner <> ?))";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, id, attempt, node);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot check attempt " + attempt + " of execution " + id, e);
+        }
     }
 
     /**

@@ -80,6 +80,17 @@ abstract class ClientCommand implements Callable<Integer> {
         };
     }
 
+    /** Streams an execution's output to its end, then reports the end; returns the exit code to use. */
+    int followToEnd(OutrunClient client, String id, boolean json) {
+        new Follower(client, out(), err(), System.console() != null, json).follow(id);
+        ExecutionView end = client.get(id);
+        if (json) {
+            printJson(end);
+        }
+        reportEnd(end);
+        return exitCodeOf(end);
+    }
+
     /** One line on stderr when an execution did not succeed, so a piped run still says why. */
     void reportEnd(ExecutionView v) {
         if (!v.status().equals("succeeded") && v.finished()) {

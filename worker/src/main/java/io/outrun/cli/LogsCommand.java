@@ -1,7 +1,6 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.OutputChunk;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -25,13 +24,7 @@ final class LogsCommand extends ClientCommand {
     @Override
     int run(OutrunClient client) {
         if (follow) {
-            new Follower(client, out(), err(), System.console() != null, json).follow(id);
-            ExecutionView end = client.get(id);
-            if (json) {
-                printJson(end);
-            }
-            reportEnd(end);
-            return exitCodeOf(end);
+            return followToEnd(client, id, json);
         }
         OutputChunk chunk = client.output(id, null, 0);
         if (json) {

@@ -65,13 +65,7 @@ final class RunCommand extends ClientCommand {
                 waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels);
         ExecutionView v = client.submit(request, idempotencyKey);
         if (follow) {
-            new Follower(client, out(), err(), System.console() != null, json).follow(v.executionId());
-            ExecutionView end = client.get(v.executionId());
-            if (json) {
-                printJson(end);
-            }
-            reportEnd(end);
-            return exitCodeOf(end);
+            return followToEnd(client, v.executionId(), json);
         }
         if (waitForEnd) {
             while (!v.finished()) {

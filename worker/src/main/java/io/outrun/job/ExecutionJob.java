@@ -233,10 +233,6 @@ public final class ExecutionJob implements ExecutionRunner {
     }
 
     private void changed(UUID id) {
-        try {
-            store.notify(Channels.CHANGED, id.toString());
-        } catch (RuntimeException e) {
-            LOG.debug("could not notify a change of {}", id, e);
-        }
+        dispatcher.wake(Channels.CHANGED, id.toString()); // long polls re-read at least every second anyway
     }
 }

@@ -8,7 +8,7 @@ import java.time.Duration;
  *
  * @param nodeId              this node's name in leases and container labels ({@code --node-id})
  * @param slots               executions run at once ({@code --slots}, default 4)
- * @param leaseTtl            how long a lease lives without renewal ({@code --lease-ttl}, default 8 s);
+ * @param leaseTtl            how long a lease lives without renewal ({@code --lease-ttl-ms}, default 8 s);
  *                            renewed every ttl/3, so a dead node's work is free again within ttl
  * @param outputFlush         how often new output is written for live readers (default 1 s)
  * @param sweepInterval       how often this node tries the fleet's re-drive sweep (default 2 s; one node at a time sweeps)
@@ -39,19 +39,19 @@ public record WorkerConfig(
             throw new ConfigException("--slots must be between 1 and 256, got: " + slots);
         }
         if (leaseTtl.compareTo(Duration.ofSeconds(3)) < 0 || leaseTtl.compareTo(Duration.ofMinutes(10)) > 0) {
-            throw new ConfigException("--lease-ttl must be between 3 s and 10 min, got: " + leaseTtl);
+            throw new ConfigException("--lease-ttl-ms must be between 3 s and 10 min, got: " + leaseTtl);
         }
         if (outputFlush.compareTo(Duration.ofMillis(100)) < 0 || outputFlush.compareTo(leaseTtl) > 0) {
-            throw new ConfigException("--output-flush must be between 100 ms and the lease ttl, got: " + outputFlush);
+            throw new ConfigException("the output flush interval must be between 100 ms and the lease ttl, got: " + outputFlush);
         }
         if (sweepInterval.compareTo(Duration.ofMillis(500)) < 0) {
-            throw new ConfigException("--sweep-interval must be at least 500 ms, got: " + sweepInterval);
+            throw new ConfigException("--sweep-interval-ms must be at least 500 ms, got: " + sweepInterval);
         }
         if (pollInterval.compareTo(Duration.ofSeconds(5)) < 0) {
-            throw new ConfigException("--poll-interval must be at least 5 s (JobRunr's floor on SQL storage), got: " + pollInterval);
+            throw new ConfigException("--poll-interval-s must be at least 5 s (JobRunr's floor on SQL storage), got: " + pollInterval);
         }
         if (lostDispatchGrace.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new ConfigException("--lost-dispatch-grace must be at least 1 s, got: " + lostDispatchGrace);
+            throw new ConfigException("--lost-dispatch-grace-s must be at least 1 s, got: " + lostDispatchGrace);
         }
         if (dashboardPort < 0 || dashboardPort > 65535) {
             throw new ConfigException("--dashboard-port must be 0 (off) or a TCP port, got: " + dashboardPort);

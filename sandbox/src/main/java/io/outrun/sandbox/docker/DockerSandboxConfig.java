@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.sandbox.Allowlist;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -119,16 +120,7 @@ public record DockerSandboxConfig(
 
     /** True when an execution may run in {@code requested} (its default image always may). */
     public boolean allows(String requested) {
-        if (requested.equals(image)) {
-            return true;
-        }
-        for (String entry : allowedImages) {
-            if (entry.equals("*") || entry.equals(requested)
-                    || (entry.endsWith("*") && requested.startsWith(entry.substring(0, entry.length() - 1)))) {
-                return true;
-            }
-        }
-        return false;
+        return requested.equals(image) || Allowlist.allows(allowedImages, requested);
     }
 
     private static String schemeOf(String host) {

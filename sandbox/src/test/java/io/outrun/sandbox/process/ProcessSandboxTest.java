@@ -68,7 +68,18 @@ class ProcessSandboxTest {
     /** Until {@code pid} is gone: killed, it never reaches its touch; a survivor fails here. */
     private static void awaitGone(long pid) throws InterruptedException {
         Await.until("process " + pid + " to be gone (a survivor would touch its marker at 2 s)", Duration.ofMillis(1500),
-                () -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+                () -> dead(pid));
+    }
+
+    /** Gone, or a zombie: killed but not yet reaped by whoever adopted it, it runs nothing more. */
+    private static boolean dead(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            char state = stat.charAt(stat.lastIndexOf(')') + 2);
+            return state == 'Z' || state == 'X';
+        } catch (java.io.IOException e) {
+            return true; // no /proc entry: gone
+        }
     }
 
     @Test
