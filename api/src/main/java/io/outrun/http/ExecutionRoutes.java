@@ -54,7 +54,7 @@ final class ExecutionRoutes {
         Execution shown = e;
         if (parsed.waitMs() > 0 && !e.status().isTerminal()) {
             try {
-                shown = waiter.await(e.id(), parsed.waitMs(), () -> load(e.id(), owner), x -> x.status().isTerminal());
+                shown = untilEnd(e.id(), owner, parsed.waitMs());
             } catch (RuntimeException failure) {
                 if (!Outage.is(failure)) {
                     throw failure;
@@ -71,7 +71,10 @@ final class ExecutionRoutes {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
         long waitMs = waitMs(ctx);
-        Execution e = waiter.await(id, waitMs, () -> load(id, owner), x -> x.status().isTerminal());
+        Execution e = load(id, owner);
+        if (waitMs > 0 && !e.status().isTerminal()) {
+            e = untilEnd(id, owner, waitMs);
+        }
         ApiServer.json(ctx, 200, views.of(e));
     }
 
@@ -128,6 +131,16 @@ final class ExecutionRoutes {
                 new StreamDelta(out.text(), out.droppedBytes(), e.stdout().totalBytes()),
                 new StreamDelta(err.text(), err.droppedBytes(), e.stderr().totalBytes()),
                 next, complete, e.exitCode(), guidance.forOutput(e, complete, next));
+    }
+
+    /**
+     * Waits for the end re-reading only the state (a wake-up comes with every output flush, and
+     * the row carries the output), then reads the whole execution once.
+     */
+    private Execution untilEnd(UUID id, String owner, long waitMs) {
+        waiter.await(id, waitMs, () -> service.status(id, owner)
+                .orElseThrow(() -> ApiError.notFound(id.toString())), ExecutionStatus::isTerminal);
+        return load(id, owner);
     }
 
     private Execution load(UUID id, String owner) {

@@ -56,6 +56,11 @@ public final class ExecutionService {
         return inserted;
     }
 
+    /** Only the state, for a poll that waits: the reads before and after its wait re-drive, not each wake-up. */
+    public Optional<ExecutionStatus> status(UUID id, String owner) {
+        return store.statusOwned(id, owner);
+    }
+
     /** Polls one execution; re-drives it first if its worker's lease has expired. */
     public Optional<Execution> get(UUID id, String owner) {
         Optional<Execution> found = store.findOwned(id, owner);

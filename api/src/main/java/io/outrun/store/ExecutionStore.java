@@ -108,6 +108,19 @@ public final class ExecutionStore {
                 .stream().findFirst();
     }
 
+    /** Only the state of an owner's execution: what a waiting poll re-reads, without its output. */
+    public Optional<ExecutionStatus> statusOwned(UUID id, String owner) {
+        String sql = "SELECT status FROM executions WHERE id = ? AND owner = ?";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, id, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.of(ExecutionStatus.fromWire(rs.getString(1))) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the status of execution " + id, e);
+        }
+    }
+
     /**
      * Claims a queued execution for {@code node}: one guarded statement, so at most one worker
      * ever wins an attempt. Empty: someone else has it, it was cancelled, or it is gone.
