@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.UUID;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
@@ -35,7 +35,8 @@ public final class Dispatcher {
     private final JobScheduler scheduler;
     private final StorageProvider storage;
     private final ExecutionStore store;
-    private final AtomicBoolean wakePending = new AtomicBoolean();
+    /** Work handed to JobRunr since the last wake-up was sent: how many nodes the next one wakes. */
+    private final AtomicInteger wakesWanted = new AtomicInteger();
     private final ExecutorService waker = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "outrun-waker");
         t.setDaemon(true);
@@ -80,16 +81,24 @@ public final class Dispatcher {
     }
 
     /**
-     * Tells listening nodes there is new work (see {@link Channels#WAKE}). The NOTIFY is sent by
-     * one background thread, and wake-ups that arrive while one is pending share it: under load
-     * a submit no longer pays a pool checkout and a round trip for it. Every call is still
-     * followed by a NOTIFY that starts after the call (the pending flag is cleared before sending).
+     * Tells the fleet there is one more piece of new work: one node with a free slot is woken on
+     * its own channel (see {@link ExecutionStore#wakeNodes}), never the whole fleet, which would
+     * send every idle node into a JobRunr onboarding query for one job. The NOTIFY is sent by one
+     * background thread, and wake-ups that arrive while one is pending share its statement (it
+     * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
      */
     public void wake() {
-        if (wakePending.compareAndSet(false, true)) {
+        if (wakesWanted.getAndIncrement() == 0) {
             waker.execute(() -> {
-                wakePending.set(false);
-                wake(Channels.WAKE, "");
+                int wanted = wakesWanted.getAndSet(0);
+                if (wanted == 0) {
+                    return;
+                }
+                try {
+                    store.wakeNodes(wanted);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not wake nodes; they find the work at their next poll", e);
+                }
             });
         }
     }

@@ -25,7 +25,12 @@ public final class JobRunrStorage {
     }
 
     public static StorageProvider open(DataSource dataSource, JsonMapper jsonMapper) {
-        return new AdvisoryLock(dataSource, Database.SCHEMA_LOCK).runExclusive(() -> {
+        return open(dataSource, jsonMapper, dataSource);
+    }
+
+    /** @param lockOn where the schema lock is held: PostgreSQL itself, never a transaction pooler */
+    public static StorageProvider open(DataSource dataSource, JsonMapper jsonMapper, DataSource lockOn) {
+        return new AdvisoryLock(lockOn, Database.SCHEMA_LOCK).runExclusive(() -> {
             StorageProvider storage = new PostgresStorageProvider(dataSource);
             storage.setJobMapper(new JobMapper(jsonMapper));
             return storage;

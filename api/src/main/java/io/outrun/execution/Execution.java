@@ -8,6 +8,8 @@ import java.util.UUID;
 
 /**
  * One execution as stored: what was asked, where it stands, and what it printed so far.
+ * {@code leaseOwner} is the incarnation (node id and per-process id) of the node that runs it;
+ * {@code leaseEpoch} names its current (or last) claim; {@code leaseExpiresAt} is null unless it runs.
  * Times come from the database's clock.
  */
 public record Execution(
@@ -24,6 +26,7 @@ public record Execution(
         int attempt,
         int maxAttempts,
         String leaseOwner,
+        long leaseEpoch,
         Instant leaseExpiresAt,
         boolean cancelRequested,
         String idempotencyKey,
@@ -37,6 +40,13 @@ public record Execution(
         String errorMessage,
         Captured stdout,
         Captured stderr) {
+
+    /** The same execution with the output read for it. */
+    public Execution withOutput(Captured out, Captured err) {
+        return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
+                maxAttempts, leaseOwner, leaseEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err);
+    }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */
     public Duration duration(Instant now) {

@@ -76,7 +76,7 @@ public final class FleetMetrics {
         String now = "SELECT"
                 + " (SELECT count(*) FROM executions WHERE status = 'queued'),"
                 + " (SELECT count(*) FROM executions WHERE status = 'running'),"
-                + " (SELECT count(*) FROM executions WHERE status = 'running' AND lease_expires_at < now()),"
+                + " (SELECT count(*) FROM leases WHERE expires_at < now()),"
                 + " (SELECT coalesce(extract(epoch FROM now() - min(enqueued_at)), 0) FROM executions WHERE status = 'queued')";
         String ended = "SELECT status, count(*) FROM executions WHERE finished_at > now() - interval '5 minutes'"
                 + " GROUP BY status";

@@ -5,7 +5,10 @@ import io.outrun.store.DatabaseConfig;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.postgresql.PGConnection;
@@ -14,10 +17,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One dedicated connection per node that LISTENs on Outrun's channels and hands each
- * notification's payload to its handler. Reconnects after a database restart; a notification
- * sent while disconnected is lost, which only costs latency: every consumer has a slower
- * fallback (JobRunr's poll, the heartbeat, a periodic re-check).
+ * The node's one direct connection to PostgreSQL: it LISTENs on Outrun's channels and hands each
+ * notification's payload to its handler, and between notifications runs the node's periodic
+ * work that must not wait for a pooled connection (a worker's heartbeat and output flush). Every
+ * statement on it is bounded (see {@link Database#dedicated}). Reconnects after a database
+ * restart or a failed tick; a notification sent while disconnected is lost, which only costs
+ * latency: every consumer has a slower fallback (JobRunr's poll, the heartbeat, a re-check).
  */
 public final class Listener implements AutoCloseable {
 
@@ -25,12 +30,16 @@ public final class Listener implements AutoCloseable {
 
     private final DatabaseConfig config;
     private final Map<String, Consumer<String>> handlers = new ConcurrentHashMap<>();
+    private final List<Periodic> ticks = new CopyOnWriteArrayList<>();
+    private final String name;
+    private volatile long timeoutMs = 10_000;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile Connection connection;
 
     public Listener(DatabaseConfig config, String name) {
         this.config = config;
+        this.name = name;
         this.thread = new Thread(this::loop, "outrun-listener-" + name);
         this.thread.setDaemon(true);
     }
@@ -41,6 +50,36 @@ public final class Listener implements AutoCloseable {
         return this;
     }
 
+    /** Work run on this connection on the listener thread, as a database statement or a few. */
+    @FunctionalInterface
+    public interface Tick {
+        void run(Connection connection) throws SQLException;
+    }
+
+    private static final class Periodic {
+        final long periodNanos;
+        final Tick tick;
+        long dueNanos;
+
+        Periodic(long periodNanos, Tick tick) {
+            this.periodNanos = periodNanos;
+            this.tick = tick;
+            this.dueNanos = System.nanoTime() + periodNanos;
+        }
+    }
+
+    /**
+     * Runs {@code tick} every {@code period} on this connection; call before {@link #start()}. A
+     * tick that throws drops the connection (a fresh one is made at once).
+     *
+     * @param statementTimeout the bound of every statement on this connection (the smallest given wins)
+     */
+    public Listener every(Duration period, Duration statementTimeout, Tick tick) {
+        ticks.add(new Periodic(period.toNanos(), tick));
+        timeoutMs = Math.min(timeoutMs, statementTimeout.toMillis());
+        return this;
+    }
+
     public Listener start() {
         thread.start();
         return this;
@@ -48,7 +87,7 @@ public final class Listener implements AutoCloseable {
 
     private void loop() {
         while (running) {
-            try (Connection c = Database.dedicated(config)) {
+            try (Connection c = Database.dedicated(config, name, timeoutMs)) {
                 connection = c;
                 try (Statement st = c.createStatement()) {
                     for (String channel : handlers.keySet()) {
@@ -57,18 +96,29 @@ public final class Listener implements AutoCloseable {
                 }
                 PGConnection pg = c.unwrap(PGConnection.class);
                 while (running) {
-                    PGNotification[] batch = pg.getNotifications(1000);
-                    if (batch == null) {
-                        continue;
+                    long now = System.nanoTime();
+                    long waitMs = 1000;
+                    for (Periodic p : ticks) {
+                        waitMs = Math.min(waitMs, Math.max(0, (p.dueNanos - now) / 1_000_000));
                     }
-                    for (PGNotification n : batch) {
-                        dispatch(n);
+                    // getNotifications(0) would block until a notification: wait at least 1 ms.
+                    PGNotification[] batch = pg.getNotifications((int) Math.max(1, waitMs));
+                    if (batch != null) {
+                        for (PGNotification n : batch) {
+                            dispatch(n);
+                        }
+                    }
+                    for (Periodic p : ticks) {
+                        if (System.nanoTime() - p.dueNanos >= 0) {
+                            p.dueNanos = System.nanoTime() + p.periodNanos;
+                            p.tick.run(c);
+                        }
                     }
                 }
-            } catch (SQLException e) {
+            } catch (SQLException | RuntimeException e) {
                 if (running) {
-                    LOG.warn("listener lost its connection ({}); reconnecting in 1 s", e.getMessage());
-                    sleepQuietly(1000);
+                    LOG.warn("the node's direct connection failed ({}); reconnecting", e.getMessage());
+                    sleepQuietly(ticks.isEmpty() ? 1000 : 200);
                 }
             }
         }

@@ -6,8 +6,6 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.notify.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Redriven;
-import io.outrun.store.AdvisoryLock;
-import java.util.Optional;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -20,13 +18,15 @@ import org.slf4j.LoggerFactory;
  * dispatches: {@code queued} rows whose job vanished get a fresh job. The dead attempt's job is
  * deleted so the dashboard never shows it PROCESSING on a dead server.
  *
- * <p>Every worker node calls {@link #sweepExclusive()} on its own timer; a PostgreSQL advisory
- * lock lets one node of the fleet sweep at a time. (A JobRunr recurring job was the first
- * design, but it lagged up to two poll intervals behind its schedule and could not run at all
- * while every worker thread of the fleet was busy with executions, which is exactly when a dead
- * node's work most needs re-driving.) For one execution it also runs when its owner polls it.
- * Safe to run concurrently anyway: each row is decided and moved by one statement that skips
- * rows another sweep holds.
+ * <p>One node of the fleet sweeps, once per interval, whatever the number of nodes: the node
+ * whose heartbeat holds the {@code sweep} row of {@code fleet_tasks} (taken by the first live
+ * node when its holder stops beating). (A JobRunr recurring job was the first design, but it
+ * lagged up to two poll intervals behind its schedule and could not run at all while every
+ * worker thread of the fleet was busy with executions, which is exactly when a dead node's work
+ * most needs re-driving; a session advisory lock, the second, made every node try every
+ * interval and does not survive PgBouncer's transaction pooling.) For one execution it also
+ * runs when its owner polls it. Safe to run concurrently anyway: each row is decided and moved
+ * by one statement that skips rows another sweep holds.
  */
 public final class RedriveSweep {
 
@@ -52,18 +52,6 @@ public final class RedriveSweep {
         public boolean any() {
             return requeued + reaped + redispatched > 0;
         }
-    }
-
-    /** Advisory lock key shared by every node: "outrun sweep". */
-    static final long LOCK_KEY = 0x6f75_7472_756e_5357L;
-
-    /**
-     * Sweeps unless another node is sweeping right now.
-     *
-     * @return what this sweep did, or empty when another node holds the sweep lock
-     */
-    public Optional<Result> sweepExclusive() {
-        return new AdvisoryLock(store.dataSource(), LOCK_KEY).tryRunExclusive(this::sweep);
     }
 
     /** One full sweep of the fleet's executions. */

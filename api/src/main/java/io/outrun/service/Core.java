@@ -30,10 +30,12 @@ public final class Core implements AutoCloseable {
         this.config = config;
         this.pool = Database.pool(config, name);
         try {
-            Database.migrate(pool);
+            // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
+            javax.sql.DataSource direct = Database.direct(config);
+            Database.migrate(direct);
             this.store = new ExecutionStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
-            this.storage = JobRunrStorage.open(pool, jsonMapper);
+            this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.dispatcher = new Dispatcher(storage, store);
             this.sweep = new RedriveSweep(store, dispatcher, lostDispatchGrace);
             this.service = new ExecutionService(store, dispatcher, sweep);

@@ -22,13 +22,24 @@ public final class Database {
         hikari.setUsername(config.user());
         hikari.setPassword(config.password());
         hikari.setMaximumPoolSize(config.poolSize());
-        hikari.setMinimumIdle(Math.min(2, config.poolSize()));
         hikari.setPoolName("outrun-" + name);
         hikari.setConnectionTimeout(10_000);
+        // A fleet's idle nodes must not cost the database: no keep-alive pings, and a connection
+        // idle for a while is trusted on borrow (the default re-validates one idle 0.5 s with a
+        // round trip each time); a dead one fails its statement and is replaced.
+        hikari.setKeepaliveTime(0);
+        hikari.setMinimumIdle(Math.min(1, config.poolSize()));
+        hikari.setIdleTimeout(0);
+        System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", "30000");
         // Fail at start, not at the first request, when the database is unreachable.
         hikari.setInitializationFailTimeout(15_000);
         hikari.addDataSourceProperty("tcpKeepAlive", "true");
         hikari.addDataSourceProperty("ApplicationName", "outrun-" + name);
+        // Bounded waits everywhere: a half-open connection fails within a minute, not TCP's 2 h.
+        hikari.addDataSourceProperty("socketTimeout", "60");
+        hikari.addDataSourceProperty("connectTimeout", "10");
+        // No server-side prepared statements: PgBouncer's transaction pooling cannot carry them.
+        hikari.addDataSourceProperty("prepareThreshold", "0");
         try {
             return new HikariDataSource(hikari);
         } catch (RuntimeException e) {
@@ -66,13 +77,31 @@ public final class Database {
                 .migrationsExecuted);
     }
 
-    /** A connection outside the pool, for LISTEN: it lives as long as the node. */
-    public static Connection dedicated(DatabaseConfig config) throws SQLException {
+    /**
+     * The node's one connection to PostgreSQL itself (never through a pooler), for LISTEN and the
+     * heartbeat: it lives as long as the node. Every statement on it is bounded by
+     * {@code timeoutMs}, on the server (statement and lock timeouts) and on the client (socket
+     * timeout), so a hung database or a half-open connection fails the statement in time.
+     */
+    public static Connection dedicated(DatabaseConfig config, String name, long timeoutMs) throws SQLException {
         Properties props = new Properties();
         props.setProperty("user", config.user());
         props.setProperty("password", config.password());
         props.setProperty("tcpKeepAlive", "true");
-        props.setProperty("ApplicationName", "outrun-listener");
-        return DriverManager.getConnection(config.url(), props);
+        props.setProperty("ApplicationName", "outrun-" + name);
+        props.setProperty("connectTimeout", Long.toString(Math.max(1, timeoutMs / 1000)));
+        props.setProperty("socketTimeout", Long.toString(Math.max(2, timeoutMs / 1000 + 2)));
+        props.setProperty("options", "-c statement_timeout=" + timeoutMs + " -c lock_timeout=" + timeoutMs);
+        return DriverManager.getConnection(config.directUrl(), props);
+    }
+
+    /** A data source on PostgreSQL itself, one connection per call, for what holds a session lock. */
+    public static DataSource direct(DatabaseConfig config) {
+        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        ds.setURL(config.directUrl());
+        ds.setUser(config.user());
+        ds.setPassword(config.password());
+        ds.setApplicationName("outrun-migrate");
+        return ds;
     }
 }

@@ -4,14 +4,19 @@ package io.outrun.store;
  * How a node reaches PostgreSQL. Validated once at start; a bad value fails fast and names the
  * option.
  *
- * @param url      JDBC URL, {@code jdbc:postgresql://host:port/db} ({@code --db-url}, {@code OUTRUN_DB_URL})
+ * @param url      JDBC URL, {@code jdbc:postgresql://host:port/db} ({@code --db-url}, {@code OUTRUN_DB_URL});
+ *                 may point at PgBouncer in transaction pooling mode
+ * @param directUrl JDBC URL of PostgreSQL itself ({@code --db-direct-url}, {@code OUTRUN_DB_DIRECT_URL}), for
+ *                 what needs a session: LISTEN, the heartbeat, schema migrations; defaults to {@code url}
  * @param user     database user ({@code --db-user}, {@code OUTRUN_DB_USER})
  * @param password database password ({@code --db-password}, {@code OUTRUN_DB_PASSWORD}); may be empty
- * @param poolSize connections per node; default 6: the fleet shares one database, so keep it small
+ * @param poolSize pooled connections per node; the fleet shares one database, so keep it small
+ *                 (a worker: 3, plus its one direct connection)
  */
-public record DatabaseConfig(String url, String user, String password, int poolSize) {
+public record DatabaseConfig(String url, String directUrl, String user, String password, int poolSize) {
 
     public static final int DEFAULT_POOL_SIZE = 6;
+    public static final int WORKER_POOL_SIZE = 3;
 
     public DatabaseConfig {
         if (url == null || url.isBlank()) {
@@ -19,6 +24,11 @@ public record DatabaseConfig(String url, String user, String password, int poolS
         }
         if (!url.startsWith("jdbc:postgresql:")) {
             throw new ConfigException("--db-url must be a PostgreSQL JDBC URL starting with jdbc:postgresql:, got: " + url);
+        }
+        if (directUrl == null || directUrl.isBlank()) {
+            directUrl = url;
+        } else if (!directUrl.startsWith("jdbc:postgresql:")) {
+            throw new ConfigException("--db-direct-url must be a PostgreSQL JDBC URL starting with jdbc:postgresql:, got: " + directUrl);
         }
         if (user == null || user.isBlank()) {
             throw new ConfigException("--db-user (or OUTRUN_DB_USER) is required");
@@ -32,11 +42,19 @@ public record DatabaseConfig(String url, String user, String password, int poolS
     }
 
     public DatabaseConfig(String url, String user, String password) {
-        this(url, user, password, DEFAULT_POOL_SIZE);
+        this(url, null, user, password, DEFAULT_POOL_SIZE);
+    }
+
+    public DatabaseConfig(String url, String user, String password, int poolSize) {
+        this(url, null, user, password, poolSize);
+    }
+
+    public DatabaseConfig withPoolSize(int size) {
+        return new DatabaseConfig(url, directUrl, user, password, size);
     }
 
     @Override
     public String toString() {
-        return "DatabaseConfig[url=" + url + ", user=" + user + ", poolSize=" + poolSize + "]";
+        return "DatabaseConfig[url=" + url + (directUrl.equals(url) ? "" : ", directUrl=" + directUrl) + ", user=" + user + ", poolSize=" + poolSize + "]";
     }
 }

@@ -35,20 +35,27 @@ public final class ExecutionStore {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
-    private static final String COLUMNS = "id, owner, command, image, workdir, env::text, labels::text, timeout_ms,"
-            + " max_output_bytes, status, attempt, max_attempts, lease_owner, lease_expires_at,"
+    /** The row's own columns, as every query and RETURNING names them. */
+    private static final String ROW = "id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,"
+            + " timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,"
             + " cancel_requested_at, idempotency_key, dispatch_seq, job_id, created_at, started_at, finished_at,"
-            + " exit_code, error_code, error_message, stdout_head, stdout_tail, stdout_total_bytes,"
-            + " stderr_head, stderr_tail, stderr_total_bytes";
+            + " exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes";
+    /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
+    private static final String READ = "SELECT e." + ROW.replace(", ", ", e.")
+            + ", l.expires_at AS lease_expires_at,"
+            + " (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch"
+            + "   AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,"
+            + " (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch"
+            + "   AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end"
+            + " FROM executions e LEFT JOIN leases l ON l.execution_id = e.id";
+    /** RETURNING of a row that has no lease and no output yet (a new or just-claimed row). */
+    private static final String RETURNING_ROW = " RETURNING " + ROW
+            + ", NULL::timestamptz AS lease_expires_at, NULL::int8 AS stdout_end, NULL::int8 AS stderr_end";
 
-    private static final String OUTPUT_COLUMNS = "stdout_head = ?, stdout_tail = ?, stdout_total_bytes = ?,"
-            + " stdout_truncated = ?, stderr_head = ?, stderr_tail = ?, stderr_total_bytes = ?, stderr_truncated = ?";
-
-    private static final String CANCELLED_BEFORE_START = "Cancelled by its owner before it started.";
     /** Hand-backs (sandbox refused to start the run) after which an execution fails instead. */
     public static final int MAX_HANDBACKS = 20;
-    /** Only the running statement of a worker's own attempt may write: the fence. */
-    private static final String FENCE = " id = ? AND attempt = ? AND lease_owner = ? AND status = 'running'";
+    /** A worker's own run, still running: the fence of its end, hand-back and release. */
+    private static final String FENCE = " e.id = ? AND e.lease_epoch = ? AND e.status = 'running'";
 
     private final DataSource dataSource;
 
@@ -69,7 +76,7 @@ public final class ExecutionStore {
                 + " max_output_bytes, max_attempts, idempotency_key)"
                 + " VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)"
                 + " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
-                + " RETURNING " + COLUMNS;
+                + RETURNING_ROW;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, UUID.randomUUID());
             ps.setString(2, s.owner());
@@ -82,30 +89,32 @@ public final class ExecutionStore {
             ps.setInt(9, s.maxOutputBytes());
             ps.setInt(10, s.maxAttempts());
             ps.setString(11, s.idempotencyKey());
-            Optional<Execution> made = one(ps);
-            if (made.isPresent()) {
-                return new Inserted(made.get(), true);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    return new Inserted(map(rs, null), true);
+                }
             }
         } catch (SQLException e) {
             throw new StoreException("cannot store a new execution for owner " + s.owner(), e);
         }
-        return new Inserted(findByKey(s.owner(), s.idempotencyKey()).orElseThrow(
+        return new Inserted(read(" WHERE e.owner = ? AND e.idempotency_key = ?", OutputStore.Read.NONE,
+                s.owner(), s.idempotencyKey()).orElseThrow(
                 () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
     }
 
-    private Optional<Execution> findByKey(String owner, String key) {
-        return query("SELECT " + COLUMNS + " FROM executions WHERE owner = ? AND idempotency_key = ?", owner, key)
-                .stream().findFirst();
-    }
-
+    /** An execution with all its kept output. */
     public Optional<Execution> find(UUID id) {
-        return query("SELECT " + COLUMNS + " FROM executions WHERE id = ?", id).stream().findFirst();
+        return read(" WHERE e.id = ?", OutputStore.Read.ALL, id);
     }
 
-    /** An owner's execution; someone else's answers exactly like a missing one. */
+    /** An owner's execution with all its kept output; someone else's answers exactly like a missing one. */
     public Optional<Execution> findOwned(UUID id, String owner) {
-        return query("SELECT " + COLUMNS + " FROM executions WHERE id = ? AND owner = ?", id, owner)
-                .stream().findFirst();
+        return findOwned(id, owner, OutputStore.Read.ALL);
+    }
+
+    /** An owner's execution with the output {@code read} asks for (none, all, or after a cursor). */
+    public Optional<Execution> findOwned(UUID id, String owner, OutputStore.Read read) {
+        return read(" WHERE e.id = ? AND e.owner = ?", read, id, owner);
     }
 
     /** Only the state of an owner's execution: what a waiting poll re-reads, without its output. */
@@ -122,95 +131,91 @@ public final class ExecutionStore {
     }
 
     /**
-     * Claims a queued execution for {@code node}: one guarded statement, so at most one worker
-     * ever wins an attempt. Empty: someone else has it, it was cancelled, or it is gone.
+     * Claims a queued execution for the node incarnation {@code owner}: one guarded statement, so at
+     * most one worker ever wins a claim. It takes a new lease epoch (never reused), makes the
+     * lease row, and points the shown output at the new epoch. Empty: someone else has it, it was
+     * cancelled, or it is gone.
      */
-    public Optional<Execution> claim(UUID id, String node, Duration ttl) {
-        String sql = "UPDATE executions SET status = 'running', attempt = attempt + 1, lease_owner = ?,"
-                + " lease_expires_at = now() + ? * interval '1 millisecond', heartbeat_at = now(),"
-                + " started_at = now(), updated_at = now(), exit_code = NULL, error_code = NULL, error_message = NULL,"
-                + " stdout_head = '', stdout_tail = '', stdout_total_bytes = 0, stdout_truncated = false,"
-                + " stderr_head = '', stderr_tail = '', stderr_total_bytes = 0, stderr_truncated = false"
+    public Optional<Execution> claim(UUID id, String owner, Duration ttl) {
+        String sql = "WITH claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,"
+                + " lease_epoch = lease_epoch + 1, lease_owner = ?, prev_output_epoch = output_epoch,"
+                + " output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,"
+                + " error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,"
+                + " stdout_truncated = false, stderr_truncated = false"
                 + " WHERE id = ? AND status = 'queued' AND cancel_requested_at IS NULL AND attempt < max_attempts"
-                + " RETURNING " + COLUMNS;
-        // The claim and its NOTIFY (live readers see "running") in one round trip.
-        return query("WITH claimed AS (" + sql + ") SELECT claimed.*, pg_notify('" + Channels.CHANGED
-                + "', claimed.id::text) FROM claimed", node, ttl.toMillis(), id).stream().findFirst();
-    }
-
-    /** What one heartbeat learnt: the leases still held, and which of them were asked to cancel. */
-    public record Renewal(Set<Lease> held, Set<Lease> cancelRequested) {
-    }
-
-    /** Renews, in one statement, every lease a node holds; a lease missing from the answer is lost. */
-    public Renewal renew(String node, Duration ttl, Collection<Lease> leases) {
-        Set<Lease> held = new HashSet<>();
-        Set<Lease> cancel = new HashSet<>();
-        if (leases.isEmpty()) {
-            return new Renewal(held, cancel);
-        }
-        String sql = "UPDATE executions e SET lease_expires_at = now() + ? * interval '1 millisecond',"
-                + " heartbeat_at = now(), updated_at = now()"
-                + " FROM unnest(?::uuid[], ?::int[]) AS l(id, attempt)"
-                + " WHERE e.id = l.id AND e.attempt = l.attempt AND e.lease_owner = ? AND e.status = 'running'"
-                + " RETURNING e.id, e.attempt, e.cancel_requested_at IS NOT NULL";
+                + " RETURNING " + ROW + "),"
+                + " lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)"
+                + "   SELECT id, lease_epoch, lease_owner, now() + ? * interval '1 millisecond' FROM claimed"
+                + "   ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,"
+                + "   expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false RETURNING expires_at)"
+                // The claim and its NOTIFY (live readers see "running") in one round trip.
+                + " SELECT claimed.*, (SELECT expires_at FROM lease) AS lease_expires_at, NULL::int8 AS stdout_end,"
+                + " NULL::int8 AS stderr_end, pg_notify('" + Channels.CHANGED + "', claimed.id::text) FROM claimed";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, ttl.toMillis());
-            ps.setArray(2, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
-            ps.setArray(3, c.createArrayOf("int4", leases.stream().map(Lease::attempt).toArray()));
-            ps.setString(4, node);
+            bind(ps, owner, id, ttl.toMillis());
+            ps.setQueryTimeout(WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Lease lease = new Lease(rs.getObject(1, UUID.class), rs.getInt(2), node);
-                    held.add(lease);
-                    if (rs.getBoolean(3)) {
-                        cancel.add(lease);
-                    }
-                }
+                return rs.next() ? Optional.of(map(rs, null)) : Optional.empty();
             }
         } catch (SQLException e) {
-            throw new StoreException("cannot renew " + leases.size() + " leases of node " + node, e);
+            throw new StoreException("cannot claim execution " + id, e);
         }
-        return new Renewal(held, cancel);
     }
 
-    /** Writes new output of running attempts in one batch; a fenced-out row is skipped. */
-    public void flushOutput(Collection<OutputUpdate> updates) {
-        if (updates.isEmpty()) {
-            return;
-        }
-        String sql = "UPDATE executions SET " + OUTPUT_COLUMNS + ", updated_at = now() WHERE" + FENCE;
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            for (OutputUpdate u : updates) {
-                int i = setOutput(ps, 1, u.stdout(), u.stderr());
-                setLease(ps, i, u.lease());
-                ps.addBatch();
-            }
-            ps.executeBatch();
-        } catch (SQLException e) {
-            throw new StoreException("cannot flush output of " + updates.size() + " executions", e);
-        }
-    }
+    /** Seconds a worker's own write may take before it is cancelled (the database answers or not). */
+    static final int WRITE_TIMEOUT_S = 10;
 
     /**
-     * Writes an attempt's end under its lease. False: the lease was lost (the sweep re-drove or
-     * reaped the row); the caller must write nothing more.
+     * Writes an attempt's end under its lease, with its last output, in one transaction. False:
+     * the lease was lost (the sweep re-drove or reaped the row); the caller must write nothing more.
      */
     public boolean finish(Lease lease, Outcome outcome) {
-        // The end and its NOTIFY (long polls answer at once) in one round trip.
-        String sql = "WITH ended AS (UPDATE executions SET status = ?, exit_code = ?, error_code = ?, error_message = ?, "
-                + OUTPUT_COLUMNS + ", finished_at = now(), updated_at = now(), lease_owner = NULL,"
-                + " lease_expires_at = NULL WHERE" + FENCE + " RETURNING id)"
+        String sql = "WITH ended AS (UPDATE executions e SET status = ?, exit_code = ?, error_code = ?, error_message = ?,"
+                + " stdout_total_bytes = ?, stderr_total_bytes = ?,"
+                + " stdout_truncated = ? > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),"
+                + " stderr_truncated = ? > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),"
+                + " finished_at = now(), updated_at = now(), lease_owner = NULL"
+                + " WHERE" + FENCE + " RETURNING id, output_epoch),"
+                // Earlier attempts' output is no longer shown by anyone: drop it with the end.
+                + " old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id"
+                + "   AND o.epoch <> ended.output_epoch)"
+                // The end and its NOTIFY (long polls answer at once) in one round trip.
                 + " SELECT pg_notify('" + Channels.CHANGED + "', id::text) FROM ended";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, outcome.status().wire());
-            ps.setObject(2, outcome.exitCode());
-            ps.setString(3, outcome.errorCode());
-            ps.setString(4, outcome.errorMessage());
-            int i = setOutput(ps, 5, outcome.stdout(), outcome.stderr());
-            setLease(ps, i, lease);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next();
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (outcome.output() != null) {
+                    // Fenced by the lease row, which the end's trigger removes: append first.
+                    OutputStore.append(c, lease.owner(), List.of(outcome.output()));
+                }
+                boolean ended;
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    ps.setQueryTimeout(WRITE_TIMEOUT_S);
+                    ps.setString(1, outcome.status().wire());
+                    ps.setObject(2, outcome.exitCode());
+                    ps.setString(3, outcome.errorCode());
+                    ps.setString(4, outcome.errorMessage());
+                    ps.setLong(5, outcome.stdoutTotal());
+                    ps.setLong(6, outcome.stderrTotal());
+                    ps.setLong(7, outcome.stdoutTotal());
+                    ps.setLong(8, outcome.stderrTotal());
+                    ps.setObject(9, lease.executionId());
+                    ps.setLong(10, lease.epoch());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        ended = rs.next();
+                    }
+                }
+                if (ended) {
+                    c.commit();
+                } else {
+                    c.rollback();
+                }
+                return ended;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
             }
         } catch (SQLException e) {
             throw new StoreException("cannot finish execution " + lease.executionId(), e);
@@ -218,85 +223,150 @@ public final class ExecutionStore {
     }
 
     /**
-     * Undoes a claim whose command never started (the sandbox refused it, e.g. the Docker engine
-     * was restarting): back to {@code queued} under a new dispatch, without spending an attempt;
-     * {@code cancelled} when its owner asked to cancel meanwhile (a queued row with a cancel
-     * request could never be claimed again); {@code failed} with {@code sandbox_error} after
-     * {@link #MAX_HANDBACKS} hand-backs, so that an execution no sandbox can start ends with a reason.
+     * Hands back a claim whose command never started (the sandbox refused it, e.g. the Docker
+     * engine was restarting): no attempt spent, the previous output shown again, back to
+     * {@code queued} under a new dispatch; {@code cancelled} when its owner asked meanwhile;
+     * {@code failed} with {@code sandbox_error} after {@link #MAX_HANDBACKS} hand-backs, so an
+     * execution no sandbox can start ends with a reason. The epoch is never given back.
      *
      * @param why what the sandbox said, kept in the error message if the execution fails
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> unclaim(Lease lease, String why) {
-        String cancelled = "cancel_requested_at IS NOT NULL";
-        String requeue = "(cancel_requested_at IS NULL AND handbacks + 1 < " + MAX_HANDBACKS + ")";
-        String sql = "UPDATE executions SET status = CASE WHEN " + requeue + " THEN 'queued' WHEN " + cancelled
-                + "   THEN 'cancelled' ELSE 'failed' END,"
-                + " attempt = attempt - 1, handbacks = handbacks + 1,"
-                + " dispatch_seq = dispatch_seq + CASE WHEN " + requeue + " THEN 1 ELSE 0 END,"
-                + " enqueued_at = CASE WHEN " + requeue + " THEN now() ELSE enqueued_at END,"
-                + " finished_at = CASE WHEN " + requeue + " THEN NULL ELSE now() END,"
-                + " error_code = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'cancelled'"
-                + "   ELSE 'sandbox_error' END,"
-                + " error_message = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN '" + CANCELLED_BEFORE_START
-                + "'   ELSE format('No worker''s sandbox could start this execution (%s tries since it was submitted);"
-                + " the last said: %s. The command never ran. Resubmit once the workers'' sandboxes are healthy.',"
-                + "   handbacks + 1, ?::text) END,"
-                + " started_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()"
-                + " WHERE" + FENCE + RETURNING_REDRIVEN;
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why);
-            setLease(ps, 2, lease);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(redriven(rs)) : Optional.empty();
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot unclaim execution " + lease.executionId(), e);
-        }
+    public Optional<Redriven> handBack(Lease lease, String why) {
+        return depart(Departure.HAND_BACK, " WHERE" + FENCE, "sandbox_error", Messages.handBackFailed(), why,
+                lease.executionId(), lease.epoch());
     }
 
     /**
-     * Gives a running attempt back because this node cannot run it (its sandbox failed, e.g. the
-     * Docker engine restarted): back to {@code queued} for another attempt while any remain, else
-     * {@code failed} with {@code errorCode}. Fenced like every worker write.
+     * Gives a started attempt up because this node cannot run it (its sandbox lost it, e.g. the
+     * Docker engine restarted): re-driven for another attempt while any remain, else
+     * {@code failed} with {@code errorCode}.
      *
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> release(Lease lease, String errorCode, String errorMessage) {
-        String sql = "UPDATE executions SET" + requeueOrFail("?", "?") + " WHERE" + FENCE + RETURNING_REDRIVEN;
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, errorCode);
-            ps.setString(2, errorMessage);
-            setLease(ps, 3, lease);
+        return depart(Departure.ABANDON, " WHERE" + FENCE, errorCode, "%7$s", errorMessage,
+                lease.executionId(), lease.epoch());
+    }
+
+    /**
+     * Moves running rows whose lease expired more than {@link Lease#REDRIVE_GRACE_MS} ago (their
+     * runs have killed themselves by then): re-driven while attempts remain, else reaped to
+     * {@code failed} with {@code lease_expired}. Rows another sweep is handling are skipped.
+     */
+    public List<Redriven> redriveExpired(int limit) {
+        return redriveExpired(null, limit);
+    }
+
+    /** As {@link #redriveExpired(int)}, for one execution only (the opportunistic check on a poll). */
+    public List<Redriven> redriveExpired(UUID onlyId, int limit) {
+        String where = " WHERE e.status = 'running' AND e.id IN (SELECT execution_id FROM leases"
+                + "   WHERE expires_at < now() - ? * interval '1 millisecond' AND (?::uuid IS NULL OR execution_id = ?::uuid)"
+                + "   ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)";
+        return departAll(Departure.ABANDON, where, "lease_expired", Messages.leaseExpired(), null,
+                Lease.REDRIVE_GRACE_MS, onlyId, onlyId, limit);
+    }
+
+    /**
+     * How a running row leaves {@code running} other than by its own end: the requeue, cancel or
+     * fail decision, written once. A started attempt that is lost (abandon) is re-driven while
+     * attempts remain; a run that never started (hand back) spends no attempt and is re-driven
+     * while hand-backs remain; either way a cancel request ends it {@code cancelled}.
+     */
+    private enum Departure {
+        ABANDON("e.attempt < e.max_attempts", false),
+        HAND_BACK("e.handbacks + 1 < " + MAX_HANDBACKS, true);
+
+        final String attemptsLeft;
+        final boolean handBack;
+
+        Departure(String attemptsLeft, boolean handBack) {
+            this.attemptsLeft = attemptsLeft;
+            this.handBack = handBack;
+        }
+
+        /** The one decision, evaluated on the locked, current row. */
+        String next() {
+            return "(CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN " + attemptsLeft
+                    + " THEN 'queued' ELSE 'failed' END)";
+        }
+
+        /**
+         * The update. Binds: error code, cancel message, failure message (a format() template whose
+         * arguments are attempt, max attempts, lease owner, lease expiry, hand-backs so far,
+         * dispatch, and the caller's text), the caller's text, then the WHERE clause's own.
+         */
+        String sql(String where) {
+            String next = next();
+            String queued = "(" + next + " = 'queued')";
+            return "UPDATE executions e SET status = " + next + ","
+                    + " attempt = e.attempt - " + (handBack ? 1 : 0) + ", handbacks = e.handbacks + " + (handBack ? 1 : 0) + ","
+                    + (handBack ? " output_epoch = e.prev_output_epoch, started_at = NULL," : "")
+                    + " dispatch_seq = e.dispatch_seq + CASE WHEN " + queued + " THEN 1 ELSE 0 END,"
+                    + " enqueued_at = CASE WHEN " + queued + " THEN now() ELSE e.enqueued_at END,"
+                    + " finished_at = CASE WHEN " + queued + " THEN NULL ELSE now() END,"
+                    + " error_code = CASE " + next + " WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE ?::text END,"
+                    + " error_message = CASE " + next + " WHEN 'queued' THEN NULL WHEN 'cancelled' THEN ?::text"
+                    + "   ELSE format(?::text, e.attempt, e.max_attempts, e.lease_owner,"
+                    + "     (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, ?::text) END,"
+                    + " lease_owner = NULL, updated_at = now()"
+                    + where
+                    + " RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq";
+        }
+    }
+
+    private Optional<Redriven> depart(Departure d, String where, String errorCode, String failTemplate, String why,
+                                      Object... whereArgs) {
+        return departAll(d, where, errorCode, failTemplate, why, whereArgs).stream().findFirst();
+    }
+
+    private List<Redriven> departAll(Departure d, String where, String errorCode, String failTemplate, String why,
+                                     Object... whereArgs) {
+        String cancelMessage = d.handBack ? Messages.CANCELLED_BEFORE_START : Messages.CANCELLED_WORKER_LOST;
+        Object[] args = new Object[4 + whereArgs.length];
+        args[0] = errorCode;
+        args[1] = cancelMessage;
+        args[2] = failTemplate;
+        args[3] = why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why;
+        System.arraycopy(whereArgs, 0, args, 4, whereArgs.length);
+        List<Redriven> moved = new ArrayList<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(d.sql(where))) {
+            bind(ps, args);
+            ps.setQueryTimeout(WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(redriven(rs)) : Optional.empty();
+                while (rs.next()) {
+                    moved.add(new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                            ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
+                }
             }
         } catch (SQLException e) {
-            throw new StoreException("cannot release execution " + lease.executionId(), e);
+            throw new StoreException("cannot move executions out of running (" + d + ")", e);
         }
+        return moved;
     }
 
     /** What a cancel request did. */
     public enum CancelResult { CANCELLED_WHILE_QUEUED, REQUESTED, ALREADY_TERMINAL, NOT_FOUND }
 
     /**
-     * Cancels an owner's execution: a queued one ends at once; a running one is flagged and its
-     * worker kills it (woken by NOTIFY, or at its next heartbeat).
+     * Cancels an owner's execution: a queued one ends at once; a running one is flagged (on its
+     * lease row too, where its worker's next renewal reads it) and its worker kills it.
      */
     public CancelResult requestCancel(UUID id, String owner) {
         // One statement, so that a row moving between queued and running (claimed, re-driven,
         // handed back) at the same moment is cancelled in whichever state it is in.
         String queued = "status = 'queued'";
-        String sql = "UPDATE executions SET status = CASE WHEN " + queued + " THEN 'cancelled' ELSE status END,"
+        String sql = "WITH c AS (UPDATE executions SET status = CASE WHEN " + queued + " THEN 'cancelled' ELSE status END,"
                 + " cancel_requested_at = coalesce(cancel_requested_at, now()),"
                 + " finished_at = CASE WHEN " + queued + " THEN now() ELSE finished_at END,"
                 + " error_code = CASE WHEN " + queued + " THEN 'cancelled' ELSE error_code END,"
-                + " error_message = CASE WHEN " + queued + " THEN '" + CANCELLED_BEFORE_START + "' ELSE error_message END,"
+                + " error_message = CASE WHEN " + queued + " THEN ?::text ELSE error_message END,"
                 + " updated_at = now()"
-                + " WHERE id = ? AND owner = ? AND status IN ('queued', 'running') RETURNING status";
+                + " WHERE id = ? AND owner = ? AND status IN ('queued', 'running') RETURNING id, status),"
+                + " l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))"
+                + " SELECT status FROM c";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, id);
-            ps.setString(2, owner);
+            bind(ps, Messages.CANCELLED_BEFORE_START, id, owner);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return rs.getString(1).equals("cancelled") ? CancelResult.CANCELLED_WHILE_QUEUED : CancelResult.REQUESTED;
@@ -305,114 +375,63 @@ public final class ExecutionStore {
         } catch (SQLException e) {
             throw new StoreException("cannot cancel execution " + id, e);
         }
-        return findOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+        return statusOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
     }
 
     /**
-     * Moves running rows whose lease expired: back to {@code queued} while attempts remain, else
-     * to {@code failed} with {@code lease_expired}. Decided and written in one statement; rows
-     * another sweep is handling are skipped.
-     */
-    public List<Redriven> redriveExpired(int limit) {
-        return redriveExpired(null, limit);
-    }
-
-    /** As {@link #redriveExpired(int)}, for one execution only (the opportunistic check on a poll). */
-    public List<Redriven> redriveExpired(UUID onlyId, int limit) {
-        String sql = "WITH expired AS (SELECT id AS expired_id FROM executions WHERE status = 'running'"
-                + "   AND lease_expires_at < now() AND (?::uuid IS NULL OR id = ?::uuid)"
-                + "   ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " UPDATE executions SET" + requeueOrFail("'lease_expired'", "format("
-                + "   'Attempt %s of %s was lost: its worker (node %s) stopped renewing its lease, which expired at %s,"
-                + " and no attempts remain. A worker stops renewing when it crashes, is killed (often for memory),"
-                + " or loses the database. The output below is what was saved before the loss. Resubmit to try again;"
-                + " if every attempt dies the same way, the command itself may be killing its worker.',"
-                + "   attempt, max_attempts, lease_owner, lease_expires_at)")
-                + " FROM expired WHERE id = expired.expired_id" + RETURNING_REDRIVEN;
-        List<Redriven> moved = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, onlyId);
-            ps.setObject(2, onlyId);
-            ps.setInt(3, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    moved.add(redriven(rs));
-                }
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot re-drive expired leases", e);
-        }
-        return moved;
-    }
-
-    /**
-     * The re-drive decision, written once: with attempts left, back to {@code queued} under a new
-     * dispatch (a fresh JobRunr job id); with none, {@code failed} with the given error; and when
-     * its owner had asked to cancel, {@code cancelled} (a re-queued row could never be claimed).
-     * Either way the lease is dropped. The error arguments are SQL expressions.
-     */
-    private static String requeueOrFail(String errorCode, String errorMessage) {
-        String requeue = "(cancel_requested_at IS NULL AND attempt < max_attempts)";
-        String cancelled = "cancel_requested_at IS NOT NULL";
-        return " status = CASE WHEN " + requeue + " THEN 'queued' WHEN " + cancelled + " THEN 'cancelled' ELSE 'failed' END,"
-                + " dispatch_seq = dispatch_seq + CASE WHEN " + requeue + " THEN 1 ELSE 0 END,"
-                + " enqueued_at = CASE WHEN " + requeue + " THEN now() ELSE enqueued_at END,"
-                + " finished_at = CASE WHEN " + requeue + " THEN NULL ELSE now() END,"
-                + " error_code = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'cancelled'"
-                + "   ELSE " + errorCode + " END,"
-                + " error_message = CASE WHEN " + requeue + " THEN NULL WHEN " + cancelled + " THEN 'Cancelled by its owner;"
-                + " its worker was lost before it could confirm the command stopped.' ELSE " + errorMessage + " END,"
-                + " lease_owner = NULL, lease_expires_at = NULL, updated_at = now()";
-    }
-
-    private static final String RETURNING_REDRIVEN = " RETURNING id, owner, left(command, 200), status, attempt, dispatch_seq";
-
-    private static Redriven redriven(ResultSet rs) throws SQLException {
-        return new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
-                ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6));
-    }
-
-    /**
-     * Queued rows older than {@code grace} whose JobRunr job no longer exists or has ended (the
-     * node crashed between commit and enqueue, or the job was deleted): bumps their dispatch so
-     * a fresh job can carry them, and returns them.
+     * Queued rows whose JobRunr job is gone or ended (a node crashed between commit and enqueue,
+     * or the job was deleted): bumps their dispatch so a fresh job can carry them, and returns them.
+     * It looks only at what changed since the last look (the watermark of the fleet's sweep):
+     * rows that turned older than {@code grace} since, and jobs that ended since (with a minute of
+     * overlap for the clocks of the nodes that wrote them); never at the whole queued backlog.
      */
     public List<Execution> redispatchLost(Duration grace, int limit) {
-        String sql = "UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
-                + " WHERE id IN (SELECT x.id FROM executions x WHERE x.status = 'queued'"
-                + "   AND x.enqueued_at < now() - ? * interval '1 millisecond'"
+        String sql = "WITH mark AS (SELECT watermark FROM fleet_tasks WHERE name = 'sweep'),"
+                + " candidates AS ("
+                + "   SELECT x.id FROM executions x, mark WHERE x.status = 'queued'"
+                + "     AND x.enqueued_at > mark.watermark - ? * interval '1 millisecond' - interval '5 seconds'"
+                + "     AND x.enqueued_at <= now() - ? * interval '1 millisecond'"
+                + "   UNION"
+                + "   SELECT x.id FROM jobrunr_jobs j JOIN executions x ON x.job_id = j.id::uuid AND x.status = 'queued', mark"
+                + "     WHERE j.state IN ('SUCCEEDED', 'FAILED', 'DELETED')"
+                + "     AND j.updatedAt > (mark.watermark - interval '1 minute')::timestamp),"
+                + " lost AS (SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM candidates) AND x.status = 'queued'"
                 + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar"
                 + "     AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))"
                 + "   ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-                + " AND status = 'queued' RETURNING " + COLUMNS;
-        return query(sql, grace.toMillis(), limit);
+                + " UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
+                + " WHERE id IN (SELECT id FROM lost) AND status = 'queued'" + RETURNING_ROW;
+        List<Execution> rows = query(sql, grace.toMillis(), grace.toMillis(), limit);
+        if (rows.size() < limit) {
+            update("UPDATE fleet_tasks SET watermark = now() WHERE name = 'sweep'");
+        }
+        return rows;
     }
 
     /**
-     * True when a run of (execution, attempt) found on this machine is a leftover: the execution
-     * is ours (its row exists) and that attempt is not live on another node (it ended, was
-     * re-driven, or was this node's own before a restart). An unknown execution belongs to
-     * another fleet sharing the machine and is never touched.
+     * True when the run (execution, epoch) found on this machine is a leftover: its execution is
+     * ours (the row exists) and no other incarnation holds that very epoch's lease, live or
+     * within the re-drive grace. An unknown execution belongs to another fleet sharing the
+     * machine and is never touched. (The caller keeps the runs it tracks itself.)
      */
-    public boolean isStaleAttempt(UUID id, int attempt, String node) {
-        // Only whether such a row exists: the clean-up asks once per container, every pass.
-        String sql = "SELECT EXISTS (SELECT 1 FROM executions WHERE id = ? AND NOT (status = 'running'"
-                + " AND attempt = ? AND lease_expires_at > now() AND lease_owner <> ?))";
+    public boolean isStaleRun(UUID id, long epoch, String incarnation) {
+        String sql = "SELECT EXISTS (SELECT 1 FROM executions WHERE id = ?) AND NOT EXISTS (SELECT 1 FROM leases"
+                + " WHERE execution_id = ? AND epoch = ? AND owner <> ? AND expires_at > now() - ? * interval '1 millisecond')";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(ps, id, attempt, node);
+            bind(ps, id, id, epoch, incarnation, Lease.REDRIVE_GRACE_MS);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }
         } catch (SQLException e) {
-            throw new StoreException("cannot check attempt " + attempt + " of execution " + id, e);
+            throw new StoreException("cannot check run " + epoch + " of execution " + id, e);
         }
     }
 
     /**
      * Retention: drops the stored output of executions that ended more than {@code age} ago (their
-     * state, exit code, byte counts and truncation flags stay), and deletes the rows themselves
-     * once they ended more than {@code deleteAge} ago (null: never). Works in batches so a large
-     * backlog never holds long locks.
+     * state, exit code and byte counts stay), and deletes the rows themselves once they ended more
+     * than {@code deleteAge} ago (null: never). Works in batches so a large backlog never holds
+     * long locks.
      *
      * @return {outputs cleared, rows deleted}
      */
@@ -421,27 +440,32 @@ public final class ExecutionStore {
         long deleted = 0;
         int n;
         do {
-            n = update("UPDATE executions SET stdout_head = '', stdout_tail = '', stderr_head = '', stderr_tail = '',"
-                    + " stdout_truncated = stdout_total_bytes > 0, stderr_truncated = stderr_total_bytes > 0"
-                    + " WHERE id IN (SELECT id FROM executions WHERE finished_at < now() - ? * interval '1 millisecond'"
-                    + "   AND (octet_length(stdout_head) + octet_length(stdout_tail) + octet_length(stderr_head)"
-                    + "        + octet_length(stderr_tail)) > 0 LIMIT ?)", age.toMillis(), batch);
+            n = update("WITH batch AS (SELECT e.id FROM executions e WHERE e.finished_at < now() - ? * interval '1 millisecond'"
+                    + "   AND EXISTS (SELECT 1 FROM execution_output o WHERE o.execution_id = e.id) LIMIT ?),"
+                    + " gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id)"
+                    + " UPDATE executions SET stdout_truncated = stdout_total_bytes > 0, stderr_truncated = stderr_total_bytes > 0"
+                    + " WHERE id IN (SELECT id FROM batch)", age.toMillis(), batch);
             cleared += n;
         } while (n == batch);
         if (deleteAge != null) {
             do {
-                n = update("DELETE FROM executions WHERE id IN (SELECT id FROM executions"
-                        + " WHERE finished_at < now() - ? * interval '1 millisecond' LIMIT ?)", deleteAge.toMillis(), batch);
+                n = update("WITH batch AS (SELECT id FROM executions WHERE finished_at < now() - ? * interval '1 millisecond'"
+                        + "   LIMIT ?),"
+                        + " gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id)"
+                        + " DELETE FROM executions WHERE id IN (SELECT id FROM batch)", deleteAge.toMillis(), batch);
                 deleted += n;
             } while (n == batch);
         }
         return new long[] {cleared, deleted};
     }
 
-    /** At a graceful stop: lets the node's leases expire now so the sweep re-drives at once. */
-    public int expireLeases(String node) {
-        return update("UPDATE executions SET lease_expires_at = now(), updated_at = now()"
-                + " WHERE lease_owner = ? AND status = 'running'", node);
+    /**
+     * At a graceful stop, once this incarnation's runs are dead: expires its leases past the grace,
+     * so the sweep re-drives them at once.
+     */
+    public int expireLeases(String incarnation) {
+        return update("UPDATE leases SET expires_at = now() - ? * interval '1 millisecond' WHERE owner = ?",
+                Lease.REDRIVE_GRACE_MS + 1, incarnation);
     }
 
     /** Wakes every node listening on {@code channel}. */
@@ -452,6 +476,27 @@ public final class ExecutionStore {
             ps.execute();
         } catch (SQLException e) {
             throw new StoreException("cannot notify " + channel, e);
+        }
+    }
+
+    /**
+     * Wakes at most {@code count} live nodes that had a free slot at their last heartbeat, chosen at
+     * random, each on its own channel: new work wakes only as many nodes as it needs, never the
+     * whole fleet. Nodes that were all busy are not woken: a finishing run onboards the work.
+     *
+     * @return how many nodes were woken
+     */
+    public int wakeNodes(int count) {
+        String sql = "SELECT count(pg_notify(n.wake_channel, '')) FROM (SELECT wake_channel FROM nodes"
+                + " WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining AND running < slots"
+                + " ORDER BY random() LIMIT ?) n";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setInt(1, count);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot wake nodes", e);
         }
     }
 
@@ -466,13 +511,14 @@ public final class ExecutionStore {
         }
     }
 
+    /** Rows of a statement RETURNING {@link #RETURNING_ROW}: no lease, no output loaded. */
     private List<Execution> query(String sql, Object... args) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             bind(ps, args);
             List<Execution> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(map(rs));
+                    rows.add(map(rs, null));
                 }
             }
             return rows;
@@ -481,10 +527,24 @@ public final class ExecutionStore {
         }
     }
 
-    private Optional<Execution> one(PreparedStatement ps) throws SQLException {
-        try (ResultSet rs = ps.executeQuery()) {
-            return rs.next() ? Optional.of(map(rs)) : Optional.empty();
+    /** One execution as read by {@link #READ}, with the output {@code read} asks for. */
+    private Optional<Execution> read(String where, OutputStore.Read read, Object... args) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(READ + where)) {
+            bind(ps, args);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(map(rs, (id, epoch, max, out, err) -> OutputStore.read(c, id, epoch, max, out, err, read)));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read execution " + args[0], e);
         }
+    }
+
+    @FunctionalInterface
+    private interface OutputLoader {
+        Captured[] load(UUID id, long epoch, int maxOutputBytes, long stdoutTotal, long stderrTotal) throws SQLException;
     }
 
     private static void bind(PreparedStatement ps, Object... args) throws SQLException {
@@ -493,38 +553,32 @@ public final class ExecutionStore {
         }
     }
 
-    private static int setOutput(PreparedStatement ps, int i, Captured out, Captured err) throws SQLException {
-        for (Captured c : new Captured[] {out, err}) {
-            Captured v = c == null ? Captured.EMPTY : c;
-            ps.setBytes(i++, v.head());
-            ps.setBytes(i++, v.tail());
-            ps.setLong(i++, v.totalBytes());
-            ps.setBoolean(i++, v.truncated());
-        }
-        return i;
-    }
-
-    private static void setLease(PreparedStatement ps, int i, Lease lease) throws SQLException {
-        ps.setObject(i, lease.executionId());
-        ps.setInt(i + 1, lease.attempt());
-        ps.setString(i + 2, lease.node());
-    }
-
-    private static Execution map(ResultSet rs) throws SQLException {
-        return new Execution(
-                rs.getObject("id", UUID.class),
+    private static Execution map(ResultSet rs, OutputLoader output) throws SQLException {
+        UUID id = rs.getObject("id", UUID.class);
+        ExecutionStatus status = ExecutionStatus.fromWire(rs.getString("status"));
+        int max = rs.getInt("max_output_bytes");
+        long outputEpoch = rs.getLong("output_epoch");
+        // Byte counts: written at the end of an attempt; while it runs, how far its stored output reaches.
+        long outTotal = Math.max(rs.getLong("stdout_total_bytes"), rs.getLong("stdout_end"));
+        long errTotal = Math.max(rs.getLong("stderr_total_bytes"), rs.getLong("stderr_end"));
+        Captured[] streams = output == null
+                ? new Captured[] {new Captured(new byte[0], new byte[0], outTotal), new Captured(new byte[0], new byte[0], errTotal)}
+                : null;
+        Execution e = new Execution(
+                id,
                 rs.getString("owner"),
                 rs.getString("command"),
                 rs.getString("image"),
                 rs.getString("workdir"),
-                parse(rs.getString(6)),
-                parse(rs.getString(7)),
+                parse(rs.getString("env_json")),
+                parse(rs.getString("labels_json")),
                 rs.getLong("timeout_ms"),
-                rs.getInt("max_output_bytes"),
-                ExecutionStatus.fromWire(rs.getString("status")),
+                max,
+                status,
                 rs.getInt("attempt"),
                 rs.getInt("max_attempts"),
                 rs.getString("lease_owner"),
+                rs.getLong("lease_epoch"),
                 instant(rs, "lease_expires_at"),
                 rs.getTimestamp("cancel_requested_at") != null,
                 rs.getString("idempotency_key"),
@@ -536,8 +590,13 @@ public final class ExecutionStore {
                 (Integer) rs.getObject("exit_code"),
                 rs.getString("error_code"),
                 rs.getString("error_message"),
-                new Captured(rs.getBytes("stdout_head"), rs.getBytes("stdout_tail"), rs.getLong("stdout_total_bytes")),
-                new Captured(rs.getBytes("stderr_head"), rs.getBytes("stderr_tail"), rs.getLong("stderr_total_bytes")));
+                streams == null ? null : streams[0],
+                streams == null ? null : streams[1]);
+        if (output == null) {
+            return e;
+        }
+        Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
+        return e.withOutput(loaded[0], loaded[1]);
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

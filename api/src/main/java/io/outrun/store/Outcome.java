@@ -1,22 +1,29 @@
 package io.outrun.store;
 
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.sandbox.capture.Captured;
 
 /**
- * How an attempt ended, as its worker writes it.
+ * How an attempt ended, as its worker writes it, with the last output not yet stored.
  *
  * @param status       a terminal status
  * @param exitCode     the command's exit code, or null when it never ran
  * @param errorCode    a stable error code for anything but success, or null
  * @param errorMessage what happened and what to do, for people and agents
+ * @param output       the output still to append and drop (null: none), fenced like a flush
+ * @param stdoutTotal  bytes the command wrote to stdout in all
+ * @param stderrTotal  bytes the command wrote to stderr in all
  */
 public record Outcome(ExecutionStatus status, Integer exitCode, String errorCode, String errorMessage,
-                      Captured stdout, Captured stderr) {
+                      OutputUpdate output, long stdoutTotal, long stderrTotal) {
 
     public Outcome {
         if (!status.isTerminal()) {
             throw new IllegalArgumentException("an outcome is terminal, not " + status);
         }
+    }
+
+    /** An end with no output (the command never ran). */
+    public static Outcome withoutOutput(ExecutionStatus status, Integer exitCode, String errorCode, String errorMessage) {
+        return new Outcome(status, exitCode, errorCode, errorMessage, null, 0, 0);
     }
 }

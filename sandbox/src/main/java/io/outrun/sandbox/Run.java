@@ -1,5 +1,6 @@
 package io.outrun.sandbox;
 
+import io.outrun.sandbox.capture.BoundedCapture;
 import io.outrun.sandbox.capture.Captured;
 import java.time.Duration;
 import java.util.Optional;
@@ -17,14 +18,26 @@ public interface Run extends AutoCloseable {
     Captured stderr();
 
     /**
+     * The raw bytes still kept of a stream ({@code 1} stdout, {@code 2} stderr) from byte offset
+     * {@code from} on, at their exact offsets: what a store appends to stay a copy of the capture.
+     */
+    BoundedCapture.Since keptSince(int stream, long from);
+
+    /**
      * Waits up to {@code wait} for the command to end. Enforces the spec's timeout: once the
      * deadline passes the run is killed and its exit says {@code timedOut}. Never closes the
      * output streams early; an empty answer means "still running".
      */
     Optional<Exit> awaitExit(Duration wait) throws InterruptedException;
 
-    /** Kills the whole run (every process of it). Idempotent; returns at once. */
-    void kill();
+    /**
+     * Asks the backend to kill the whole run (every process of it). Safe to call again; callers
+     * that must be sure call it until {@link #awaitExit} reports the end.
+     *
+     * @return true when the kill was delivered or the run had already ended; false when the
+     *         backend failed to deliver it (an engine that does not answer): call again later
+     */
+    boolean kill();
 
     /** Kills if still running and removes every trace (container, temp files). Idempotent. */
     @Override

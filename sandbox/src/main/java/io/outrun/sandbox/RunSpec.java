@@ -1,5 +1,6 @@
 package io.outrun.sandbox;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -9,8 +10,11 @@ import java.util.UUID;
  * What to run and within which bounds. Values are already clamped by the caller.
  *
  * @param executionId    the execution this run belongs to (labels the container)
- * @param attempt        the attempt number (labels the container; stale attempts are removed)
+ * @param attempt        the attempt number (labels the container, for people)
+ * @param epoch          the lease epoch of this run's claim: never reused, so (execution, epoch)
+ *                       names this one run; leftover clean-up keeps a run only while it is live
  * @param nodeId         the node that runs it
+ * @param incarnation    the node's incarnation (node id and a per-process id) holding the lease
  * @param command        bash source of any length; it never passes through an argv
  * @param image          container image, or null for the backend's default
  * @param workdir        working directory inside the sandbox, or null for the default
@@ -18,18 +22,24 @@ import java.util.UUID;
  * @param timeout        wall-clock limit; at the deadline the whole run is killed
  * @param maxOutputBytes bytes kept per stream (head plus tail)
  * @param limits         resource limits
+ * @param leaseFile      the kill switch: a host file holding, as decimal epoch seconds, the moment
+ *                       the run must die unless its worker confirms its lease again; the run
+ *                       watches it itself and ends once that moment passes (null: no kill switch)
  */
 public record RunSpec(
         UUID executionId,
         int attempt,
+        long epoch,
         String nodeId,
+        String incarnation,
         String command,
         String image,
         String workdir,
         Map<String, String> env,
         Duration timeout,
         int maxOutputBytes,
-        Limits limits) {
+        Limits limits,
+        Path leaseFile) {
 
     public RunSpec {
         Objects.requireNonNull(executionId, "executionId");
@@ -44,19 +54,24 @@ public record RunSpec(
 
     /** A spec for tests and tools: defaults everywhere but the command and timeout. */
     public static RunSpec of(String command, Duration timeout) {
-        return new RunSpec(UUID.randomUUID(), 1, "local", command, null, null, Map.of(), timeout,
-                1024 * 1024, Limits.DEFAULTS);
+        return new RunSpec(UUID.randomUUID(), 1, 1, "local", "local", command, null, null, Map.of(), timeout,
+                1024 * 1024, Limits.DEFAULTS, null);
     }
 
     public RunSpec withOutputCap(int bytes) {
-        return new RunSpec(executionId, attempt, nodeId, command, image, workdir, env, timeout, bytes, limits);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile);
     }
 
     public RunSpec withLimits(Limits newLimits) {
-        return new RunSpec(executionId, attempt, nodeId, command, image, workdir, env, timeout, maxOutputBytes, newLimits);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile);
+    }
+
+    public RunSpec withLeaseFile(Path file) {
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
+                maxOutputBytes, limits, file);
     }
 
     public RunSpec withEnv(Map<String, String> newEnv) {
-        return new RunSpec(executionId, attempt, nodeId, command, image, workdir, newEnv, timeout, maxOutputBytes, limits);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile);
     }
 }

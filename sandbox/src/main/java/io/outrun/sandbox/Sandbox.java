@@ -23,8 +23,8 @@ public interface Sandbox extends AutoCloseable {
 
     /**
      * Removes what earlier runs of this node left behind (a SIGKILLed worker leaves its
-     * containers running). {@code stillCurrent} answers whether an (execution, attempt) pair is
-     * still the current, non-terminal attempt; everything else is killed and removed.
+     * containers running). {@code stillCurrent} answers whether an (execution, lease epoch) pair
+     * is still a live run; everything else is killed and removed.
      *
      * @return how many leftovers were removed
      */
@@ -39,6 +39,6 @@ public interface Sandbox extends AutoCloseable {
     /** Decides whether a leftover run found by {@link #removeLeftovers} may stay. */
     @FunctionalInterface
     interface LeftoverPolicy {
-        boolean isCurrent(java.util.UUID executionId, int attempt);
+        boolean isCurrent(java.util.UUID executionId, long epoch);
     }
 }

@@ -8,10 +8,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Removes runs that no node should be running any more: those of a previous process of this
- * node (SIGKILLed workers leave containers behind), of attempts re-driven elsewhere, and of
- * executions that ended. A run stays while this node runs it, while another node holds a live
- * lease on that very attempt, or when its execution is unknown here (another fleet, with
- * another database, may share this machine's Docker engine or process table).
+ * node (SIGKILLed workers leave containers behind), of claims handed back or re-driven, and of
+ * executions that ended. One definition of dead, by lease epoch (never reused): a run stays
+ * while this node tracks that very (execution, epoch) live, while another incarnation holds
+ * that epoch's lease (live or within the re-drive grace), or when its execution is unknown here
+ * (another fleet, with another database, may share this machine's Docker engine).
  */
 public final class LeftoverCleaner {
 
@@ -20,19 +21,16 @@ public final class LeftoverCleaner {
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
     private final ExecutionStore store;
-    private final String node;
-
-    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store, String node) {
+    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store) {
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.store = store;
-        this.node = node;
     }
 
     public void clean() {
         try {
-            int removed = sandbox.removeLeftovers((id, attempt) ->
-                    keeper.isRunning(id, attempt) || !store.isStaleAttempt(id, attempt, node));
+            int removed = sandbox.removeLeftovers((id, epoch) ->
+                    keeper.isLive(id, epoch) || !store.isStaleRun(id, epoch, keeper.incarnation()));
             if (removed > 0) {
                 LOG.info("removed {} leftover runs", removed);
             }

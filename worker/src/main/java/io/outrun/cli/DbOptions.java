@@ -15,15 +15,28 @@ public final class DbOptions {
     @Option(names = "--db-password", description = "Database password (env OUTRUN_DB_PASSWORD)")
     String password;
 
-    @Option(names = "--db-pool-size", description = "Connections per node (default ${DEFAULT-VALUE})", defaultValue = "6")
-    int poolSize;
+    @Option(names = "--db-direct-url", description = "JDBC URL that reaches PostgreSQL itself, not a pooler (env OUTRUN_DB_DIRECT_URL;"
+            + " default: --db-url). Behind PgBouncer in transaction mode, the node's one LISTEN/heartbeat connection and"
+            + " schema migrations need it.")
+    String directUrl;
+
+    @Option(names = "--db-pool-size", description = "Pooled connections per node (default: 3 for a worker, which also"
+            + " holds one direct connection; 6 for an API node)")
+    Integer poolSize;
 
     /** Validated settings; throws a ConfigException naming the missing or bad option. */
     public DatabaseConfig toConfig() {
+        return toConfig(DatabaseConfig.DEFAULT_POOL_SIZE);
+    }
+
+    /** As {@link #toConfig()}, with the pool size of this node's role unless one was given. */
+    public DatabaseConfig toConfig(int rolePoolSize) {
+        String direct = directUrl != null ? directUrl : System.getenv("OUTRUN_DB_DIRECT_URL");
         return new DatabaseConfig(
                 url != null ? url : System.getenv("OUTRUN_DB_URL"),
+                direct,
                 user != null ? user : System.getenv("OUTRUN_DB_USER"),
                 password != null ? password : System.getenv("OUTRUN_DB_PASSWORD"),
-                poolSize);
+                poolSize != null ? poolSize : rolePoolSize);
     }
 }

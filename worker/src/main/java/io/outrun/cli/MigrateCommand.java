@@ -18,7 +18,7 @@ final class MigrateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (var pool = Database.pool(db.toConfig(), "migrate")) {
-            int applied = Database.migrate(pool);
+            int applied = Database.migrate(Database.direct(db.toConfig()));
             spec.commandLine().getOut().println("outrun: schema up to date (" + applied + " migrations applied now)");
         }
         return 0;

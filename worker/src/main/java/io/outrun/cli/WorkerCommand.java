@@ -5,6 +5,7 @@ import io.outrun.sandbox.Sandbox;
 import io.outrun.store.ConfigException;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -56,6 +57,11 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--dashboard-password", description = "Basic-auth password for the dashboard (env OUTRUN_DASHBOARD_PASSWORD)")
     String dashboardPassword;
 
+    @Option(names = "--lease-dir", defaultValue = "/tmp/outrun-leases", description = "Where runs' lease files live, the"
+            + " files each run watches to kill itself when this node stops confirming its lease; a Docker engine must see"
+            + " the same path (default ${DEFAULT-VALUE})")
+    String leaseDir;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -64,7 +70,7 @@ final class WorkerCommand implements Callable<Integer> {
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
                 Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
-                Duration.ofSeconds(cleanupSeconds), dashboardPort, metricsPort);
+                Duration.ofSeconds(cleanupSeconds), dashboardPort, metricsPort, Path.of(leaseDir));
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
         String user = dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER");
@@ -72,7 +78,7 @@ final class WorkerCommand implements Callable<Integer> {
         if (user != null && !user.isBlank() && (password == null || password.isBlank())) {
             throw new ConfigException("--dashboard-user needs --dashboard-password (or OUTRUN_DASHBOARD_PASSWORD)");
         }
-        WorkerNode node = WorkerNode.open(db.toConfig(), config, sandbox, limits, user, password);
+        WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();

@@ -5,7 +5,8 @@ import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
-import io.outrun.lease.Tracked;
+import io.outrun.lease.Attempt;
+import io.outrun.store.OutputUpdate;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
 import io.outrun.sandbox.Exit;
@@ -15,7 +16,6 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.store.Outage;
@@ -67,88 +67,95 @@ public final class ExecutionJob implements ExecutionRunner {
 
     @Override
     public void run(UUID executionId) throws InterruptedException {
-        Optional<Execution> claimed = store.claim(executionId, node, ttl);
+        long sent = System.nanoTime();
+        Optional<Execution> claimed = store.claim(executionId, keeper.incarnation(), ttl);
         if (claimed.isEmpty()) {
             // Someone else has it, it was cancelled, or it ended: nothing to do.
             LOG.debug("execution {} not claimable by {}", executionId, node);
             return;
         }
         Execution execution = claimed.get();
-        Lease lease = new Lease(executionId, execution.attempt(), node);
-        LOG.info("execution {} attempt {}/{} started on {}", executionId, execution.attempt(), execution.maxAttempts(), node);
+        Attempt attempt = keeper.begin(execution, sent);
+        Lease lease = attempt.lease();
+        LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", executionId, execution.attempt(),
+                execution.maxAttempts(), lease.epoch(), node);
         Run run;
-        keeper.reserve(lease);
+        long memoryBytes = 0;
         try {
-            run = sandbox.start(specs.apply(execution));
+            RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(lease));
+            memoryBytes = spec.limits().memoryBytes();
+            run = sandbox.start(spec);
         } catch (ImageNotFoundException e) {
-            keeper.untrack(lease);
+            keeper.end(attempt);
             if (execution.image() == null) {
                 // The node's own default image vanished: another node may still have it.
                 LOG.error("execution {}: this node's default image {} is gone; handing it back", executionId, e.image());
                 metrics.handedBack();
-                requeue(store.unclaim(lease, "the default image " + e.image() + " is missing on node " + node), lease);
+                requeue(store.handBack(lease, "the default image " + e.image() + " is missing on node " + node), lease);
             } else {
                 // The request named an image no worker offers: the caller's to fix, not to retry.
-                finish(lease, new Outcome(ExecutionStatus.FAILED, null, "image_not_found",
+                finish(attempt, Outcome.withoutOutput(ExecutionStatus.FAILED, null, "image_not_found",
                         "The image '" + e.image() + "' does not exist on the worker's Docker engine. Submit without"
                                 + " `image` to use the default sandbox image, or ask the operator which images are"
-                                + " available.", Captured.EMPTY, Captured.EMPTY));
+                                + " available."));
             }
             return;
         } catch (ImageNotAllowedException e) {
-            keeper.untrack(lease);
-            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "image_not_allowed",
+            keeper.end(attempt);
+            finish(attempt, Outcome.withoutOutput(ExecutionStatus.FAILED, null, "image_not_allowed",
                     "The image '" + e.image() + "' is not allowed on the workers (" + e.getMessage() + "). Submit without"
-                            + " `image` to use the default sandbox image.", Captured.EMPTY, Captured.EMPTY));
+                            + " `image` to use the default sandbox image."));
             return;
         } catch (IllegalArgumentException e) {
             // The stored execution cannot become a valid run (a limit out of range): retrying won't help.
-            keeper.untrack(lease);
-            finish(lease, new Outcome(ExecutionStatus.FAILED, null, "sandbox_error",
-                    "The sandbox refused the execution: " + e.getMessage(), Captured.EMPTY, Captured.EMPTY));
+            keeper.end(attempt);
+            finish(attempt, Outcome.withoutOutput(ExecutionStatus.FAILED, null, "sandbox_error",
+                    "The sandbox refused the execution: " + e.getMessage()));
             return;
         } catch (SandboxException e) {
-            keeper.untrack(lease);
-            // The command never ran: hand it back without spending an attempt.
+            keeper.end(attempt);
+            // The command never ran: hand it back without spending an attempt. If the engine did
+            // start a container after all, its epoch is never live again: the clean-up removes it.
             LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
             metrics.handedBack();
-            requeue(store.unclaim(lease, e.getMessage()), lease);
+            requeue(store.handBack(lease, e.getMessage()), lease);
             return;
         } catch (RuntimeException e) {
-            // A bug or an unexpected failure before the run existed: forget the reservation (its
-            // lease then expires and the sweep re-drives the execution) and let JobRunr log it.
-            keeper.untrack(lease);
+            // A bug or an unexpected failure before the run existed: forget the attempt (its lease
+            // then expires and the sweep re-drives the execution) and let JobRunr log it.
+            keeper.end(attempt);
             throw e;
         }
-        Tracked tracked = keeper.track(lease, run);
+        keeper.started(attempt, run);
         try {
-            Exit exit = awaitExit(tracked);
+            Exit exit = awaitExit(attempt);
             if (exit == null) {
-                return; // lease lost: the run is killed and nothing more is written
+                // Lease lost: the watchdog kills the run; close() removes it. Nothing more is written.
+                LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, "lease lost");
+                return;
             }
-            tracked.markEnding();
-            finish(lease, outcome(execution, tracked, exit));
+            attempt.ending();
+            finish(attempt, outcome(execution, attempt, exit, memoryBytes));
         } catch (SandboxException e) {
             // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.
-            LOG.error("execution {} attempt {}: the sandbox lost the run", executionId, lease.attempt(), e);
+            LOG.error("{}: the sandbox lost the run", attempt, e);
             run.kill();
             giveBack(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
-            // JobRunr stops (node shutdown) or deleted the job (its attempt was re-driven): the
-            // lease decides what happens next, so write nothing here.
-            LOG.warn("execution {} attempt {} interrupted on {}; its lease will expire", executionId, lease.attempt(), node);
-            run.kill();
+            // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
+            // next, so write nothing here (close() kills and removes the run).
+            LOG.warn("{} interrupted on {}; its lease will expire", attempt, node);
             throw e;
         } finally {
-            keeper.untrack(lease);
             run.close();
+            keeper.end(attempt);
         }
     }
 
-    private static Exit awaitExit(Tracked tracked) throws InterruptedException {
+    private static Exit awaitExit(Attempt attempt) throws InterruptedException {
         while (true) {
-            Optional<Exit> exit = tracked.run().awaitExit(TICK);
-            if (tracked.leaseLost()) {
+            Optional<Exit> exit = attempt.run().awaitExit(TICK);
+            if (attempt.leaseLost()) {
                 return null;
             }
             if (exit.isPresent()) {
@@ -157,24 +164,33 @@ public final class ExecutionJob implements ExecutionRunner {
         }
     }
 
-    private static Outcome outcome(Execution e, Tracked tracked, Exit exit) {
-        Captured out = tracked.run().stdout();
-        Captured err = tracked.run().stderr();
+    private static Outcome outcome(Execution e, Attempt attempt, Exit exit, long memoryBytes) {
+        OutputUpdate last = attempt.lastOutput();
+        long out = attempt.run().stdout().totalBytes();
+        long err = attempt.run().stderr().totalBytes();
         if (exit.timedOut()) {
             return new Outcome(ExecutionStatus.TIMED_OUT, exit.exitCode(), "timed_out",
                     "The command ran past its timeout of " + e.timeoutMs() + " ms and was killed. Raise timeoutMs"
-                            + " (within the server's maximum) or split the work.", out, err);
+                            + " (within the server's maximum) or split the work.", last, out, err);
         }
-        if (tracked.cancelRequested() && exit.killed()) {
+        if (exit.oomKilled()) {
+            return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "out_of_memory",
+                    "The command was killed by the kernel for using more memory than the sandbox's limit"
+                            + (memoryBytes > 0 ? " (" + (memoryBytes >> 20) + " MiB)" : "") + ". Use less memory (smaller inputs, streaming instead of loading"
+                            + " everything) or ask the operator for a larger limit.", last, out, err);
+        }
+        if (attempt.cancelRequested() && exit.killed()) {
             return new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled",
-                    "Cancelled by its owner while running; the command was killed.", out, err);
+                    "Cancelled by its owner while running; the command was killed.", last, out, err);
         }
         if (exit.exitCode() == 0) {
-            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, out, err);
+            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out, err);
         }
         return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "command_failed",
-                "The command exited with code " + exit.exitCode() + "; see stderr.", out, err);
+                "The command exited with code " + exit.exitCode() + (err == 0 ? "; it wrote nothing to stderr." : "; see stderr."),
+                last, out, err);
     }
+
 
     /**
      * Writes the end, retrying through a database outage for as long as it lasts: the command's
@@ -183,23 +199,44 @@ public final class ExecutionJob implements ExecutionRunner {
      * stops the retries, and then the lease decides. A failure that is not an outage is not
      * retried: the run is untracked, its lease expires and the sweep re-drives the execution.
      */
-    private void finish(Lease lease, Outcome outcome) throws InterruptedException {
+    private void finish(Attempt attempt, Outcome outcome) throws InterruptedException {
+        Lease lease = attempt.lease();
         long pauseMs = 250;
         boolean written;
-        while (true) {
-            try {
-                written = store.finish(lease, outcome);
-                break;
-            } catch (StoreException e) {
-                if (!Outage.is(e)) {
-                    LOG.error("execution {} attempt {}: its end cannot be written; its lease will expire and the sweep"
-                            + " re-drives it", lease.executionId(), lease.attempt(), e);
-                    return;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    written = store.finish(lease, outcome);
+                    break;
+                } catch (StoreException e) {
+                    if (!Outage.is(e)) {
+                        LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
+                                attempt, e);
+                        return;
+                    }
+                    if (attempt.leaseLost()) {
+                        LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
+                                attempt);
+                        return;
+                    }
+                    LOG.warn("{}: writing its end failed ({}); retrying in {} ms", attempt, e.getMessage(), pauseMs);
+                    // A stop of the job server interrupts us: the result is still worth writing
+                    // while the lease lasts, so keep trying and pass the interrupt on after.
+                    long until = System.nanoTime() + pauseMs * 1_000_000;
+                    while (System.nanoTime() < until) {
+                        try {
+                            Thread.sleep(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                        } catch (InterruptedException ie) {
+                            interrupted = true;
+                        }
+                    }
+                    pauseMs = Math.min(pauseMs * 2, 4000);
                 }
-                LOG.warn("execution {} attempt {}: writing its end failed ({}); retrying in {} ms", lease.executionId(),
-                        lease.attempt(), e.getMessage(), pauseMs);
-                Thread.sleep(pauseMs);
-                pauseMs = Math.min(pauseMs * 2, 4000);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
         if (written) {
@@ -207,8 +244,7 @@ public final class ExecutionJob implements ExecutionRunner {
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());
         } else {
-            LOG.warn("execution {} attempt {}: lease lost before the end was written; the write was fenced out",
-                    lease.executionId(), lease.attempt());
+            LOG.warn("{}: lease lost before the end was written; the write was fenced out", attempt);
         }
     }
 

@@ -1,260 +1,335 @@
 package io.outrun.lease;
 
+import io.outrun.execution.Execution;
 import io.outrun.metrics.NodeMetrics;
-import io.outrun.notify.Channels;
 import io.outrun.sandbox.Run;
-import io.outrun.sandbox.capture.Captured;
-import io.outrun.store.ExecutionStore;
-import io.outrun.store.ExecutionStore.Renewal;
+import io.outrun.store.Heartbeat;
 import io.outrun.store.Lease;
+import io.outrun.store.OutputStore;
 import io.outrun.store.OutputUpdate;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Collectors;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's heartbeat. One thread, whatever the number of runs: every {@code outputFlush} it
- * writes the new output of all runs in one batch; every ttl/3 it renews all leases in one
- * statement. A lease missing from the renewal is lost: its run is killed at once and its job
- * writes nothing more. When the database cannot be reached for a whole ttl, every lease is
- * surely expired, so the node steps down from all of them.
+ * The node's leases, and the three switches that keep a command from ever running beside its
+ * own next attempt:
+ * <ul>
+ *   <li><b>The heartbeat</b> (on the node's direct connection, every ttl/3): one statement renews
+ *   every lease; an answer sets flags (lost, cancel requested), never calls the engine.</li>
+ *   <li><b>The watchdog</b> (a thread that does no I/O but hand kills to the killer thread): each
+ *   attempt's deadline is the send time of its last <i>confirmed</i> renewal plus ttl minus a
+ *   margin; past it the lease may have lapsed, so the run is killed. A kill is re-sent every
+ *   second until the run is gone.</li>
+ *   <li><b>The kill switch outside the JVM</b>, for a paused or wedged worker: each run watches
+ *   its lease file (written here at each confirmed renewal: the wall-clock second past which it
+ *   must die) and kills itself once that moment passes (see the sandboxes).</li>
+ * </ul>
+ * The sweep re-drives a lease only {@link Lease#REDRIVE_GRACE_MS} after it expired, so, whatever
+ * happened to this JVM, the old run is dead before the next attempt can start.
  */
 public final class LeaseKeeper implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
-
-    private final ExecutionStore store;
-    private final String node;
-    private final Duration ttl;
-    /**
-     * Keyed by lease (execution and attempt), not by execution: two attempts of one execution can
-     * meet on one node (the old one not yet noticed as lost), and each must only ever touch its own.
-     */
-    private final Map<Lease, Tracked> runs = new ConcurrentHashMap<>();
-    /** Claimed here, sandbox still starting: renewed like runs; the value turns true if the lease was lost meanwhile. */
-    private final Map<Lease, AtomicBoolean> starting = new ConcurrentHashMap<>();
-    /** Cancels heard for runs not tracked (yet); every node hears every cancel, so keep them briefly. */
-    private final Map<UUID, Long> earlyCancels = new ConcurrentHashMap<>();
+    private static final long WATCH_MS = 100;
+    private static final long KILL_RESEND_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** The run's own kill switch fires this long before the lease's ttl runs out. */
+    private static final long KILL_SWITCH_LEAD_MS = 1000;
     private static final long EARLY_CANCEL_NANOS = TimeUnit.SECONDS.toNanos(30);
-    private final ScheduledExecutorService timer;
-    private volatile long lastRenewalNanos = System.nanoTime();
-    private final NodeMetrics metrics;
 
-    public LeaseKeeper(ExecutionStore store, String node, Duration ttl, Duration outputFlush, NodeMetrics metrics) {
-        this.store = store;
-        this.metrics = metrics;
-        this.node = node;
+    private final String incarnation;
+    private final String nodeId;
+    private final String version;
+    private final String wakeChannel;
+    private final int slots;
+    private final Duration ttl;
+    private final long marginNanos;
+    private final int statementTimeoutSeconds;
+    private final Path leaseDir;
+    private final NodeMetrics metrics;
+    private final Map<Lease, Attempt> attempts = new ConcurrentHashMap<>();
+    /** Cancels heard for runs not claimed here (yet); every node hears every cancel, so keep them briefly. */
+    private final Map<UUID, Long> earlyCancels = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService watchdog;
+    private final ExecutorService killer;
+    private volatile long lastBeatNanos = System.nanoTime();
+    private volatile long sweeperUntilNanos;
+    private volatile boolean draining;
+
+    /**
+     * @param leaseDir where runs' lease files live; the engine must see the same path (bind mounts)
+     */
+    public LeaseKeeper(String incarnation, String nodeId, String version, String wakeChannel, int slots, Duration ttl,
+                       Path leaseDir, NodeMetrics metrics) {
+        this.incarnation = incarnation;
+        this.nodeId = nodeId;
+        this.version = version;
+        this.wakeChannel = wakeChannel;
+        this.slots = slots;
         this.ttl = ttl;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outrun-heartbeat");
+        this.marginNanos = ttl.toNanos() / 4;
+        this.statementTimeoutSeconds = (int) Math.max(1, statementTimeout(ttl).toSeconds());
+        this.leaseDir = leaseDir;
+        this.metrics = metrics;
+        try {
+            Files.createDirectories(leaseDir);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create the lease file directory " + leaseDir + ": " + e.getMessage(), e);
+        }
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("outrun-watchdog"));
+        this.killer = Executors.newSingleThreadExecutor(daemon("outrun-killer"));
+        watchdog.scheduleWithFixedDelay(this::watch, WATCH_MS, WATCH_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** The bound of every statement on the heartbeat's connection: it answers or fails well within the ttl. */
+    public static Duration statementTimeout(Duration ttl) {
+        return Duration.ofMillis(Math.max(1000, ttl.toMillis() / 4));
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
             t.setDaemon(true);
             return t;
-        });
-        long beat = ttl.toMillis() / 3;
-        timer.scheduleWithFixedDelay(this::renewQuietly, beat, beat, TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(this::flushQuietly, outputFlush.toMillis(), outputFlush.toMillis(), TimeUnit.MILLISECONDS);
+        };
+    }
+
+    public String incarnation() {
+        return incarnation;
     }
 
     /**
-     * Marks an attempt as starting here: its lease is renewed while the sandbox starts (which can
-     * outlast the ttl), and leftover clean-up leaves its fresh container alone.
+     * A claim of this node is starting: renewed from now on; its lease file is written (the run's
+     * kill switch reads it from its first second). {@code claimSentNanos}: when the claim was sent.
      */
-    public synchronized void reserve(Lease lease) {
-        starting.put(lease, new AtomicBoolean());
+    public Attempt begin(Execution claimed, long claimSentNanos) {
+        Attempt a = new Attempt(Attempt.leaseOf(claimed), claimed.maxOutputBytes(), claimSentNanos + ttl.toNanos() - marginNanos);
+        writeLeaseFile(a, System.currentTimeMillis() - (System.nanoTime() - claimSentNanos) / 1_000_000);
+        attempts.put(a.lease(), a);
+        Long cancelAt = earlyCancels.remove(claimed.id());
+        if (cancelAt != null || claimed.cancelRequested()) {
+            a.requestCancel();
+        }
+        return a;
     }
 
-    /**
-     * The run of a reserved attempt has started. If its lease was lost while it started, or is
-     * lost later, the run is killed and its job writes nothing. Of two attempts of one execution
-     * on this node only the newer can hold the lease (a new attempt is claimed only once the old
-     * one's lease is gone), so the older one is killed, whichever of them is tracked last.
-     */
-    public synchronized Tracked track(Lease lease, Run run) {
-        Tracked tracked = new Tracked(lease, run);
-        AtomicBoolean lostWhileStarting = starting.remove(lease);
-        boolean newerHere = false;
-        for (Tracked other : runs.values()) {
-            if (!other.lease().executionId().equals(lease.executionId()) || other.ending()) {
-                continue;
+    /** Its run started; a loss or a cancel heard meanwhile gets it killed by the watchdog. */
+    public void started(Attempt a, Run run) {
+        a.started(run);
+    }
+
+    /** Forgets the attempt (its run ended and is closed, or never started). */
+    public void end(Attempt a) {
+        a.done();
+        attempts.remove(a.lease(), a);
+        try {
+            Files.deleteIfExists(leaseFile(a.lease()));
+        } catch (IOException e) {
+            LOG.debug("cannot delete the lease file of {}: {}", a, e.toString());
+        }
+    }
+
+    /** The file whose content is the run's deadline (wall-clock epoch seconds). */
+    public Path leaseFile(Lease lease) {
+        return leaseDir.resolve(lease.executionId() + "." + lease.epoch());
+    }
+
+    /** True while this node runs or starts that run (leftover clean-up must not touch it). */
+    public boolean isLive(UUID executionId, long epoch) {
+        for (Attempt a : attempts.values()) {
+            if (a.lease().executionId().equals(executionId) && a.lease().epoch() == epoch && a.state() != Attempt.State.DONE) {
+                return true;
             }
-            if (other.lease().attempt() < lease.attempt()) {
-                LOG.warn("execution {}: attempt {} is still here while attempt {} starts: killing the stale one",
-                        lease.executionId(), other.lease().attempt(), lease.attempt());
-                loseLease(other);
-            } else {
-                newerHere = true;
-            }
         }
-        runs.put(lease, tracked);
-        if (newerHere || (lostWhileStarting != null && lostWhileStarting.get())) {
-            LOG.warn("execution {} attempt {} lost its lease while its run started (or a newer attempt runs here): killing it",
-                    lease.executionId(), lease.attempt());
-            loseLease(tracked);
-        } else if (earlyCancels.remove(lease.executionId()) != null) {
-            tracked.requestCancel();
-        }
-        return tracked;
+        return false;
     }
 
-    private void loseLease(Tracked t) {
-        if (!t.leaseLost()) {
-            metrics.leaseLost();
-        }
-        t.loseLease();
-    }
-
-    /** Forgets this attempt, and only this one. */
-    public synchronized void untrack(Lease lease) {
-        runs.remove(lease);
-        starting.remove(lease);
-    }
-
-    /** True while this node runs or starts that attempt (leftover clean-up must not touch it). */
-    public boolean isRunning(UUID executionId, int attempt) {
-        Lease lease = new Lease(executionId, attempt, node);
-        return runs.containsKey(lease) || starting.containsKey(lease);
-    }
-
+    /** Runs claimed here and not yet forgotten. */
     public int size() {
-        return runs.size();
+        return attempts.size();
     }
 
-    /** Time since the heartbeat last renewed this node's leases (it beats every ttl/3, leases or not). */
+    /** Time since the heartbeat last confirmed this node's leases (it beats every ttl/3, leases or not). */
     public Duration sinceLastRenewal() {
-        return Duration.ofNanos(System.nanoTime() - lastRenewalNanos);
+        return Duration.ofNanos(System.nanoTime() - lastBeatNanos);
     }
 
-    /** An owner asked to cancel (NOTIFY): kill now if it runs here; the worker writes the end. */
+    /** True while this node holds the fleet's sweep (confirmed by a recent beat). */
+    public boolean isSweeper() {
+        return System.nanoTime() - sweeperUntilNanos < 0;
+    }
+
+    public void setDraining(boolean value) {
+        draining = value;
+    }
+
+    /** An owner asked to cancel (NOTIFY): flag the run if it runs here; the watchdog kills it. */
     public void cancel(UUID executionId) {
         boolean found = false;
-        for (Tracked t : runs.values()) {
-            if (t.lease().executionId().equals(executionId)) {
-                t.requestCancel();
+        for (Attempt a : attempts.values()) {
+            if (a.lease().executionId().equals(executionId)) {
+                if (a.requestCancel()) {
+                    LOG.info("{} was cancelled by its owner: killing its run", a);
+                }
                 found = true;
             }
         }
         if (!found) {
-            // Maybe claimed here a moment ago and not tracked yet: remember it briefly for track().
+            // Maybe claimed here a moment ago and not tracked yet: remember it briefly for begin().
             long now = System.nanoTime();
             earlyCancels.values().removeIf(at -> now - at > EARLY_CANCEL_NANOS);
             earlyCancels.put(executionId, now);
         }
     }
 
-    private void renewQuietly() {
+    /** One beat on the node's direct connection; sets flags only. */
+    public void beat(Connection c) throws SQLException {
+        long ending = 2 * ttl.toNanos();
+        long now = System.nanoTime();
+        List<Attempt> asked = new ArrayList<>();
+        for (Attempt a : attempts.values()) {
+            boolean renewable = switch (a.state()) {
+                case STARTING, RUNNING -> true;
+                // An end being written is renewed a while, not for ever: the end write is bounded.
+                case ENDING -> now - a.endingSinceNanos() < ending;
+                case DONE -> false;
+            };
+            if (renewable && !a.leaseLost()) {
+                asked.add(a);
+            }
+        }
+        long sent = System.nanoTime();
+        long wallSent = System.currentTimeMillis();
+        Heartbeat.Answer answer;
         try {
-            renew();
-        } catch (RuntimeException e) {
-            long silentNanos = System.nanoTime() - lastRenewalNanos;
-            if (silentNanos > ttl.toNanos()) {
-                LOG.error("no lease renewed for {} ms (longer than the ttl): stepping down from {} runs", silentNanos / 1_000_000, runs.size(), e);
-                stepDown();
-            } else {
-                LOG.warn("lease renewal failed; retrying at the next beat", e);
+            answer = Heartbeat.beat(c, new Heartbeat.NodeState(incarnation, nodeId, version, wakeChannel, slots,
+                    attempts.size(), draining), ttl, asked.stream().map(Attempt::lease).toList(), statementTimeoutSeconds);
+        } catch (SQLException e) {
+            sweeperUntilNanos = sent;
+            LOG.warn("heartbeat failed ({}); {} runs die at their deadlines unless a beat gets through", e.getMessage(),
+                    asked.size());
+            throw e;
+        }
+        lastBeatNanos = sent;
+        sweeperUntilNanos = answer.sweeper() ? sent + ttl.toNanos() / 2 : sent;
+        for (Attempt a : asked) {
+            if (answer.held().contains(a.lease())) {
+                a.confirmed(sent + ttl.toNanos() - marginNanos);
+                writeLeaseFile(a, wallSent);
+                if (answer.cancelRequested().contains(a.lease()) && a.requestCancel()) {
+                    LOG.info("{} was cancelled by its owner: killing its run", a);
+                }
+            } else if (a.state() != Attempt.State.ENDING && a.loseLease("its lease is gone (re-driven or reaped)")) {
+                // (A run whose end is being written has just given its lease up itself.)
+                metrics.leaseLost();
+                LOG.warn("lost the lease of {}: killing its run", a);
             }
         }
     }
 
-    private synchronized void stepDown() {
-        runs.values().stream().filter(t -> !t.ending()).forEach(this::loseLease);
-        starting.values().forEach(lost -> lost.set(true));
-    }
-
-    void renew() {
-        // The answer comes back after the lock is released: act on it only for the very run or
-        // reservation it was asked for (an equal lease may have been untracked and claimed again
-        // meanwhile, since a hand-back gives its attempt number back).
-        Map<Lease, Tracked> askedRuns;
-        Map<Lease, AtomicBoolean> askedStarting;
-        synchronized (this) {
-            askedRuns = new HashMap<>(runs);
-            askedStarting = new HashMap<>(starting);
-        }
-        List<Lease> leases = new ArrayList<>(askedRuns.keySet());
-        leases.addAll(askedStarting.keySet());
-        Renewal renewal = store.renew(node, ttl, leases);
-        lastRenewalNanos = System.nanoTime();
-        synchronized (this) {
-            for (Lease lease : leases) {
-                Tracked t = stillHere(askedRuns.get(lease), runs.get(lease));
-                AtomicBoolean startingLost = stillHere(askedStarting.get(lease), starting.get(lease));
-                if (t == null && startingLost == null) {
-                    continue; // ended, or replaced by a newer claim, since the question was asked
-                }
-                if (!renewal.held().contains(lease)) {
-                    // Fenced out: the row was re-driven or reaped. Kill, and let the job write nothing.
-                    // (A run whose end is being written has just given its lease up itself.)
-                    if (t != null && !t.ending()) {
-                        LOG.warn("lost the lease of execution {} attempt {}: killing its run", lease.executionId(), lease.attempt());
-                        loseLease(t);
-                    } else if (startingLost != null) {
-                        startingLost.set(true);
-                    }
-                } else if (renewal.cancelRequested().contains(lease)) {
-                    if (t != null && !t.cancelRequested()) {
-                        LOG.info("execution {} was cancelled by its owner: killing its run", lease.executionId());
-                        t.requestCancel();
-                    } else if (startingLost != null) {
-                        earlyCancels.put(lease.executionId(), System.nanoTime());
-                    }
-                }
-            }
-        }
-    }
-
-    /** What was asked about, if it is still the very same object now; else null. */
-    private static <T> T stillHere(T asked, T now) {
-        return asked != null && asked == now ? asked : null;
-    }
-
-    private void flushQuietly() {
-        try {
-            flush();
-        } catch (RuntimeException e) {
-            LOG.warn("output flush failed; retrying at the next flush", e);
-        }
-    }
-
-    void flush() {
+    /** Appends the new output of every run in one statement on the node's direct connection. */
+    public void flush(Connection c) throws SQLException {
         List<OutputUpdate> updates = new ArrayList<>();
-        List<Tracked> flushed = new ArrayList<>();
-        for (Tracked t : runs.values()) {
-            Captured out = t.run().stdout();
-            Captured err = t.run().stderr();
-            if (out.totalBytes() != t.flushedStdout || err.totalBytes() != t.flushedStderr) {
-                updates.add(new OutputUpdate(t.lease(), out, err));
-                flushed.add(t);
+        List<Attempt> flushed = new ArrayList<>();
+        List<OutputTracker.Next[]> nexts = new ArrayList<>();
+        for (Attempt a : attempts.values()) {
+            Run run = a.run();
+            if (a.state() != Attempt.State.RUNNING || a.leaseLost() || run == null) {
+                continue;
             }
+            OutputTracker.Next out = a.stdout.next(a.lease(), run);
+            OutputTracker.Next err = a.stderr.next(a.lease(), run);
+            if (out.isEmpty() && err.isEmpty()) {
+                continue;
+            }
+            List<io.outrun.store.Chunk> chunks = new ArrayList<>(out.chunks());
+            chunks.addAll(err.chunks());
+            updates.add(new OutputUpdate(a.lease(), chunks, out.dropBelow(), err.dropBelow()));
+            flushed.add(a);
+            nexts.add(new OutputTracker.Next[] {out, err});
         }
         if (updates.isEmpty()) {
             return;
         }
-        store.flushOutput(updates);
-        // Only once written: a failed flush is retried at the next one even if the run goes quiet.
+        java.util.Set<UUID> written = OutputStore.append(c, incarnation, updates);
+        // Only once written: a failed flush is sent again at the next one even if the run goes quiet.
         for (int i = 0; i < flushed.size(); i++) {
-            flushed.get(i).flushedStdout = updates.get(i).stdout().totalBytes();
-            flushed.get(i).flushedStderr = updates.get(i).stderr().totalBytes();
+            Attempt a = flushed.get(i);
+            if (written.contains(a.lease().executionId()) || updates.get(i).chunks().isEmpty()) {
+                a.stdout.stored(nexts.get(i)[0]);
+                a.stderr.stored(nexts.get(i)[1]);
+            }
         }
-        // NOTIFY payloads stop at 8000 bytes: 200 ids of 37 characters each fit.
-        for (int i = 0; i < flushed.size(); i += 200) {
-            store.notify(Channels.CHANGED, flushed.subList(i, Math.min(flushed.size(), i + 200)).stream()
-                    .map(t -> t.lease().executionId().toString()).collect(Collectors.joining(",")));
+    }
+
+    /** No I/O of its own: deadlines and kills, handed to the killer thread. */
+    void watch() {
+        long now = System.nanoTime();
+        for (Attempt a : attempts.values()) {
+            if (a.state() == Attempt.State.DONE) {
+                continue;
+            }
+            if (!a.leaseLost() && a.state() != Attempt.State.ENDING && now - a.deadlineNanos() > 0
+                    && a.loseLease("no renewal confirmed in time (ttl " + ttl.toMillis() + " ms)")) {
+                metrics.leaseLost();
+                LOG.error("{}: no lease renewal confirmed in time; killing its run before the sweep can re-drive it", a);
+            }
+            if (a.wantsKill() && a.state() == Attempt.State.RUNNING && !a.killInFlight && now - a.lastKillNanos > KILL_RESEND_NANOS) {
+                a.killInFlight = true;
+                a.lastKillNanos = now;
+                try {
+                    killer.execute(() -> {
+                        try {
+                            if (!a.run().kill()) {
+                                LOG.warn("{}: the kill did not reach the sandbox; sending it again", a);
+                            }
+                        } catch (RuntimeException e) {
+                            LOG.warn("{}: kill failed; sending it again", a, e);
+                        } finally {
+                            a.killInFlight = false;
+                        }
+                    });
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    a.killInFlight = false; // closing
+                }
+            }
+        }
+    }
+
+    private void writeLeaseFile(Attempt a, long wallSentMillis) {
+        long deadlineSeconds = (wallSentMillis + ttl.toMillis() - KILL_SWITCH_LEAD_MS) / 1000;
+        byte[] text = String.format("%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
+        // In place, one write of a fixed width: a bind mount keeps the inode, a reader never sees it empty.
+        try (FileChannel ch = FileChannel.open(leaseFile(a.lease()), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(text), 0);
+        } catch (IOException e) {
+            // The run then dies at its last written deadline: safe, only early.
+            LOG.warn("cannot write the lease file of {}: {}", a, e.toString());
         }
     }
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        watchdog.shutdownNow();
+        killer.shutdownNow();
     }
 }

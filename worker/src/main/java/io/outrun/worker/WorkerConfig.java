@@ -1,6 +1,7 @@
 package io.outrun.worker;
 
 import io.outrun.store.ConfigException;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -18,6 +19,8 @@ import java.time.Duration;
  * @param cleanupInterval     how often leftover containers are removed (default 30 s)
  * @param dashboardPort       JobRunr dashboard port, or 0 for none
  * @param metricsPort         port of this node's Prometheus {@code /metrics}, or 0 for none
+ * @param leaseDir            where runs' lease files live (their kill switch); the Docker engine
+ *                            must see the same path ({@code --lease-dir}, default {@code /tmp/outrun-leases})
  */
 public record WorkerConfig(
         String nodeId,
@@ -29,7 +32,8 @@ public record WorkerConfig(
         Duration lostDispatchGrace,
         Duration cleanupInterval,
         int dashboardPort,
-        int metricsPort) {
+        int metricsPort,
+        Path leaseDir) {
 
     public WorkerConfig {
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
@@ -59,39 +63,51 @@ public record WorkerConfig(
         if (metricsPort < 0 || metricsPort > 65535) {
             throw new ConfigException("--metrics-port must be 0 (off) or a TCP port, got: " + metricsPort);
         }
+        if (cleanupInterval.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new ConfigException("--cleanup-interval-s must be at least 1 s, got: " + cleanupInterval);
+        }
+        if (leaseDir == null || !leaseDir.isAbsolute()) {
+            throw new ConfigException("--lease-dir must be an absolute path, got: " + leaseDir);
+        }
     }
 
     /** The defaults, for a node named {@code nodeId}. */
     public static WorkerConfig defaults(String nodeId) {
         return new WorkerConfig(nodeId, 4, Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofSeconds(2),
-                Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0, 0);
+                Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0, 0, DEFAULT_LEASE_DIR);
     }
+
+    public static final Path DEFAULT_LEASE_DIR = Path.of("/tmp/outrun-leases");
 
     public Duration heartbeat() {
         return leaseTtl.dividedBy(3);
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
     }
 
     public WorkerConfig withDashboardPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, value, metricsPort);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, value, metricsPort, leaseDir);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value, leaseDir);
+    }
+
+    public WorkerConfig withLeaseDir(Path value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, value);
     }
 
     public WorkerConfig withLostDispatchGrace(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir);
     }
 }

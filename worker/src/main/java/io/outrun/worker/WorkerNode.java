@@ -71,10 +71,13 @@ public final class WorkerNode implements AutoCloseable {
                 throw new ConfigException("--metrics-port " + config.metricsPort() + ": " + e.getCause().getMessage());
             }
         }
-        this.keeper = new LeaseKeeper(core.store(), node, config.leaseTtl(), config.outputFlush(), metrics);
+        String incarnation = node + "/" + randomHex(8);
+        String wakeChannel = Channels.WAKE + "_" + randomHex(16);
+        this.keeper = new LeaseKeeper(incarnation, node, version(), wakeChannel, config.slots(), config.leaseTtl(),
+                config.leaseDir(), metrics);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
                 e -> spec(e, node, limits), metrics);
-        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), node);
+        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
 
         JobActivator activator = new JobActivator() {
@@ -93,9 +96,14 @@ public final class WorkerNode implements AutoCloseable {
                         .andPollInterval(config.pollInterval())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         this.wake = new StewardWake(server, config.slots());
+        // The node's one direct connection: its own wake channel (instant pickup wakes only the
+        // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
+        Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
         this.listener = new Listener(core.config(), node)
-                .on(Channels.WAKE, payload -> wake.wake())
+                .on(wakeChannel, payload -> wake.wake())
                 .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
+                .every(config.heartbeat(), bound, keeper::beat)
+                .every(config.outputFlush(), bound, keeper::flush)
                 .start();
         server.start();
         awaitAnnounced(Duration.ofSeconds(30));
@@ -127,8 +135,8 @@ public final class WorkerNode implements AutoCloseable {
                 () -> keeper.sinceLastRenewal().toMillis() / 1000.0);
         metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
                 () -> server.isRunning() ? 1 : 0);
-        LOG.info("worker {} started: {} slots, sandbox {}, lease ttl {} ms", node, config.slots(), sandbox.name(),
-                config.leaseTtl().toMillis());
+        LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}", node,
+                incarnation, config.slots(), sandbox.name(), config.leaseTtl().toMillis(), config.leaseDir());
     }
 
     /** Starts a node on an existing {@link Core} (shared with an API in {@code outrun dev}). */
@@ -203,17 +211,37 @@ public final class WorkerNode implements AutoCloseable {
         }
     }
 
+    /** Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet. */
     private void sweepQuietly() {
+        if (!keeper.isSweeper()) {
+            return;
+        }
         try {
-            core.sweep().sweepExclusive();
+            core.sweep().sweep();
         } catch (RuntimeException e) {
             LOG.warn("re-drive sweep failed; retrying at the next interval", e);
         }
     }
 
     static RunSpec spec(Execution e, String node, Limits limits) {
-        return new RunSpec(e.id(), e.attempt(), node, e.command(), e.image(), e.workdir(), e.env(),
-                Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits);
+        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
+                e.env(), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null);
+    }
+
+    private static String randomHex(int chars) {
+        byte[] bytes = new byte[(chars + 1) / 2];
+        new java.security.SecureRandom().nextBytes(bytes);
+        return java.util.HexFormat.of().formatHex(bytes).substring(0, chars);
+    }
+
+    private static String version() {
+        String v = WorkerNode.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    /** This process's incarnation: the owner of its leases. */
+    public String incarnation() {
+        return keeper.incarnation();
     }
 
     public Core core() {
@@ -237,13 +265,13 @@ public final class WorkerNode implements AutoCloseable {
     }
 
     /**
-     * Stops taking work, interrupts running jobs (their runs are killed) and lets this node's
-     * leases expire now, so the sweep re-drives them on other nodes at once.
+     * Stops taking work, interrupts running jobs, kills and removes their runs, and only then lets
+     * this node's leases expire, so the sweep re-drives them on other nodes at once and no new
+     * attempt ever starts beside a run of this node.
      */
     @Override
     public void close() {
         closing = true;
-        listener.close();
         wake.close();
         timer.shutdownNow();
         if (dashboard != null) {
@@ -254,16 +282,20 @@ public final class WorkerNode implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("JobRunr server did not stop cleanly", e);
         }
+        sandbox.close();
+        listener.close();
         keeper.close();
         try {
-            int released = core.store().expireLeases(config.nodeId());
+            int released = core.store().expireLeases(keeper.incarnation());
             if (released > 0) {
-                LOG.info("released {} leases at shutdown; the sweep re-drives them", released);
+                LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
             }
-        } catch (RuntimeException e) {
+            try (java.sql.Connection c = core.pool().getConnection()) {
+                io.outrun.store.Heartbeat.resign(c, keeper.incarnation());
+            }
+        } catch (RuntimeException | java.sql.SQLException e) {
             LOG.warn("could not release leases at shutdown; they expire on their own", e);
         }
-        sandbox.close();
         metrics.close();
         if (ownsCore) {
             core.close();

@@ -1,5 +1,8 @@
 package io.outrun.sandbox.capture;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Keeps a stream's first and last bytes within a fixed budget and counts the rest.
  *
@@ -84,28 +87,51 @@ public final class BoundedCapture {
      * dropped before it.
      */
     public synchronized Captured snapshot() {
+        return Captured.ofRaw(java.util.Arrays.copyOf(head, headLength), ringBytes(), total);
+    }
+
+    private byte[] ringBytes() {
         byte[] tail = new byte[ringLength];
         int first = Math.min(ringLength, ring.length - ringStart);
         System.arraycopy(ring, ringStart, tail, 0, first);
         System.arraycopy(ring, 0, tail, first, ringLength - first);
-        int headKept = headLength;
-        int tailSkip = 0;
-        if (total > headLength) {
-            headKept = Utf8.wholeCharsPrefix(head, headLength);
+        return tail;
+    }
+
+    /** Bytes kept per stream for the head (offsets below it are never dropped). */
+    public int headCap() {
+        return headCap;
+    }
+
+    /** Bytes kept per stream for the tail. */
+    public int tailCap() {
+        return ringCap;
+    }
+
+    /** The raw kept bytes at stream offset {@code from} and after, as they are, and the total then. */
+    public record Since(long total, List<Segment> segments) {
+    }
+
+    /** Bytes of the stream starting at byte offset {@code offset}. */
+    public record Segment(long offset, byte[] bytes) {
+    }
+
+    /**
+     * What is still kept of the bytes from offset {@code from} on: the rest of the head and the part
+     * of the tail after {@code from}, at their exact offsets (bytes dropped meanwhile are simply
+     * absent). Appending these segments to a store keeps it a copy of what this capture keeps.
+     */
+    public synchronized Since keptSince(long from) {
+        List<Segment> segments = new ArrayList<>(2);
+        if (from < headLength) {
+            segments.add(new Segment(from, java.util.Arrays.copyOfRange(head, (int) from, headLength)));
         }
-        if (total > (long) headLength + ringLength) {
-            tailSkip = Utf8.continuationPrefix(tail);
+        long ringOffset = total - ringLength;
+        long start = Math.max(from, ringOffset);
+        if (start < total) {
+            byte[] tail = ringBytes();
+            segments.add(new Segment(start, java.util.Arrays.copyOfRange(tail, (int) (start - ringOffset), tail.length)));
         }
-        byte[] headCopy = java.util.Arrays.copyOf(head, headKept);
-        byte[] tailCopy = tailSkip == 0 && headKept == headLength && tail.length > 0
-                ? tail : java.util.Arrays.copyOfRange(tail, tailSkip, tail.length);
-        if (headKept < headLength && total <= (long) headLength + ringLength) {
-            // Nothing was dropped yet: the bytes cut from the head's end move to the tail's start.
-            byte[] moved = new byte[headLength - headKept + tailCopy.length];
-            System.arraycopy(head, headKept, moved, 0, headLength - headKept);
-            System.arraycopy(tailCopy, 0, moved, headLength - headKept, tailCopy.length);
-            tailCopy = moved;
-        }
-        return new Captured(headCopy, tailCopy, total);
+        return new Since(total, segments);
     }
 }

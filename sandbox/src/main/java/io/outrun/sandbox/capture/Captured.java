@@ -11,6 +11,33 @@ public record Captured(byte[] head, byte[] tail, long totalBytes) {
 
     public static final Captured EMPTY = new Captured(new byte[0], new byte[0], 0);
 
+    /**
+     * What is kept, from the raw head (bytes from offset 0) and raw tail (bytes ending at
+     * {@code total}): the head is cut back to a whole UTF-8 character when the stream went on past
+     * it, and the tail starts at a whole character when bytes were dropped before it. The one
+     * rule for a capture in memory and for output read back from the store.
+     */
+    public static Captured ofRaw(byte[] head, byte[] tail, long total) {
+        int headKept = head.length;
+        int tailSkip = 0;
+        if (total > head.length) {
+            headKept = Utf8.wholeCharsPrefix(head, head.length);
+        }
+        if (total > (long) head.length + tail.length) {
+            tailSkip = Utf8.continuationPrefix(tail);
+        }
+        byte[] headCopy = headKept == head.length ? head : java.util.Arrays.copyOf(head, headKept);
+        byte[] tailCopy = tailSkip == 0 ? tail : java.util.Arrays.copyOfRange(tail, tailSkip, tail.length);
+        if (headKept < head.length && total <= (long) head.length + tail.length) {
+            // Nothing was dropped yet: the bytes cut from the head's end move to the tail's start.
+            byte[] moved = new byte[head.length - headKept + tailCopy.length];
+            System.arraycopy(head, headKept, moved, 0, head.length - headKept);
+            System.arraycopy(tailCopy, 0, moved, head.length - headKept, tailCopy.length);
+            tailCopy = moved;
+        }
+        return new Captured(headCopy, tailCopy, total);
+    }
+
     /** Offset in the whole stream of the tail's first byte. */
     public long tailOffset() {
         return totalBytes - tail.length;

@@ -2,10 +2,13 @@ package io.outrun.sandbox.docker;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.model.AccessMode;
+import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
+import com.github.dockerjava.api.model.Volume;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Workdir;
@@ -36,7 +39,11 @@ final class ContainerRecipe {
     static final String LABEL_OUTRUN = "outrun";
     static final String LABEL_EXECUTION = "outrun.execution";
     static final String LABEL_ATTEMPT = "outrun.attempt";
+    static final String LABEL_EPOCH = "outrun.epoch";
     static final String LABEL_NODE = "outrun.node";
+    static final String LABEL_INCARNATION = "outrun.incarnation";
+    /** Where the run's lease file is mounted, read-only, inside the container. */
+    static final String LEASE_MOUNT = "/run/outrun-lease";
 
     /** The unprivileged user of sandbox/image/build.sh. */
     static final String USER = "10001:10001";
@@ -51,6 +58,19 @@ final class ContainerRecipe {
             "head -c \"$n\" > \"$f\"",
             "[ \"$(stat -c %s \"$f\")\" = \"$n\" ] || { echo 'outrun: the command arrived truncated' >&2; exit "
                     + BOOTSTRAP_FAILED + "; }",
+            // The kill switch: once the moment written in the lease file ($2) passes, the worker has
+            // stopped confirming the lease (dead, paused, cut off from the database), another node
+            // may soon run the next attempt, so everything of this run is killed from inside,
+            // whatever state the worker is in. kill -1 reaches every process of the sandbox user
+            // but the watchdog itself; docker-init then exits and the container ends. Once a
+            // second, with builtins only (read -t on a FIFO as the sleep), so a fork bomb's pids
+            // limit cannot stop it; a missing or half-written file is read again a second later.
+            "if [ -n \"$2\" ] && mkfifo /tmp/.outrun-tick 2>/dev/null; then",
+            "  ( exec 9<>/tmp/.outrun-tick </dev/null >/dev/null 2>&1",
+            "    while :; do read -r -t 1 -u 9 _; d=; read -r d < \"$2\";",
+            "      printf -v now '%(%s)T' -1;",
+            "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL -1; exit 0; fi; done ) &",
+            "fi",
             // A backstop deadline inside the container: the worker kills at the deadline, but if the
             // worker dies the run must still end (timeout signals its whole process group; when it
             // exits, docker-init exits and the kernel ends everything left in the container). An
@@ -71,7 +91,8 @@ final class ContainerRecipe {
         return client.createContainerCmd(image)
                 // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
                 // backstop (seconds) is the bootstrap's $1, so the environment stays the spec's.
-                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop))
+                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop),
+                        spec.leaseFile() == null ? "" : LEASE_MOUNT)
                 .withUser(USER)
                 .withWorkingDir(workdir)
                 .withEnv(env(spec, workdir))
@@ -82,7 +103,7 @@ final class ContainerRecipe {
                 .withAttachStdout(true)
                 .withAttachStderr(true)
                 .withTty(false)
-                .withHostConfig(hostConfig(spec.limits(), workdir, imageVolumes));
+                .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec));
     }
 
     static HostConfig hostConfig(Limits limits, String workdir, Collection<String> imageVolumes) {
@@ -117,12 +138,24 @@ final class ContainerRecipe {
                 .withOomScoreAdj(1000);
     }
 
+    /** The lease file, bind-mounted read-only: the command can read its deadline, never move it. */
+    static HostConfig withLeaseFile(HostConfig host, RunSpec spec) {
+        if (spec.leaseFile() == null) {
+            return host;
+        }
+        return host.withBinds(new Bind(spec.leaseFile().toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
+    }
+
     static Map<String, String> labels(RunSpec spec, String nodeId) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_OUTRUN, "1");
         labels.put(LABEL_EXECUTION, spec.executionId().toString());
         labels.put(LABEL_ATTEMPT, Integer.toString(spec.attempt()));
+        labels.put(LABEL_EPOCH, Long.toString(spec.epoch()));
         labels.put(LABEL_NODE, nodeId);
+        if (spec.incarnation() != null) {
+            labels.put(LABEL_INCARNATION, spec.incarnation());
+        }
         return labels;
     }
 

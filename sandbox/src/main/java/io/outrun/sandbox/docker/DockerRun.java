@@ -41,7 +41,9 @@ final class DockerRun implements Run {
     private volatile ExitCallback exit;
     private volatile Integer exitCode;
     private volatile boolean timedOut;
-    private volatile boolean killed;
+    /** A kill reached the engine (it answered), or close() removed the container. */
+    private volatile boolean killDelivered;
+    private volatile boolean oomKilled;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     DockerRun(DockerClients clients, String containerId, OutputCallback output, Duration timeout,
@@ -73,6 +75,11 @@ final class DockerRun implements Run {
     }
 
     @Override
+    public io.outrun.sandbox.capture.BoundedCapture.Since keptSince(int stream, long from) {
+        return (stream == 1 ? output.stdout : output.stderr).keptSince(from);
+    }
+
+    @Override
     public Optional<Exit> awaitExit(Duration wait) throws InterruptedException {
         long now = System.nanoTime();
         long waitEnd = now + Math.min(saturatedNanos(wait), Math.max(0, deadlineNanos - now));
@@ -93,13 +100,19 @@ final class DockerRun implements Run {
             waitEnd = System.nanoTime() + STOP_GRACE_NANOS;
         }
         output.awaitEnded(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
-        return Optional.of(new Exit(exitCode, timedOut, killed && !timedOut));
+        // Killed only if it really died of SIGKILL (not for memory) after our kill reached the
+        // engine: a command that exited by itself before the kill landed keeps its own exit.
+        boolean killed = killDelivered && !timedOut && !oomKilled && exitCode == KILLED_EXIT_CODE;
+        return Optional.of(new Exit(exitCode, timedOut, killed, oomKilled));
     }
 
     /** The wait stream ended: take its code, or ask the engine when the stream broke without one. */
     private void settleExit() throws InterruptedException {
         Integer code = exit.statusCode();
         if (code != null) {
+            if (code == KILLED_EXIT_CODE) {
+                oomKilled = engineSaysOom();
+            }
             exitCode = code;
             return;
         }
@@ -123,30 +136,44 @@ final class DockerRun implements Run {
             exit = watchExit();
         } else {
             Long stateCode = state.getExitCodeLong();
+            oomKilled = Boolean.TRUE.equals(state.getOOMKilled());
             exitCode = stateCode == null ? -1 : stateCode.intValue();
         }
     }
 
-    @Override
-    public void kill() {
-        if (exitCode != null || closed.get()) {
-            return;
+    /** The engine's own OOM flag; false when it cannot tell (the container is already gone). */
+    private boolean engineSaysOom() {
+        try {
+            return Boolean.TRUE.equals(clients.control.inspectContainerCmd(containerId).exec().getState().getOOMKilled());
+        } catch (RuntimeException e) {
+            log.debug("cannot inspect container {} for its OOM flag: {}", containerId, e.toString());
+            return false;
         }
-        killed = true;
+    }
+
+    @Override
+    public boolean kill() {
+        if (exitCode != null || closed.get()) {
+            return true;
+        }
         try {
             // SIGKILL to docker-init, PID 1 of the container: the kernel then kills every process in it.
             clients.control.killContainerCmd(containerId).exec();
+            killDelivered = true;
+            return true;
         } catch (NotFoundException | ConflictException e) {
             log.debug("container {} was no longer running when killed", containerId);
+            return true;
         } catch (RuntimeException e) {
-            log.warn("killing container {} failed; it is removed at close or by removeLeftovers", containerId, e);
+            log.warn("killing container {} failed ({}); the kill is sent again", containerId, e.toString());
+            return false;
         }
     }
 
     @Override
     public void close() {
         if (exitCode == null) {
-            killed = true;
+            killDelivered = true;
         }
         if (!closed.compareAndSet(false, true)) {
             return;

@@ -25,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * <p>Every container runs as uid 10001 with all capabilities dropped, {@code no-new-privileges},
  * a read-only root, tmpfs workdir and /tmp, no network unless the spec's limits name one, memory
  * without swap, CPU and pids limits, and docker-init as PID 1 (see {@link ContainerRecipe}). It
- * carries the labels {@code outrun=1}, {@code outrun.execution}, {@code outrun.attempt} and
- * {@code outrun.node}. Output streams through an attach into bounded captures; the container's
+ * carries the labels {@code outrun=1}, {@code outrun.execution}, {@code outrun.epoch} (the lease
+ * epoch: with the execution, it names this one run), {@code outrun.attempt}, {@code outrun.node} and
+ * {@code outrun.incarnation}. Its kill switch: a watchdog inside ends it when the deadline in its
+ * read-only lease file passes (see {@link ContainerRecipe}). Output streams through an attach into bounded captures; the container's
  * log driver is {@code none}, so a flood touches neither the heap nor the engine's disk.
  *
  * <p>Lifecycle of a container: created, attached, started ({@link #start}); stopped by its own
@@ -166,7 +168,7 @@ public final class DockerSandbox implements Sandbox {
     }
 
     /**
-     * Removes Outrun containers (running or not) whose (execution, attempt) the policy says is no
+     * Removes Outrun containers (running or not) whose (execution, epoch) the policy says is no
      * longer current, and those whose labels cannot be read. By default only containers labelled
      * with this node's id are considered, so nodes sharing an engine never touch each other's
      * runs; with {@link DockerSandboxConfig.LeftoverScope#ENGINE} every Outrun container of the
@@ -195,9 +197,10 @@ public final class DockerSandbox implements Sandbox {
         Map<String, String> labels = container.getLabels();
         try {
             UUID execution = UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION));
-            int attempt = Integer.parseInt(labels.get(ContainerRecipe.LABEL_ATTEMPT));
-            return stillCurrent.isCurrent(execution, attempt);
+            long epoch = Long.parseLong(labels.get(ContainerRecipe.LABEL_EPOCH));
+            return stillCurrent.isCurrent(execution, epoch);
         } catch (RuntimeException e) {
+            // Also containers of nodes older than lease epochs: their run's lease is long gone.
             log.warn("container {} has unreadable Outrun labels {}; removing it", container.getId(), labels);
             return false;
         }

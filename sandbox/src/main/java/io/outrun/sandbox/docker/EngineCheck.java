@@ -52,9 +52,9 @@ final class EngineCheck {
     }
 
     private void probe() {
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 0, config.nodeId(),
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 0, 0, config.nodeId(), config.nodeId(),
                 "command -v head >/dev/null && command -v stat >/dev/null", config.image(), null, null,
-                PROBE_TIMEOUT, 64 * 1024, null);
+                PROBE_TIMEOUT, 64 * 1024, null, null);
         Optional<Exit> exit;
         String stderr;
         try (Run run = starter.apply(spec)) {

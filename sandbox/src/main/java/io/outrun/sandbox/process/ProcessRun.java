@@ -26,7 +26,7 @@ final class ProcessRun implements Run {
     private final long deadlineNanos;
     private final GroupReaper reaper;
     private volatile boolean timedOut;
-    private volatile boolean killed;
+    private volatile boolean killDelivered;
 
     ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper) {
         this.process = process;
@@ -68,6 +68,11 @@ final class ProcessRun implements Run {
     }
 
     @Override
+    public BoundedCapture.Since keptSince(int stream, long from) {
+        return (stream == 1 ? stdout : stderr).keptSince(from);
+    }
+
+    @Override
     public Optional<Exit> awaitExit(Duration wait) throws InterruptedException {
         long remaining = deadlineNanos - System.nanoTime();
         long waitNanos = Math.max(0, Math.min(wait.toNanos(), remaining));
@@ -82,7 +87,9 @@ final class ProcessRun implements Run {
         // Let the pumps drain what the pipes still hold before the exit is reported.
         stdoutPump.join(2000);
         stderrPump.join(2000);
-        return Optional.of(new Exit(process.exitValue(), timedOut, killed && !timedOut));
+        int code = process.exitValue();
+        // Killed only if it really died of SIGKILL after our kill: an exit that came first stands.
+        return Optional.of(new Exit(code, timedOut, killDelivered && !timedOut && code == Exit.SIGKILL_EXIT, false));
     }
 
     /**
@@ -90,14 +97,15 @@ final class ProcessRun implements Run {
      * on in the group, and the reaper kills them within a quarter second.
      */
     @Override
-    public void kill() {
+    public boolean kill() {
         if (!process.isAlive()) {
             reaper.add(process.pid());
-            return;
+            return true;
         }
-        killed = true;
         killGroup(process.pid());
         process.destroyForcibly();
+        killDelivered = true;
+        return true;
     }
 
     /** setsid made the run's bash the leader of its own process group: signal the whole group. */

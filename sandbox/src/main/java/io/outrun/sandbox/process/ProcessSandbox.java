@@ -24,6 +24,20 @@ public final class ProcessSandbox implements Sandbox {
     /** Shared by every node of this machine: one pid file per live run, for leftover clean-up. */
     private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
 
+    /**
+     * Runs the script ($1) in the run's own process group, beside the kill switch: once the
+     * moment written in the lease file ($2) passes, the worker has stopped confirming the lease
+     * (dead, paused, cut off from the database), so the watchdog kills the whole group, itself
+     * included. It lives in the group, so the group's end (the reaper, a kill) ends it too.
+     */
+    static final String WRAPPER = String.join("\n",
+            "if [ -n \"$2\" ]; then",
+            "  ( exec </dev/null >/dev/null 2>&1",
+            "    while :; do sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
+            "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL 0; fi; done ) &",
+            "fi",
+            "exec bash \"$1\"");
+
     private final Path scratch;
     private final GroupReaper reaper = new GroupReaper();
 
@@ -50,16 +64,16 @@ public final class ProcessSandbox implements Sandbox {
                     continue;
                 }
                 java.util.UUID id;
-                int attempt;
+                long epoch;
                 long pid;
                 try {
                     id = java.util.UUID.fromString(parts[0]);
-                    attempt = Integer.parseInt(parts[1]);
+                    epoch = Long.parseLong(parts[1]);
                     pid = Long.parseLong(Files.readString(file).trim());
                 } catch (IllegalArgumentException | IOException e) {
                     continue;
                 }
-                if (stillCurrent.isCurrent(id, attempt)) {
+                if (stillCurrent.isCurrent(id, epoch)) {
                     continue;
                 }
                 if (ProcessRun.isOurs(pid)) {
@@ -105,7 +119,8 @@ public final class ProcessSandbox implements Sandbox {
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
             Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
-            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", script.toString());
+            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", "-c", WRAPPER,
+                    "outrun-process-run", script.toString(), spec.leaseFile() == null ? "" : spec.leaseFile().toString());
             Map<String, String> env = builder.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -120,8 +135,15 @@ public final class ProcessSandbox implements Sandbox {
             }
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             Process process = builder.start();
-            Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.attempt() + ".pid");
-            Files.writeString(pidFile, Long.toString(process.pid()));
+            Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.epoch() + ".pid");
+            try {
+                Files.writeString(pidFile, Long.toString(process.pid()));
+            } catch (IOException e) {
+                // Without its pid file nothing could find this run after a crash: it must not run.
+                ProcessRun.killGroup(process.pid());
+                process.destroyForcibly();
+                throw e;
+            }
             return new ProcessRun(spec, process, script, pidFile, reaper);
         } catch (IOException e) {
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);

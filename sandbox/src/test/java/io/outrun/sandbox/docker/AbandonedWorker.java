@@ -15,8 +15,8 @@ public final class AbandonedWorker {
     public static void main(String[] args) throws InterruptedException {
         String node = args[0];
         DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(node));
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, node, "sleep 300", null, null, Map.of(),
-                Duration.ofMinutes(10), 4096, null);
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, node, node, "sleep 300", null, null, Map.of(),
+                Duration.ofMinutes(10), 4096, null, null);
         sandbox.start(spec);
         System.out.println("started " + spec.executionId());
         System.out.flush();

@@ -36,8 +36,8 @@ class DockerLeftoversIT {
     }
 
     static RunSpec sleeper(String node) {
-        return new RunSpec(UUID.randomUUID(), 3, node, "sleep 300", null, null, Map.of(), Duration.ofMinutes(10),
-                4096, null);
+        return new RunSpec(UUID.randomUUID(), 3, 3, node, node, "sleep 300", null, null, Map.of(), Duration.ofMinutes(10),
+                4096, null, null);
     }
 
     @Test

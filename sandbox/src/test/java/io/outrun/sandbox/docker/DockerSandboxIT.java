@@ -55,8 +55,8 @@ class DockerSandboxIT {
     }
 
     static RunSpec spec(String command) {
-        return new RunSpec(UUID.randomUUID(), 1, NODE, command, null, null, Map.of(), Duration.ofSeconds(60),
-                1024 * 1024, Limits.DEFAULTS);
+        return new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, command, null, null, Map.of(), Duration.ofSeconds(60),
+                1024 * 1024, Limits.DEFAULTS, null);
     }
 
     static Result run(RunSpec spec) throws InterruptedException {
@@ -88,16 +88,16 @@ class DockerSandboxIT {
     @Test
     void aBackstopInsideTheContainerEndsTheRunIfItsWorkerIsGone() throws Exception {
         // The worker enforces the deadline; `timeout` above bash ends an orphaned run 30 s later.
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "ps -o args= -p $PPID", null, null, Map.of(),
-                Duration.ofSeconds(5), 4096, Limits.DEFAULTS);
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "ps -o args= -p $PPID", null, null, Map.of(),
+                Duration.ofSeconds(5), 4096, Limits.DEFAULTS, null);
         assertThat(run(spec).out()).isEqualTo("timeout -s KILL 35 bash /tmp/.outrun-command\n");
     }
 
     @Test
     void workdirsTheContainerNeedsAreRefusedAsTheCallersError() {
         for (String workdir : List.of("/proc", "/proc/sys", "/dev/null", "/sys/fs", "/usr/sbin/docker-init", "/work/../proc")) {
-            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "pwd", null, workdir, Map.of(), Duration.ofSeconds(5),
-                    4096, Limits.DEFAULTS);
+            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "pwd", null, workdir, Map.of(), Duration.ofSeconds(5),
+                    4096, Limits.DEFAULTS, null);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.start(spec)).as(workdir)
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("workdir");
         }
@@ -109,10 +109,10 @@ class DockerSandboxIT {
         docker("sh", "-c", "id=$(docker create " + DockerSandboxConfig.DEFAULT_IMAGE + ") && docker commit --change 'VOLUME /var/tmp' $id "
                 + image + " >/dev/null && docker rm $id >/dev/null");
         try (DockerSandbox withVolume = new DockerSandbox(DockerSandboxConfig.defaults(NODE).withAllowedImages(List.of(image)))) {
-            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE,
+            RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE,
                     "df --output=fstype,size -B1M /var/tmp | tail -1; dd if=/dev/zero of=/var/tmp/big bs=1M count=300 2>/dev/null"
                             + " && echo wrote-all || echo bounded",
-                    image, null, Map.of(), Duration.ofSeconds(60), 4096, Limits.DEFAULTS);
+                    image, null, Map.of(), Duration.ofSeconds(60), 4096, Limits.DEFAULTS, null);
             try (Run run = withVolume.start(spec)) {
                 assertThat(run.awaitExit(Duration.ofSeconds(60))).isPresent();
                 assertThat(run.stdout().text()).startsWith("tmpfs").endsWith("bounded\n");
@@ -243,8 +243,8 @@ class DockerSandboxIT {
 
     @Test
     void timeoutKillsTheWholeTreeWithinTwoSecondsOfTheDeadline() throws Exception {
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "trap '' TERM; sleep 100 & sleep 100 & wait",
-                null, null, Map.of(), Duration.ofSeconds(2), 4096, Limits.DEFAULTS);
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "trap '' TERM; sleep 100 & sleep 100 & wait",
+                null, null, Map.of(), Duration.ofSeconds(2), 4096, Limits.DEFAULTS, null);
         long start = System.nanoTime();
         try (Run run = sandbox.start(spec)) {
             Exit exit = run.awaitExit(Duration.ofSeconds(60)).orElseThrow();
@@ -284,8 +284,8 @@ class DockerSandboxIT {
 
     @Test
     void forkFloodEndsAtTheTimeoutWithoutHurtingTheWorker() throws Exception {
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, ":(){ :|:& };: ; exec sleep 100", null, null,
-                Map.of(), Duration.ofSeconds(5), 64 * 1024, new Limits(256L << 20, 500_000_000L, 64, 64L << 20, null));
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, ":(){ :|:& };: ; exec sleep 100", null, null,
+                Map.of(), Duration.ofSeconds(5), 64 * 1024, new Limits(256L << 20, 500_000_000L, 64, 64L << 20, null), null);
         Result result = run(spec);
         assertThat(result.exit().timedOut()).isTrue();
         assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(5 + 4));
@@ -294,8 +294,8 @@ class DockerSandboxIT {
 
     @Test
     void memoryHogIsKilledAtItsLimit() throws Exception {
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, NODE, "python3 -c \"b = b'x' * (1 << 30)\"", null, null,
-                Map.of(), Duration.ofSeconds(60), 64 * 1024, new Limits(64L << 20, 1_000_000_000L, 64, 64L << 20, null));
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "python3 -c \"b = b'x' * (1 << 30)\"", null, null,
+                Map.of(), Duration.ofSeconds(60), 64 * 1024, new Limits(64L << 20, 1_000_000_000L, 64, 64L << 20, null), null);
         Result result = run(spec);
         assertThat(result.exit().exitCode()).isEqualTo(137);
         assertThat(result.exit().timedOut()).isFalse();

@@ -1,0 +1,102 @@
+package io.outrun.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * A node's beat, in one statement on its own connection, whatever the number of runs: it says the
+ * node is alive (its {@code nodes} row: slots, runs, draining), renews the leases of all its runs
+ * (fenced on epoch, owner and not yet expired, so an expired lease is never revived), and takes or
+ * keeps the fleet's sweep while no live node holds it. A lease renewal writes only the narrow
+ * lease row, in place (HOT): no index, none of the execution's row.
+ */
+public final class Heartbeat {
+
+    /** What a node says of itself at each beat. */
+    public record NodeState(String incarnation, String nodeId, String version, String wakeChannel, int slots,
+                            int running, boolean draining) {
+    }
+
+    /** What a beat learnt: the leases still held, those asked to cancel, and whether this node sweeps. */
+    public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper) {
+    }
+
+    private Heartbeat() {
+    }
+
+    /**
+     * @param timeoutSeconds the statement is cancelled past this (the beat must answer or fail
+     *                       well within the ttl)
+     */
+    public static Answer beat(Connection c, NodeState node, Duration ttl, Collection<Lease> leases, int timeoutSeconds)
+            throws SQLException {
+        String sql = "WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining)"
+                + "   VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),"
+                + "   slots = EXCLUDED.slots, running = EXCLUDED.running, draining = EXCLUDED.draining RETURNING 1),"
+                + " renewed AS (UPDATE leases l SET expires_at = now() + ? * interval '1 millisecond', renewed_at = now()"
+                + "   FROM unnest(?::uuid[], ?::int8[]) AS r(id, epoch)"
+                + "   WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = ? AND l.expires_at > now()"
+                + "   RETURNING l.execution_id, l.epoch, l.cancel_requested),"
+                + " sweep AS (UPDATE fleet_tasks SET holder = ?, held_until = now() + ? * interval '1 millisecond'"
+                + "   WHERE name = 'sweep' AND (holder = ? OR held_until < now()) RETURNING 1)"
+                + " SELECT 'L', execution_id, epoch, cancel_requested FROM renewed"
+                + " UNION ALL SELECT 'S', NULL, NULL, NULL FROM sweep"
+                + " UNION ALL SELECT 'N', NULL, NULL, NULL FROM node";
+        Set<Lease> held = new HashSet<>();
+        Set<Lease> cancel = new HashSet<>();
+        boolean sweeper = false;
+        java.util.Map<String, Lease> asked = new java.util.HashMap<>();
+        leases.forEach(l -> asked.put(l.executionId() + "/" + l.epoch(), l));
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setQueryTimeout(timeoutSeconds);
+            ps.setString(1, node.incarnation());
+            ps.setString(2, node.nodeId());
+            ps.setString(3, node.version());
+            ps.setString(4, node.wakeChannel());
+            ps.setInt(5, node.slots());
+            ps.setInt(6, node.running());
+            ps.setBoolean(7, node.draining());
+            ps.setLong(8, ttl.toMillis());
+            ps.setArray(9, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
+            ps.setArray(10, c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
+            ps.setString(11, node.incarnation());
+            ps.setString(12, node.incarnation());
+            ps.setLong(13, ttl.toMillis());
+            ps.setString(14, node.incarnation());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    switch (rs.getString(1)) {
+                        case "L" -> {
+                            Lease lease = asked.get(rs.getObject(2, UUID.class) + "/" + rs.getLong(3));
+                            if (lease != null) {
+                                held.add(lease);
+                                if (rs.getBoolean(4)) {
+                                    cancel.add(lease);
+                                }
+                            }
+                        }
+                        case "S" -> sweeper = true;
+                        default -> { }
+                    }
+                }
+            }
+        }
+        return new Answer(held, cancel, sweeper);
+    }
+
+    /** Gives the sweep up at a graceful stop, so another node takes it at its next beat. */
+    public static void resign(Connection c, String incarnation) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = ?")) {
+            ps.setString(1, incarnation);
+            ps.executeUpdate();
+        }
+    }
+}

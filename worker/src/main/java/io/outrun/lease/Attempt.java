@@ -1,0 +1,167 @@
+package io.outrun.lease;
+
+import io.outrun.execution.Execution;
+import io.outrun.sandbox.Run;
+import io.outrun.store.Chunk;
+import io.outrun.store.Lease;
+import io.outrun.store.OutputUpdate;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One claim being run on this node, from its claim to its end: the one object the job, the
+ * heartbeat, the watchdog and the clean-up all speak about.
+ *
+ * <p>Glossary. <b>Claim</b>: a node takes a queued execution, under a new lease epoch.
+ * <b>Hand back</b>: the sandbox never started the run; no attempt is spent. <b>Abandon</b>: a
+ * started attempt is lost (its lease expired or its node gave it up). <b>Re-drive</b>: back to
+ * queued for a new attempt. <b>Reap</b>: to failed when none remain. <b>Lease lost</b>: this node
+ * may no longer speak for the run; the run is killed and nothing more is written for it.
+ *
+ * <p>The heartbeat and the watchdog only set flags here; the watchdog's killer thread does the
+ * engine calls, never under a lock, and re-sends a kill until the run is gone.
+ */
+public final class Attempt {
+
+    /** Where a claim stands on this node. */
+    public enum State {
+        /** Claimed; the sandbox is starting its run. */
+        STARTING,
+        /** Its run is executing. */
+        RUNNING,
+        /** Its run exited; its end is being written. */
+        ENDING,
+        /** Forgotten by this node. */
+        DONE
+    }
+
+    private final Lease lease;
+    private final int maxOutputBytes;
+    private volatile State state = State.STARTING;
+    private volatile Run run;
+    private volatile boolean leaseLost;
+    private volatile String lostWhy;
+    private volatile boolean cancelRequested;
+    /** Past this (System.nanoTime), the lease may have lapsed: the watchdog kills the run. */
+    private volatile long deadlineNanos;
+    private volatile long endingSinceNanos;
+    /** The killer thread is on it: at most one engine call in flight per attempt. */
+    volatile boolean killInFlight;
+    volatile long lastKillNanos;
+    final OutputTracker stdout;
+    final OutputTracker stderr;
+
+    Attempt(Lease lease, int maxOutputBytes, long deadlineNanos) {
+        this.lease = lease;
+        this.maxOutputBytes = maxOutputBytes;
+        this.deadlineNanos = deadlineNanos;
+        this.stdout = new OutputTracker(1, maxOutputBytes);
+        this.stderr = new OutputTracker(2, maxOutputBytes);
+    }
+
+    public static Lease leaseOf(Execution claimed) {
+        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+    }
+
+    public Lease lease() {
+        return lease;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public Run run() {
+        return run;
+    }
+
+    /** The lease is gone (re-driven or reaped elsewhere, or it may have lapsed): write nothing more. */
+    public boolean leaseLost() {
+        return leaseLost;
+    }
+
+    String lostWhy() {
+        return lostWhy;
+    }
+
+    public boolean cancelRequested() {
+        return cancelRequested;
+    }
+
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    long endingSinceNanos() {
+        return endingSinceNanos;
+    }
+
+    /** True while the run may still be executing and must be killed if asked. */
+    boolean wantsKill() {
+        return run != null && (leaseLost || cancelRequested) && state != State.DONE;
+    }
+
+    synchronized void started(Run started) {
+        this.run = started;
+        if (state == State.STARTING) {
+            state = State.RUNNING;
+        }
+    }
+
+    /** Its run exited: the end is being written (renewed a little longer, never for ever). */
+    public synchronized void ending() {
+        if (state == State.RUNNING) {
+            state = State.ENDING;
+            endingSinceNanos = System.nanoTime();
+        }
+    }
+
+    synchronized void done() {
+        state = State.DONE;
+    }
+
+    /** @return true the first time (for the metric and the log) */
+    synchronized boolean loseLease(String why) {
+        if (leaseLost || state == State.DONE) {
+            return false;
+        }
+        leaseLost = true;
+        lostWhy = why;
+        return true;
+    }
+
+    /** @return true the first time */
+    synchronized boolean requestCancel() {
+        if (cancelRequested) {
+            return false;
+        }
+        cancelRequested = true;
+        return true;
+    }
+
+    /** A renewal sent at {@code sentNanos} was confirmed: the lease holds until at least then + ttl. */
+    void confirmed(long newDeadlineNanos) {
+        if (newDeadlineNanos - deadlineNanos > 0) {
+            deadlineNanos = newDeadlineNanos;
+        }
+    }
+
+    /** The output not yet stored, for the end's own write (nothing is dropped at the end). */
+    public OutputUpdate lastOutput() {
+        List<Chunk> chunks = new ArrayList<>();
+        if (run != null) {
+            chunks.addAll(stdout.next(lease, run).chunks());
+            chunks.addAll(stderr.next(lease, run).chunks());
+        }
+        return new OutputUpdate(lease, chunks, 0, 0);
+    }
+
+    int maxOutputBytes() {
+        return maxOutputBytes;
+    }
+
+    @Override
+    public String toString() {
+        return "execution " + lease.executionId() + " attempt " + lease.attempt() + " (epoch " + lease.epoch() + ")";
+    }
+}
