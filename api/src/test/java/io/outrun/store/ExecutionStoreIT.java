@@ -70,17 +70,19 @@ class ExecutionStoreIT {
         Execution second = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(second.attempt()).isEqualTo(2);
 
-        Lease stale = new Lease(id, first.attempt(), "a");
-        Captured junk = new Captured("stale".getBytes(StandardCharsets.UTF_8), new byte[0], 5);
-        assertThat(store.renew("a", Duration.ofSeconds(5), List.of(stale)).held()).isEmpty();
-        store.flushOutput(List.of(new OutputUpdate(stale, junk, junk)));
-        assertThat(store.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, junk, junk))).isFalse();
+        assertThat(second.leaseEpoch()).isGreaterThan(first.leaseEpoch());
+
+        Lease stale = lease(first);
+        assertThat(renew("a", stale).held()).isEmpty();
+        assertThat(append("a", output(stale, "stale"))).isEmpty();
+        assertThat(store.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0))).isFalse();
 
         Execution row = store.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
         assertThat(row.leaseOwner()).isEqualTo("b");
         assertThat(row.stdout().totalBytes()).isZero();
-        assertThat(store.finish(new Lease(id, 2, "b"), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, junk, junk))).isTrue();
+        assertThat(store.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0))).isTrue();
+        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("ok");
     }
 
     @Test
@@ -92,7 +94,7 @@ class ExecutionStoreIT {
         Execution row = store.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(row.errorCode()).isEqualTo("lease_expired");
-        assertThat(row.errorMessage()).contains("Attempt 1 of 1", "node a", "Resubmit");
+        assertThat(row.errorMessage()).contains("Attempt 1 of 1", "(a)", "Resubmit");
         assertThat(row.finishedAt()).isNotNull();
     }
 
@@ -113,8 +115,8 @@ class ExecutionStoreIT {
     void terminalRowsNeverChange() {
         UUID id = store.insert(Submission.of("o", "true")).execution().id();
         Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Lease lease = new Lease(id, e.attempt(), "a");
-        Outcome ok = new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, Captured.EMPTY, Captured.EMPTY);
+        Lease lease = lease(e);
+        Outcome ok = Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null);
         assertThat(store.finish(lease, ok)).isTrue();
         assertThat(store.finish(lease, ok)).isFalse();
         assertThatThrownBy(() -> force(id, ExecutionStatus.FAILED)).isInstanceOf(SQLException.class);
@@ -138,8 +140,8 @@ class ExecutionStoreIT {
         Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(store.requestCancel(id, "someone-else")).isEqualTo(ExecutionStore.CancelResult.NOT_FOUND);
         assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
-        Lease lease = new Lease(id, e.attempt(), "a");
-        var renewal = store.renew("a", Duration.ofSeconds(5), List.of(lease));
+        Lease lease = lease(e);
+        var renewal = renew("a", lease);
         assertThat(renewal.held()).isEqualTo(Set.of(lease));
         assertThat(renewal.cancelRequested()).isEqualTo(Set.of(lease));
     }
@@ -148,15 +150,18 @@ class ExecutionStoreIT {
     void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
         UUID id = store.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
         Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Redriven back = store.unclaim(new Lease(id, first.attempt(), "a"), "engine restarting").orElseThrow();
+        Redriven back = store.handBack(lease(first), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
         assertThat(back.dispatchSeq()).isEqualTo(2);
-        assertThat(store.unclaim(new Lease(id, first.attempt(), "a"), "engine restarting")).as("fenced").isEmpty();
+        assertThat(store.handBack(lease(first), "engine restarting")).as("fenced").isEmpty();
 
         Execution again = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(again.attempt()).isEqualTo(1);
-        Redriven failed = store.release(new Lease(id, 1, "b"), "sandbox_error", "lost").orElseThrow();
+        assertThat(again.leaseEpoch()).as("a hand-back never gives its epoch back").isEqualTo(first.leaseEpoch() + 1);
+        assertThat(store.isStaleRun(id, first.leaseEpoch(), "c")).as("the handed-back run is dead everywhere").isTrue();
+        assertThat(store.isStaleRun(id, again.leaseEpoch(), "c")).as("b's run is live").isFalse();
+        Redriven failed = store.release(lease(again), "sandbox_error", "lost").orElseThrow();
         assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(store.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
     }
@@ -168,7 +173,7 @@ class ExecutionStoreIT {
         for (int i = 1; i <= ExecutionStore.MAX_HANDBACKS; i++) {
             Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
             assertThat(claimed.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
-            last = store.unclaim(new Lease(id, claimed.attempt(), "a"), "engine down (" + i + ")").orElseThrow();
+            last = store.handBack(lease(claimed), "engine down (" + i + ")").orElseThrow();
             assertThat(last.status()).isEqualTo(i < ExecutionStore.MAX_HANDBACKS ? ExecutionStatus.QUEUED : ExecutionStatus.FAILED);
         }
         Execution row = store.find(id).orElseThrow();
@@ -185,7 +190,7 @@ class ExecutionStoreIT {
         UUID id = store.insert(Submission.of("o", "true")).execution().id();
         Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
-        Redriven back = store.unclaim(new Lease(id, claimed.attempt(), "a"), "engine restarting").orElseThrow();
+        Redriven back = store.handBack(lease(claimed), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
         Execution row = store.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
@@ -197,10 +202,9 @@ class ExecutionStoreIT {
     void pruneClearsOldOutputKeepsCountsAndDeletesOnlyWhenAsked() throws SQLException {
         UUID old = store.insert(Submission.of("o", "echo x")).execution().id();
         UUID recent = store.insert(Submission.of("o", "echo y")).execution().id();
-        Captured out = new Captured("hello\n".getBytes(StandardCharsets.UTF_8), new byte[0], 6);
         for (UUID id : List.of(old, recent)) {
             Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-            store.finish(new Lease(id, e.attempt(), "a"), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, out, out));
+            store.finish(lease(e), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(e), "hello\n"), 6, 0));
         }
         exec("UPDATE executions SET finished_at = now() - interval '40 days' WHERE id = '" + old + "'");
 
@@ -222,7 +226,7 @@ class ExecutionStoreIT {
         // Walk a legal path to the wanted state, as the system would.
         switch (status) {
             case QUEUED -> { }
-            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_owner='x', lease_expires_at=now() WHERE id='" + id + "'");
+            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_owner='x' WHERE id='" + id + "'");
             case CANCELLED -> exec("UPDATE executions SET status='cancelled', finished_at=now() WHERE id='" + id + "'");
             default -> {
                 force(id, ExecutionStatus.RUNNING);
@@ -234,9 +238,9 @@ class ExecutionStoreIT {
     private boolean tryMove(UUID id, ExecutionStatus to) {
         try {
             exec("UPDATE executions SET status='" + to.wire() + "',"
-                    + (to.isTerminal() ? " finished_at=now(), lease_owner=NULL, lease_expires_at=NULL" : " finished_at=NULL")
-                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_owner='y', lease_expires_at=now()" : "")
-                    + (to == ExecutionStatus.QUEUED ? ", lease_owner=NULL, lease_expires_at=NULL" : "")
+                    + (to.isTerminal() ? " finished_at=now(), lease_owner=NULL" : " finished_at=NULL")
+                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_owner='y'" : "")
+                    + (to == ExecutionStatus.QUEUED ? ", lease_owner=NULL" : "")
                     + " WHERE id='" + id + "'");
             return true;
         } catch (SQLException e) {
@@ -246,7 +250,79 @@ class ExecutionStoreIT {
     }
 
     private void expireLease(UUID id) throws SQLException {
-        exec("UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id='" + id + "'");
+        exec("UPDATE leases SET expires_at = now() - interval '1 minute' WHERE execution_id='" + id + "'");
+    }
+
+    private static Lease lease(Execution claimed) {
+        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+    }
+
+    private static OutputUpdate output(Lease lease, String stdout) {
+        return new OutputUpdate(lease, List.of(new Chunk(lease.executionId(), lease.epoch(), Chunk.STDOUT, 0,
+                stdout.getBytes(StandardCharsets.UTF_8))), 0, 0);
+    }
+
+    private Heartbeat.Answer renew(String owner, Lease... leases) {
+        try (Connection c = pool.getConnection()) {
+            return Heartbeat.beat(c, new Heartbeat.NodeState(owner, owner, "test", "outrun_wake_test", 4, leases.length, false),
+                    Duration.ofSeconds(5), List.of(leases), 5);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private Set<UUID> append(String owner, OutputUpdate... updates) {
+        try (Connection c = pool.getConnection()) {
+            return OutputStore.append(c, owner, List.of(updates));
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void renewalNeverRevivesAnExpiredLease() throws SQLException {
+        UUID id = store.insert(Submission.of("o", "sleep 9")).execution().id();
+        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        exec("UPDATE leases SET expires_at = now() - interval '1 millisecond' WHERE execution_id='" + id + "'");
+        assertThat(renew("a", lease(e)).held()).as("expired: judged dead, never revived").isEmpty();
+        assertThat(append("a", output(lease(e), "late"))).isEmpty();
+    }
+
+    @Test
+    void outputIsAppendedAsChunksAndReadBackAsHeadAndTail() {
+        // 10 bytes kept: a head of 5, a tail of 5.
+        UUID id = store.insert(Submission.of("o", "x").withMaxOutputBytes(10)).execution().id();
+        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        Lease l = lease(e);
+        byte[] all = "0123456789abcdefghij".getBytes(StandardCharsets.UTF_8);
+        append("a", new OutputUpdate(l, List.of(new Chunk(id, l.epoch(), 1, 0, java.util.Arrays.copyOfRange(all, 0, 5)),
+                new Chunk(id, l.epoch(), 1, 5, java.util.Arrays.copyOfRange(all, 5, 8))), 0, 0));
+        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("01234567");
+        // Bytes 8..15 were dropped by the capture; the tail now ends at 20.
+        append("a", new OutputUpdate(l, List.of(new Chunk(id, l.epoch(), 1, 15, java.util.Arrays.copyOfRange(all, 15, 20))),
+                0, 0));
+        Execution read = store.find(id).orElseThrow();
+        assertThat(read.stdout().totalBytes()).isEqualTo(20);
+        assertThat(read.stdout().text()).isEqualTo("01234" + Captured.marker(10) + "fghij");
+        // A reader after its cursor loads only what it returns.
+        Execution since = store.findOwned(id, "o", OutputStore.Read.since(17, 0)).orElseThrow();
+        assertThat(since.stdout().since(17).text()).isEqualTo("hij");
+        // Chunks that fell out of the tail are dropped; what is shown stays the same.
+        append("a", new OutputUpdate(l, List.of(), 15, 0));
+        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("01234" + Captured.marker(10) + "fghij");
+    }
+
+    @Test
+    void aHandBackShowsThePreviousAttemptsOutputAgain() throws SQLException {
+        UUID id = store.insert(Submission.of("o", "x")).execution().id();
+        Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        append("a", output(lease(first), "first attempt"));
+        expireLease(id);
+        store.redriveExpired(10);
+        Execution second = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(store.find(id).orElseThrow().stdout().text()).as("a new attempt shows its own output").isEmpty();
+        store.handBack(lease(second), "engine restarting").orElseThrow();
+        assertThat(store.find(id).orElseThrow().stdout().text()).as("a claim that never ran hides nothing").isEqualTo("first attempt");
     }
 
     private void exec(String sql) throws SQLException {
