@@ -75,7 +75,7 @@ final class RecoveryBench {
                 a.kill();
                 Execution again = Support.await("second attempt's output", Duration.ofSeconds(120), 20, () -> api.store().find(id)
                         .filter(e -> e.attempt() == 2 && !e.stdout().text().isBlank()).orElse(null));
-                if (!("bench-rec-b" + i).equals(again.leaseOwner())) {
+                if (!again.leaseOwner().startsWith("bench-rec-b" + i + "/")) {
                     throw new IllegalStateException("second attempt on " + again.leaseOwner());
                 }
                 double s = (Support.epochMicros(again.stdout().text().lines().findFirst().orElseThrow()) - killed) / 1e6;

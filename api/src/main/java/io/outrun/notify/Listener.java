@@ -64,7 +64,7 @@ public final class Listener implements AutoCloseable {
         Periodic(long periodNanos, Tick tick) {
             this.periodNanos = periodNanos;
             this.tick = tick;
-            this.dueNanos = System.nanoTime() + periodNanos;
+            this.dueNanos = System.nanoTime(); // at once: a node is known to the fleet from its start
         }
     }
 

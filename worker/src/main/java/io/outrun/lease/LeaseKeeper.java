@@ -72,6 +72,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private final ScheduledExecutorService watchdog;
     private final ExecutorService killer;
     private volatile long lastBeatNanos = System.nanoTime();
+    private final java.util.concurrent.CountDownLatch firstBeat = new java.util.concurrent.CountDownLatch(1);
     private volatile long sweeperUntilNanos;
     private volatile boolean draining;
 
@@ -173,6 +174,11 @@ public final class LeaseKeeper implements AutoCloseable {
         return Duration.ofNanos(System.nanoTime() - lastBeatNanos);
     }
 
+    /** Waits until a beat has made this node known to the fleet (its row in {@code nodes}). */
+    public boolean awaitFirstBeat(Duration within) throws InterruptedException {
+        return firstBeat.await(within.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     /** True while this node holds the fleet's sweep (confirmed by a recent beat). */
     public boolean isSweeper() {
         return System.nanoTime() - sweeperUntilNanos < 0;
@@ -230,6 +236,7 @@ public final class LeaseKeeper implements AutoCloseable {
             throw e;
         }
         lastBeatNanos = sent;
+        firstBeat.countDown();
         sweeperUntilNanos = answer.sweeper() ? sent + ttl.toNanos() / 2 : sent;
         for (Attempt a : asked) {
             if (answer.held().contains(a.lease())) {

@@ -107,6 +107,13 @@ public final class WorkerNode implements AutoCloseable {
                 .start();
         server.start();
         awaitAnnounced(Duration.ofSeconds(30));
+        try {
+            if (!keeper.awaitFirstBeat(Duration.ofSeconds(30))) {
+                LOG.warn("worker {} has not completed a heartbeat in 30 s; it is woken for new work once it has", node);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "outrun-maintenance");
             t.setDaemon(true);

@@ -20,6 +20,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import io.outrun.sandbox.Exit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,26 +31,30 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The heartbeat of one node against a real PostgreSQL and real processes: leases are held per
- * attempt, and an attempt whose sandbox is still starting keeps its lease.
+ * The heartbeat, the watchdog and the killer of one node against a real PostgreSQL and real
+ * processes: leases are held per claim (epoch), a run whose lease cannot be confirmed dies before
+ * the sweep may re-drive it, and a kill is sent until it lands.
  */
 class LeaseKeeperIT {
 
     private static final String NODE = "keeper-node";
+    private static final String ME = NODE + "/test";
     private static final Duration TTL = Duration.ofSeconds(3);
 
     private HikariDataSource pool;
     private ExecutionStore store;
     private LeaseKeeper keeper;
+    private Path leaseDir;
     private final ProcessSandbox sandbox = new ProcessSandbox();
     private final List<Run> started = new ArrayList<>();
 
     @BeforeEach
-    void start() {
+    void start() throws Exception {
         DatabaseConfig db = TestDatabase.migrated();
         pool = Database.pool(db, "keeper-test");
         store = new ExecutionStore(pool);
-        keeper = new LeaseKeeper(store, NODE, TTL, Duration.ofMillis(500), new NodeMetrics(NODE));
+        leaseDir = Files.createTempDirectory("outrun-leases-");
+        keeper = new LeaseKeeper(ME, NODE, "test", "outrun_wake_keeper", 4, TTL, leaseDir, new NodeMetrics(NODE));
     }
 
     @AfterEach
@@ -58,128 +66,185 @@ class LeaseKeeperIT {
     }
 
     @Test
-    void twoAttemptsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
+    void twoClaimsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
         UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
-        Lease first = claim(id);
-        keeper.reserve(first);
-        Tracked firstTracked = startAndTrack(first);
+        Attempt first = begin(id);
+        startRun(first, "sleep 30");
 
-        // Attempt 1 stalls past its lease (say a long pause) and is re-driven; attempt 2 lands here too.
+        // The first claim stalls past its lease and is re-driven; the second lands here too.
         expireAndRedrive(id);
-        Lease second = claim(id);
-        assertThat(second.attempt()).isEqualTo(2);
-        keeper.reserve(second);
-        Tracked secondTracked = startAndTrack(second);
+        Attempt second = begin(id);
+        assertThat(second.lease().epoch()).isGreaterThan(first.lease().epoch());
+        startRun(second, "sleep 30");
 
-        assertThat(firstTracked.leaseLost()).as("the stale attempt is killed").isTrue();
-        assertThat(firstTracked.run().awaitExit(Duration.ofSeconds(5))).isPresent();
-        keeper.untrack(first); // what the stale attempt's job does as it ends
-        assertThat(keeper.isRunning(id, 2)).as("the live attempt is still tracked").isTrue();
-        assertThat(keeper.isRunning(id, 1)).isFalse();
-
-        shortenLease(id);
-        keeper.renew();
-        assertThat(secondTracked.leaseLost()).isFalse();
-        assertThat(secondTracked.run().awaitExit(Duration.ofMillis(100))).as("the live attempt still runs").isEmpty();
-        assertThat(leaseSecondsLeft(id)).as("attempt 2's lease renewed").isGreaterThan(TTL.toSeconds() - 1.0);
+        beat();
+        assertThat(first.leaseLost()).as("the stale claim is lost").isTrue();
+        assertThat(first.run().awaitExit(Duration.ofSeconds(5))).as("and its run killed by the watchdog").isPresent();
+        keeper.end(first); // what the stale attempt's job does as it ends
+        assertThat(keeper.isLive(id, second.lease().epoch())).as("the live claim is still tracked").isTrue();
+        assertThat(keeper.isLive(id, first.lease().epoch())).isFalse();
+        assertThat(second.leaseLost()).isFalse();
+        assertThat(second.run().awaitExit(Duration.ofMillis(100))).as("the live claim still runs").isEmpty();
+        assertThat(leaseSecondsLeft(id)).as("the second claim's lease was renewed").isGreaterThan(TTL.toSeconds() - 1.0);
     }
 
     @Test
-    void anOlderAttemptTrackedLateNeverKillsTheNewerOne() throws Exception {
-        // Attempt 1's sandbox start outlived its lease; attempt 2 was claimed here and runs. When
-        // attempt 1's start finally returns, attempt 1 is the stale one, not attempt 2.
-        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
-        Lease first = claim(id);
-        keeper.reserve(first);
-        expireAndRedrive(id);
-        Lease second = claim(id);
-        keeper.reserve(second);
-        Tracked secondTracked = startAndTrack(second);
-        Tracked firstTracked = startAndTrack(first);
-
-        assertThat(firstTracked.leaseLost()).as("the older attempt is the one killed").isTrue();
-        assertThat(firstTracked.run().awaitExit(Duration.ofSeconds(5))).isPresent();
-        assertThat(secondTracked.leaseLost()).isFalse();
-        assertThat(secondTracked.run().awaitExit(Duration.ofMillis(200))).as("the newer attempt still runs").isEmpty();
-    }
-
-    @Test
-    void aLeaseIsRenewedWhileItsRunStartsAndALostOneKillsTheRunOnceTracked() throws Exception {
+    void aStartingClaimIsRenewedAndALostOneIsKilledOnceItsRunExists() throws Exception {
         UUID slow = store.insert(Submission.of("o", "sleep 30")).execution().id();
-        Lease starting = claim(slow);
-        keeper.reserve(starting);
-        // A sandbox start that outlasts its lease by a whole ttl (a slow Docker engine): the
-        // heartbeat keeps the lease.
-        java.time.Instant claimedUntil = store.find(slow).orElseThrow().leaseExpiresAt();
-        Await.until("a ttl past the lease the claim gave", Duration.ofSeconds(15), () -> dbClockPast(claimedUntil.plus(TTL)));
+        Attempt starting = begin(slow);
+        // A sandbox start that outlasts its lease by a whole ttl (a slow Docker engine): the beats keep it.
+        long until = System.nanoTime() + TTL.toNanos() * 2;
+        while (System.nanoTime() < until) {
+            beat();
+            Thread.sleep(TTL.toMillis() / 3);
+        }
         assertThat(store.redriveExpired(slow, 10)).as("nothing to re-drive: the lease was renewed").isEmpty();
-        Execution row = store.find(slow).orElseThrow();
-        assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
-        assertThat(row.attempt()).isEqualTo(1);
-        keeper.untrack(starting);
+        assertThat(starting.leaseLost()).isFalse();
+        keeper.end(starting);
 
-        // A lease lost while starting (re-driven elsewhere): once the run exists, it is killed at once.
+        // A lease lost while starting (re-driven elsewhere): once the run exists, it is killed.
         UUID lost = store.insert(Submission.of("o", "sleep 30")).execution().id();
-        Lease lease = claim(lost);
-        keeper.reserve(lease);
+        Attempt attempt = begin(lost);
         expireAndRedrive(lost);
-        keeper.renew();
-        Tracked tracked = startAndTrack(lease);
-        assertThat(tracked.leaseLost()).isTrue();
-        assertThat(tracked.run().awaitExit(Duration.ofSeconds(5))).as("killed").isPresent();
+        beat();
+        assertThat(attempt.leaseLost()).isTrue();
+        startRun(attempt, "sleep 30");
+        assertThat(attempt.run().awaitExit(Duration.ofSeconds(5))).as("killed").isPresent();
     }
 
-    /** What a job does once its sandbox started: the run is closed after the test. */
-    private Tracked startAndTrack(Lease lease) {
-        Run run = sandbox.start(spec(lease));
+    @Test
+    void withoutAConfirmedRenewalTheWatchdogKillsTheRunBeforeTheLeaseCanBeRedriven() throws Exception {
+        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Attempt attempt = begin(id);
+        startRun(attempt, "sleep 30");
+        // No beat ever gets through (a hung database): the watchdog alone ends the run.
+        Exit exit = attempt.run().awaitExit(TTL.multipliedBy(2)).orElseThrow(
+                () -> new AssertionError("the run outlived its lease"));
+        assertThat(attempt.leaseLost()).isTrue();
+        assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
+        assertThat(store.redriveExpired(id, 10)).as("killed before its lease may be re-driven (expiry + grace)").isEmpty();
+    }
+
+    @Test
+    void aKillThatFailsIsSentAgainUntilItLands() throws Exception {
+        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        Attempt attempt = begin(id);
+        FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 30")), 2);
         started.add(run);
-        return keeper.track(lease, run);
+        keeper.started(attempt, run);
+        keeper.cancel(id);
+        Exit exit = run.awaitExit(Duration.ofSeconds(10)).orElseThrow(() -> new AssertionError("never killed"));
+        assertThat(run.refused.get()).as("two refused kills before the one that landed").isEqualTo(2);
+        assertThat(exit.killed()).isTrue();
     }
 
-    private Lease claim(UUID id) {
-        Execution e = store.claim(id, NODE, TTL).orElseThrow();
-        return new Lease(id, e.attempt(), NODE);
+    @Test
+    void aCommandThatEndsBeforeTheKillLandsKeepsItsRealExit() throws Exception {
+        UUID id = store.insert(Submission.of("o", "sleep 2")).execution().id();
+        Attempt attempt = begin(id);
+        FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 2; exit 0")), Integer.MAX_VALUE);
+        started.add(run);
+        keeper.started(attempt, run);
+        keeper.cancel(id);
+        Exit exit = run.awaitExit(Duration.ofSeconds(10)).orElseThrow(() -> new AssertionError("did not end"));
+        assertThat(run.refused.get()).as("the kill was tried and refused").isPositive();
+        assertThat(exit.exitCode()).isZero();
+        assertThat(exit.killed()).as("decided from how it ended, not from the kill sent").isFalse();
     }
 
-    /** As if the lease ran out: the keeper's own heartbeat may renew it in between, so try again then. */
+    @Test
+    void theRunsOwnKillSwitchEndsItWhenItsLeaseFileIsNoLongerRenewed() throws Exception {
+        // The process sandbox's watchdog, without this JVM's help (as when the worker is paused).
+        UUID id = UUID.randomUUID();
+        Path file = leaseDir.resolve(id + ".1");
+        Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 + 1));
+        RunSpec spec = RunSpec.of("sleep 30", Duration.ofMinutes(1)).withLeaseFile(file);
+        Run run = sandbox.start(spec);
+        started.add(run);
+        long t0 = System.nanoTime();
+        Exit exit = run.awaitExit(Duration.ofSeconds(10)).orElseThrow(() -> new AssertionError("the kill switch did not fire"));
+        assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+    }
+
+    /** A real run whose first kills do not reach it: an engine that does not answer, as seen by the keeper. */
+    private static final class FlakyKill implements Run {
+        private final Run real;
+        private final int refuse;
+        final AtomicInteger refused = new AtomicInteger();
+
+        FlakyKill(Run real, int refuse) {
+            this.real = real;
+            this.refuse = refuse;
+        }
+
+        @Override
+        public boolean kill() {
+            if (refused.get() < refuse) {
+                refused.incrementAndGet();
+                return false;
+            }
+            return real.kill();
+        }
+
+        @Override
+        public io.outrun.sandbox.capture.Captured stdout() {
+            return real.stdout();
+        }
+
+        @Override
+        public io.outrun.sandbox.capture.Captured stderr() {
+            return real.stderr();
+        }
+
+        @Override
+        public io.outrun.sandbox.capture.BoundedCapture.Since keptSince(int stream, long from) {
+            return real.keptSince(stream, from);
+        }
+
+        @Override
+        public java.util.Optional<Exit> awaitExit(Duration wait) throws InterruptedException {
+            return real.awaitExit(wait);
+        }
+
+        @Override
+        public void close() {
+            real.close();
+        }
+    }
+
+    private Attempt begin(UUID id) {
+        long sent = System.nanoTime();
+        Execution e = store.claim(id, ME, TTL).orElseThrow();
+        return keeper.begin(e, sent);
+    }
+
+    private void startRun(Attempt attempt, String command) {
+        Run run = sandbox.start(spec(attempt.lease(), command));
+        started.add(run);
+        keeper.started(attempt, run);
+    }
+
+    private void beat() throws Exception {
+        try (Connection c = pool.getConnection()) {
+            keeper.beat(c);
+        }
+    }
+
+    /** As if the lease ran out long ago. */
     private void expireAndRedrive(UUID id) throws Exception {
-        int moved = 0;
-        for (int tries = 0; tries < 10 && moved == 0; tries++) {
-            try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                    "UPDATE executions SET lease_expires_at = now() - interval '1 second' WHERE id = ?")) {
-                ps.setObject(1, id);
-                assertThat(ps.executeUpdate()).isEqualTo(1);
-            }
-            moved = store.redriveExpired(id, 10).size();
-        }
-        assertThat(moved).isEqualTo(1);
-        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
-    }
-
-    private boolean dbClockPast(java.time.Instant instant) {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT now() > ?")) {
-            ps.setObject(1, instant.atOffset(java.time.ZoneOffset.UTC));
-            try (var rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Leaves a second on the live lease, so that only a renewal can bring it back above the ttl. */
-    private void shortenLease(UUID id) throws Exception {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE executions SET lease_expires_at = now() + interval '1 second' WHERE id = ?")) {
+                "UPDATE leases SET expires_at = now() - interval '1 minute' WHERE execution_id = ?")) {
             ps.setObject(1, id);
             assertThat(ps.executeUpdate()).isEqualTo(1);
         }
+        assertThat(store.redriveExpired(id, 10)).hasSize(1);
+        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
     private double leaseSecondsLeft(UUID id) throws Exception {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT extract(epoch FROM lease_expires_at - now()) FROM executions WHERE id = ? AND attempt = 2")) {
+                "SELECT extract(epoch FROM expires_at - now()) FROM leases WHERE execution_id = ?")) {
             ps.setObject(1, id);
             try (var rs = ps.executeQuery()) {
                 assertThat(rs.next()).isTrue();
@@ -188,10 +253,9 @@ class LeaseKeeperIT {
         }
     }
 
-    private static RunSpec spec(Lease lease) {
-        UUID id = lease.executionId();
-        RunSpec base = RunSpec.of("sleep 30", Duration.ofMinutes(1));
-        return new RunSpec(id, lease.attempt(), NODE, base.command(), null, null, base.env(), base.timeout(),
-                base.maxOutputBytes(), base.limits());
+    private RunSpec spec(Lease lease, String command) {
+        RunSpec base = RunSpec.of(command, Duration.ofMinutes(1));
+        return new RunSpec(lease.executionId(), lease.attempt(), lease.epoch(), NODE, ME, base.command(), null, null,
+                base.env(), base.timeout(), base.maxOutputBytes(), base.limits(), keeper.leaseFile(lease));
     }
 }

@@ -104,7 +104,7 @@ class ChaosIT {
     private static long runningOn(DatabaseConfig db, String node) {
         try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
              java.sql.PreparedStatement ps = c.prepareStatement(
-                     "SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner = ?")) {
+                     "SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner LIKE ? || '/%'")) {
             ps.setString(1, node);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

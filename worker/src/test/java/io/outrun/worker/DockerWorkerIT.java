@@ -61,7 +61,7 @@ class DockerWorkerIT {
             try (WorkerProcess b = WorkerProcess.startWith(db, "docker-b", 1, "docker", "--cleanup-interval-s", "2")) {
                 Await.until("attempt 2 running on b", Duration.ofSeconds(40), () -> {
                     Execution e = api.store().find(id).orElseThrow();
-                    return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && "docker-b".equals(e.leaseOwner());
+                    return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && e.leaseOwner().startsWith("docker-b/");
                 });
                 Await.until("only attempt 2's container left", Duration.ofSeconds(20),
                         () -> containers(id).equals(List.of("2")));
