@@ -5,8 +5,11 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The lifecycle of an execution, and the only place its legal moves are written down (the
- * trigger {@code executions_check_transition} in migration V1 repeats the same table).
+ * The lifecycle of an execution and its legal moves. The database enforces the same table (the
+ * trigger {@code executions_check_transition} of migration V1), so no statement of any node can
+ * make an illegal move; {@code ExecutionStoreIT} checks that the two tables agree. Which move a
+ * running row makes when it leaves running without ending by itself (re-drive, reap, cancel) is
+ * decided in one place, {@code ExecutionStore.Departure}.
  *
  * <pre>
  *             claim                     exit 0

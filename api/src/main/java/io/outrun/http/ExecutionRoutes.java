@@ -10,6 +10,7 @@ import io.outrun.http.wire.StreamDelta;
 import io.outrun.service.ExecutionService;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
+import io.outrun.store.OutputStore;
 import io.outrun.store.ExecutionStore.Inserted;
 import io.outrun.store.Outage;
 import java.util.Objects;
@@ -83,7 +84,7 @@ final class ExecutionRoutes {
         UUID id = id(ctx);
         OutputCursor cursor = OutputCursor.decode(ctx.queryParam("cursor"));
         long waitMs = waitMs(ctx);
-        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(load(id, owner), cursor),
+        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
         ApiServer.json(ctx, 200, chunk);
     }
@@ -141,6 +142,16 @@ final class ExecutionRoutes {
         waiter.await(id, waitMs, () -> service.status(id, owner)
                 .orElseThrow(() -> ApiError.notFound(id.toString())), ExecutionStatus::isTerminal);
         return load(id, owner);
+    }
+
+    /** A reader after its cursor loads only the stored chunks after it; a cursor of another attempt starts over. */
+    private Execution sinceCursor(UUID id, String owner, OutputCursor cursor) {
+        if (cursor.attempt() == 0) {
+            return load(id, owner);
+        }
+        Execution e = service.get(id, owner, OutputStore.Read.since(cursor.stdout(), cursor.stderr()))
+                .orElseThrow(() -> ApiError.notFound(id.toString()));
+        return e.attempt() == cursor.attempt() ? e : load(id, owner);
     }
 
     private Execution load(UUID id, String owner) {

@@ -7,6 +7,7 @@ import io.outrun.execution.Submission;
 import io.outrun.notify.Channels;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.ExecutionStore;
+import io.outrun.store.OutputStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.ExecutionStore.Inserted;
 import java.util.Optional;
@@ -61,11 +62,16 @@ public final class ExecutionService {
         return store.statusOwned(id, owner);
     }
 
-    /** Polls one execution; re-drives it first if its worker's lease has expired. */
+    /** Polls one execution with all its kept output; re-drives it first if its worker's lease has expired. */
     public Optional<Execution> get(UUID id, String owner) {
-        Optional<Execution> found = store.findOwned(id, owner);
+        return get(id, owner, OutputStore.Read.ALL);
+    }
+
+    /** As {@link #get(UUID, String)}, loading only the output {@code read} asks for. */
+    public Optional<Execution> get(UUID id, String owner, OutputStore.Read read) {
+        Optional<Execution> found = store.findOwned(id, owner, read);
         if (found.isPresent() && found.get().status() == ExecutionStatus.RUNNING && sweep.sweepOne(id)) {
-            return store.findOwned(id, owner);
+            return store.findOwned(id, owner, read);
         }
         return found;
     }

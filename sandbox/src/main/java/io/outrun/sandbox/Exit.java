@@ -6,7 +6,7 @@ package io.outrun.sandbox;
  * @param exitCode the command's exit code (128+signal when killed)
  * @param timedOut true when the run was killed at its timeout
  * @param killed   true when {@link Run#kill()} ended it: decided from how the run really ended
- *                 (killed by SIGKILL, not for memory) after a kill was delivered, never from the
+ *                 (killed by SIGKILL, not for memory) after a kill was asked for, never from the
  *                 mere fact that one was sent: a command that exits by itself first keeps its exit
  * @param oomKilled true when the kernel killed it for memory (the engine's own flag)
  */

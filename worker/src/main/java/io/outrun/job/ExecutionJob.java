@@ -13,6 +13,7 @@ import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
@@ -106,8 +107,9 @@ public final class ExecutionJob implements ExecutionRunner {
                     "The image '" + e.image() + "' is not allowed on the workers (" + e.getMessage() + "). Submit without"
                             + " `image` to use the default sandbox image."));
             return;
-        } catch (IllegalArgumentException e) {
-            // The stored execution cannot become a valid run (a limit out of range): retrying won't help.
+        } catch (RunRefusedException | IllegalArgumentException e) {
+            // The sandbox refuses the run as specified, or the stored execution cannot become a
+            // valid run (a limit out of range): retrying won't help.
             keeper.end(attempt);
             finish(attempt, Outcome.withoutOutput(ExecutionStatus.FAILED, null, "sandbox_error",
                     "The sandbox refused the execution: " + e.getMessage()));

@@ -49,6 +49,9 @@ public final class WorkerProcess implements AutoCloseable {
                 javaBinary(), "-Xmx256m", "-jar", jar().toString(), "worker",
                 "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
                 "--node-id", nodeId, "--slots", String.valueOf(slots), "--sandbox", sandbox));
+        if (!db.directUrl().equals(db.url())) {
+            cmd.addAll(List.of("--db-direct-url", db.directUrl()));
+        }
         cmd.addAll(List.of(extraArgs));
         Path dir = Path.of("target", "worker-logs");
         Files.createDirectories(dir);

@@ -10,6 +10,7 @@ import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Workdir;
 import java.io.ByteArrayInputStream;
@@ -169,7 +170,7 @@ final class ContainerRecipe {
         env.put("PAGER", "cat");
         spec.env().forEach((name, value) -> {
             if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("invalid environment variable name or value: " + name);
+                throw new RunRefusedException("invalid environment variable name or value: " + name);
             }
             env.put(name, value);
         });
@@ -183,7 +184,7 @@ final class ContainerRecipe {
         try {
             return Workdir.check(workdir);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("workdir " + e.getMessage(), e);
+            throw new RunRefusedException("workdir " + e.getMessage(), e);
         }
     }
 

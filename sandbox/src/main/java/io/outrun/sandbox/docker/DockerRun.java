@@ -41,8 +41,12 @@ final class DockerRun implements Run {
     private volatile ExitCallback exit;
     private volatile Integer exitCode;
     private volatile boolean timedOut;
-    /** A kill reached the engine (it answered), or close() removed the container. */
-    private volatile boolean killDelivered;
+    /**
+     * A kill was asked of the engine (set before the call: the run may die before the call
+     * returns), or close() removed the container. Whether it was killed is then decided from how
+     * it ended: a run that exits by itself first keeps its own exit.
+     */
+    private volatile boolean killAsked;
     private volatile boolean oomKilled;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -102,7 +106,7 @@ final class DockerRun implements Run {
         output.awaitEnded(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
         // Killed only if it really died of SIGKILL (not for memory) after our kill reached the
         // engine: a command that exited by itself before the kill landed keeps its own exit.
-        boolean killed = killDelivered && !timedOut && !oomKilled && exitCode == KILLED_EXIT_CODE;
+        boolean killed = killAsked && !timedOut && !oomKilled && exitCode == KILLED_EXIT_CODE;
         return Optional.of(new Exit(exitCode, timedOut, killed, oomKilled));
     }
 
@@ -156,10 +160,10 @@ final class DockerRun implements Run {
         if (exitCode != null || closed.get()) {
             return true;
         }
+        killAsked = true;
         try {
             // SIGKILL to docker-init, PID 1 of the container: the kernel then kills every process in it.
             clients.control.killContainerCmd(containerId).exec();
-            killDelivered = true;
             return true;
         } catch (NotFoundException | ConflictException e) {
             log.debug("container {} was no longer running when killed", containerId);
@@ -173,7 +177,7 @@ final class DockerRun implements Run {
     @Override
     public void close() {
         if (exitCode == null) {
-            killDelivered = true;
+            killAsked = true;
         }
         if (!closed.compareAndSet(false, true)) {
             return;

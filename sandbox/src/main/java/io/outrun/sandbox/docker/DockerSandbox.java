@@ -4,6 +4,7 @@ import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
@@ -117,7 +118,7 @@ public final class DockerSandbox implements Sandbox {
                 throw e;
             }
             if (e instanceof BadRequestException) {
-                throw new IllegalArgumentException("the Docker engine refused to start the container: " + e.getMessage(), e);
+                throw new RunRefusedException("the Docker engine refused to start the container: " + e.getMessage(), e);
             }
             throw new SandboxException("cannot start container " + containerId + " for execution "
                     + spec.executionId() + ": " + e.getMessage(), e);
@@ -132,8 +133,8 @@ public final class DockerSandbox implements Sandbox {
             throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
         } catch (BadRequestException e) {
             // The engine refuses this container as specified: every retry would be refused alike.
-            throw new IllegalArgumentException("the Docker engine refused the container: " + e.getMessage(), e);
-        } catch (IllegalArgumentException e) {
+            throw new RunRefusedException("the Docker engine refused the container: " + e.getMessage(), e);
+        } catch (RunRefusedException e) {
             throw e; // the spec cannot become a container (e.g. its workdir): the caller's to fix
         } catch (RuntimeException e) {
             throw new SandboxException("cannot create a container of " + image + " for execution "

@@ -26,7 +26,8 @@ final class ProcessRun implements Run {
     private final long deadlineNanos;
     private final GroupReaper reaper;
     private volatile boolean timedOut;
-    private volatile boolean killDelivered;
+    /** Set before the signal: the run may die before the call returns. */
+    private volatile boolean killAsked;
 
     ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper) {
         this.process = process;
@@ -89,7 +90,7 @@ final class ProcessRun implements Run {
         stderrPump.join(2000);
         int code = process.exitValue();
         // Killed only if it really died of SIGKILL after our kill: an exit that came first stands.
-        return Optional.of(new Exit(code, timedOut, killDelivered && !timedOut && code == Exit.SIGKILL_EXIT, false));
+        return Optional.of(new Exit(code, timedOut, killAsked && !timedOut && code == Exit.SIGKILL_EXIT, false));
     }
 
     /**
@@ -102,9 +103,9 @@ final class ProcessRun implements Run {
             reaper.add(process.pid());
             return true;
         }
+        killAsked = true;
         killGroup(process.pid());
         process.destroyForcibly();
-        killDelivered = true;
         return true;
     }
 

@@ -112,7 +112,7 @@ public final class ProcessSandbox implements Sandbox {
     public Run start(RunSpec spec) {
         Path workdir = spec.workdir() == null || spec.workdir().isBlank() ? null : Path.of(spec.workdir());
         if (workdir != null && !Files.isDirectory(workdir)) {
-            throw new IllegalArgumentException("workdir " + spec.workdir() + " is not a directory on this node"
+            throw new io.outrun.sandbox.RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"
                     + " (the host-process sandbox runs in an existing directory)");
         }
         try {

@@ -99,7 +99,7 @@ class DockerSandboxIT {
             RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "pwd", null, workdir, Map.of(), Duration.ofSeconds(5),
                     4096, Limits.DEFAULTS, null);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.start(spec)).as(workdir)
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("workdir");
+                    .isInstanceOf(io.outrun.sandbox.RunRefusedException.class).hasMessageContaining("workdir");
         }
     }
 
@@ -254,6 +254,30 @@ class DockerSandboxIT {
             assertThat(exit.killed()).isFalse();
             assertThat(elapsed).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(4));
             assertNothingSurvives(run);
+        }
+    }
+
+    @Test
+    void theKillSwitchEndsTheWholeRunOnceItsLeaseFileLapsesWithoutAnyCallFromTheWorker() throws Exception {
+        // A worker that stops confirming its lease (paused, dead, cut off) stops rewriting the
+        // file: the run ends itself, read-only file and all, fork-happy command included.
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("outrun-lease-", "");
+        java.nio.file.Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 + 2));
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE,
+                "echo x > /run/outrun-lease 2>/dev/null || echo read-only; trap '' TERM; sleep 100 & sleep 100 & wait",
+                null, null, Map.of(), Duration.ofSeconds(60), 4096, Limits.DEFAULTS, file);
+        long start = System.nanoTime();
+        try (Run run = sandbox.start(spec)) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(15)).orElseThrow(() -> new AssertionError("the kill switch never fired"));
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - start);
+            System.out.println("kill switch ended the run " + elapsed.toMillis() + " ms after start (deadline ~2 s)");
+            assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
+            assertThat(exit.killed()).as("not killed by the worker").isFalse();
+            assertThat(run.stdout().text()).isEqualTo("read-only\n");
+            assertThat(elapsed).isLessThan(Duration.ofSeconds(6));
+            assertNothingSurvives(run);
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
         }
     }
 
