@@ -40,10 +40,15 @@ final class BigTable {
         int jobs;
         try (Statement st = db.createStatement()) {
             jobs = st.executeUpdate(FleetSql.GENERATE_JOBS);
-            st.execute("ANALYZE executions");
-            st.execute("ANALYZE jobrunr_jobs");
         }
         double generateSeconds = (System.nanoTime() - t0) / 1e9;
+        // As autovacuum would have left it (the server runs without it): statistics and the visibility map.
+        long v0 = System.nanoTime();
+        try (Statement st = db.createStatement()) {
+            st.execute("VACUUM (ANALYZE) executions");
+            st.execute("VACUUM (ANALYZE) jobrunr_jobs");
+        }
+        double vacuumSeconds = (System.nanoTime() - v0) / 1e9;
         Map<String, Long> mix = new LinkedHashMap<>();
         try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery(FleetSql.STATUS_MIX)) {
             while (rs.next()) {
@@ -62,6 +67,7 @@ final class BigTable {
                 mix, jobs, bigOwnerRows, BIG_OWNER);
         out.put("rows", rows);
         out.put("generate_s", generateSeconds);
+        out.put("vacuum_s", vacuumSeconds);
         out.put("status_mix", mix);
         out.put("big_owner_rows", bigOwnerRows);
 

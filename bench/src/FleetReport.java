@@ -23,6 +23,7 @@ final class FleetReport {
     }
 
     static final List<Metric> METRICS = List.of(
+            new Metric("submit_seconds", "seconds to submit them all (paced)", "s", null, null),
             new Metric("statements_per_execution", "statements per execution (server log)", "", "N=max within 10% of N=1",
                     v -> withinTenPercent(v)),
             new Metric("statements_per_execution_pgss", "  same, pg_stat_statements (no COMMITs)", "", null, null),
