@@ -64,7 +64,10 @@ public final class Bench {
             }
         }
         print(results, quick, pgSettings, (System.nanoTime() - started) / 1e9);
-        Files.writeString(out.resolve("results.json"), json(results));
+        // bench/fleet's rows (fleet_*) stay: each program replaces only its own rows.
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> rows = new com.fasterxml.jackson.databind.ObjectMapper().readValue(json(results), List.class);
+        FleetReport.mergeResults(out.resolve("results.json"), rows, name -> !name.startsWith("fleet_"));
         System.out.println("\nwrote " + out.resolve("results.json"));
         boolean failed = results.stream().anyMatch(r -> Double.isNaN(r.value()));
         System.exit(failed ? 1 : 0);

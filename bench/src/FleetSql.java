@@ -1,0 +1,110 @@
+import java.util.Locale;
+
+/**
+ * Every SQL text the fleet harness runs or looks for, in one place: when the store's SQL or the
+ * schema changes (migration V3 and later), this is the only file to edit. The harness never reads
+ * executions' output columns, so moving output elsewhere changes nothing here.
+ */
+final class FleetSql {
+    private FleetSql() {
+    }
+
+    // ---- What the harness counts, read as the superuser, filtered to the nodes' role ----
+
+    /** The nodes' cumulative statement counters; toplevel only (pg_stat_statements.track = top). */
+    static final String STATEMENTS = "SELECT s.queryid::text || ':' || s.toplevel, s.query, s.calls, s.rows, s.wal_bytes"
+            + " FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = ?";
+
+    static final String WAL_LSN = "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn";
+
+    /** The nodes' connections by application_name (nodes set ApplicationName outrun-NAME). */
+    static final String CONNECTIONS = "SELECT coalesce(application_name, ''), count(*) FROM pg_stat_activity"
+            + " WHERE usename = ? GROUP BY 1 ORDER BY 1";
+
+    static final String ENDED_COUNT = "SELECT count(*) FROM executions WHERE id = ANY (?)"
+            + " AND status IN ('succeeded', 'failed', 'timed_out', 'cancelled')";
+
+    static final String RUNNING_COUNT = "SELECT count(*) FROM executions WHERE id = ANY (?) AND status = 'running'";
+
+    /** Output bytes of one execution: what a chatty run's WAL is divided by. */
+    static final String OUTPUT_BYTES = "SELECT stdout_total_bytes + stderr_total_bytes, status FROM executions WHERE id = ?";
+
+    // ---- How a pg_stat_statements entry is classified (matched on its normalized text) ----
+
+    /**
+     * JobRunr's onboarding: {@code select jobAsJson from jobrunr_jobs where state = ? ... FOR UPDATE
+     * SKIP LOCKED}. (Our lost-dispatch UPDATE also names jobrunr_jobs and SKIP LOCKED: not this.)
+     */
+    static boolean isOnboarding(String query) {
+        String q = query.strip().toLowerCase(Locale.ROOT);
+        return q.startsWith("select jobasjson from jobrunr_jobs") && q.contains("for update skip locked");
+    }
+
+    /** Any statement on JobRunr's own tables: its writes are reported apart from ours. */
+    static boolean isJobRunr(String query) {
+        return query.toLowerCase(Locale.ROOT).contains("jobrunr_");
+    }
+
+    /**
+     * A try for the fleet's re-drive sweep. Today: the advisory lock of RedriveSweep.sweepExclusive
+     * (AdvisoryLock.tryRunExclusive). Change this when the sweep takes a due-time row instead.
+     */
+    static boolean isSweepTry(String query) {
+        return query.toLowerCase(Locale.ROOT).contains("pg_try_advisory_lock");
+    }
+
+    // ---- The big table (BigTable) ----
+
+    /**
+     * M rows with many owners (30% to one big owner, the rest over 1,000) and a realistic mix:
+     * 0.5% queued, 0.01% running (live leases), the rest terminal. Only the columns without a
+     * default, plus finished_at for terminal rows and the lease for running ones; the CHECK
+     * constraints hold, and the transition trigger fires only on UPDATE. Parameter: M.
+     */
+    static final String GENERATE = "INSERT INTO executions (id, owner, command, timeout_ms, max_output_bytes, status,"
+            + " finished_at, lease_owner, lease_expires_at)"
+            + " SELECT gen_random_uuid(), CASE WHEN r1 < 0.3 THEN '" + BigTable.BIG_OWNER + "'"
+            + "   ELSE 'owner-' || (r1 * 1000)::int END, 'make test', 600000, 1048576, st,"
+            + " CASE WHEN st IN ('queued', 'running') THEN NULL ELSE now() - r2 * interval '30 days' END,"
+            + " CASE WHEN st = 'running' THEN 'node-' || (r1 * 50)::int END,"
+            + " CASE WHEN st = 'running' THEN now() + interval '1 hour' END"
+            + " FROM (SELECT r1, r2, CASE WHEN r2 < 0.005 THEN 'queued' WHEN r2 < 0.0051 THEN 'running'"
+            + "   WHEN r2 < 0.06 THEN 'failed' WHEN r2 < 0.08 THEN 'timed_out' WHEN r2 < 0.09 THEN 'cancelled'"
+            + "   ELSE 'succeeded' END AS st"
+            + "   FROM (SELECT random() AS r1, random() AS r2 FROM generate_series(1, ?)) g) s";
+
+    /**
+     * A live JobRunr job for every generated queued row, as a healthy backlog has: lost-dispatch
+     * detection must then look at every queued row and find nothing, its worst case. The job id
+     * is what the store derives for the current dispatch (executions.job_id).
+     */
+    static final String GENERATE_JOBS = "INSERT INTO jobrunr_jobs (id, version, jobAsJson, jobSignature, state,"
+            + " createdAt, updatedAt, scheduledAt)"
+            + " SELECT job_id::text, 1, '{}', 'bench.Generated', 'ENQUEUED', now(), now(), NULL"
+            + " FROM executions WHERE status = 'queued' AND owner LIKE 'owner-%'";
+
+    static final String STATUS_MIX = "SELECT status, count(*) FROM executions GROUP BY 1 ORDER BY 2 DESC";
+
+    /**
+     * Lost-dispatch detection, as ExecutionStore.redispatchLost runs it (copy it from there when it
+     * changes). RETURNING is cut to the id: what it costs is finding the rows, and it finds none.
+     * Parameters: grace in ms (0: every queued row is old enough), limit. Run in a rolled-back
+     * transaction.
+     */
+    static final String LOST_DISPATCH = "UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
+            + " WHERE id IN (SELECT x.id FROM executions x WHERE x.status = 'queued'"
+            + "   AND x.enqueued_at < now() - ? * interval '1 millisecond'"
+            + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar"
+            + "     AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))"
+            + "   ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+            + " AND status = 'queued' RETURNING id";
+
+    /**
+     * An owner's listing with a status filter, first page, as ExecutionListing.page builds it
+     * (copy it from there when it changes). Parameters: owner, status, limit + 1.
+     */
+    static final String LISTING = "SELECT id, status, left(command, 200), exit_code, attempt, created_at,"
+            + " started_at, finished_at, labels::text,"
+            + " (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint"
+            + " FROM executions WHERE owner = ? AND status = ? ORDER BY created_at DESC, id DESC LIMIT ?";
+}
