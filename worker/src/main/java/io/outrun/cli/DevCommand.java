@@ -1,6 +1,9 @@
 package io.outrun.cli;
 
 import io.outrun.auth.TokenStore;
+import io.outrun.dev.DataDirLock;
+import io.outrun.dev.DevDirException;
+import io.outrun.dev.OrphanPostgres;
 import io.outrun.http.ApiConfig;
 import io.outrun.http.ApiNode;
 import io.outrun.sandbox.Sandbox;
@@ -16,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -28,6 +32,11 @@ import picocli.CommandLine.Model.CommandSpec;
  * Everything in one process for a laptop: an embedded PostgreSQL keeping its data in
  * {@code --data-dir} (so executions survive a restart), the API, a worker and JobRunr's
  * dashboard, with the owner {@code dev} whose token is written to {@code DIR/dev-token}.
+ *
+ * <p>One {@code outrun dev} per data directory, proved by {@link DataDirLock}; a PostgreSQL left
+ * running there by one that crashed is stopped first ({@link OrphanPostgres}), so a restart after
+ * SIGKILL just works. PostgreSQL runs durably ({@code fsync}, {@code synchronous_commit}): an
+ * execution answered {@code 202} is on disk.
  */
 @Command(name = "dev", mixinStandardHelpOptions = true, description = {
         "Run PostgreSQL (embedded), the API, a worker and the dashboard in one process.",
@@ -68,13 +77,15 @@ final class DevCommand implements Callable<Integer> {
 
     /** What {@code outrun dev} runs; closing it stops everything in reverse order. */
     static final class Stack implements AutoCloseable {
+        final DataDirLock lock;
         final EmbeddedPostgres postgres;
         final Core core;
         final WorkerNode worker;
         final ApiNode api;
         final String token;
 
-        Stack(EmbeddedPostgres postgres, Core core, WorkerNode worker, ApiNode api, String token) {
+        Stack(DataDirLock lock, EmbeddedPostgres postgres, Core core, WorkerNode worker, ApiNode api, String token) {
+            this.lock = lock;
             this.postgres = postgres;
             this.core = core;
             this.worker = worker;
@@ -84,7 +95,8 @@ final class DevCommand implements Callable<Integer> {
 
         @Override
         public void close() {
-            for (AutoCloseable part : new AutoCloseable[] {api, worker, core, postgres}) {
+            // The lock last: the directory is free only once PostgreSQL has stopped.
+            for (AutoCloseable part : new AutoCloseable[] {api, worker, core, postgres, lock}) {
                 if (part == null) {
                     continue;
                 }
@@ -100,7 +112,20 @@ final class DevCommand implements Callable<Integer> {
     Stack start(PrintWriter out, PrintWriter err) {
         ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1");
         Path dir = dataDir.toAbsolutePath().normalize();
-        EmbeddedPostgres postgres = startPostgres(dir);
+        DataDirLock lock = DataDirLock.acquire(dir);
+        EmbeddedPostgres postgres;
+        try {
+            Optional<Long> orphan = OrphanPostgres.stopIfRunning(dir.resolve("postgres"));
+            orphan.ifPresent(pid -> {
+                err.println("outrun: stopped the PostgreSQL (pid " + pid + ") left running in " + dir
+                        + " by an earlier `outrun dev` that did not stop it");
+                err.flush();
+            });
+            postgres = startPostgres(dir);
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
         Core core = null;
         WorkerNode worker = null;
         ApiNode api = null;
@@ -115,11 +140,11 @@ final class DevCommand implements Callable<Integer> {
             worker = WorkerNode.start(core, WorkerConfig.defaults(nodeId).withSlots(slots).withDashboardPort(dashboardPort),
                     sandbox, sandboxOptions.limits());
             api = ApiNode.start(core, apiConfig, "dev");
-            Stack stack = new Stack(postgres, core, worker, api, token);
+            Stack stack = new Stack(lock, postgres, core, worker, api, token);
             printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""));
             return stack;
         } catch (RuntimeException e) {
-            new Stack(postgres, core, worker, api, null).close();
+            new Stack(lock, postgres, core, worker, api, null).close();
             throw e;
         }
     }
@@ -134,10 +159,15 @@ final class DevCommand implements Callable<Integer> {
                     // Stopped by our own shutdown hook, after the worker and the API (its own hook
                     // would stop it while they still write their last state).
                     .setRegisterShutdownHook(false)
+                    // The library's default is synchronous_commit=off: a crash could lose a
+                    // submission already answered 202. Durable costs ~0.1 ms per commit here.
+                    .setServerConfig("synchronous_commit", "on")
+                    .setServerConfig("fsync", "on")
                     .start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres")
-                    + " (is another `outrun dev` using this --data-dir?)", e);
+        } catch (IOException | RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new DevDirException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres") + ": "
+                    + cause.getMessage(), e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.outrun.cli;
 
+import io.outrun.dev.DevDirException;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.store.ConfigException;
 import io.outrun.store.StoreException;
@@ -33,6 +34,12 @@ public final class Outrun implements Runnable {
                 commandLine.getErr().println("outrun: configuration error: " + ex.getMessage());
                 commandLine.getErr().flush();
                 return 2;
+            }
+            if (ex instanceof DevDirException) {
+                // Already one complete sentence for the user.
+                commandLine.getErr().println("outrun: " + ex.getMessage());
+                commandLine.getErr().flush();
+                return 1;
             }
             if (ex instanceof SandboxException || ex instanceof StoreException) {
                 commandLine.getErr().println("outrun: " + ex.getMessage()
