@@ -1,6 +1,7 @@
 package io.outrun.cli;
 
 import io.outrun.dev.DevDirException;
+import io.outrun.logging.LogFormat;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.store.ConfigException;
 import io.outrun.store.StoreException;
@@ -20,6 +21,20 @@ public final class Outrun implements Runnable {
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
+
+    /** On every subcommand (inherited); applied while parsing, before any command logs. */
+    @CommandLine.Option(names = "--log-format", scope = CommandLine.ScopeType.INHERIT, paramLabel = "text|json",
+            defaultValue = "${env:OUTRUN_LOG_FORMAT:-text}",
+            description = "Log lines on stderr as text or json, one object per line (env OUTRUN_LOG_FORMAT; default text)")
+    void logFormat(String value) {
+        LogFormat format;
+        try {
+            format = LogFormat.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--log-format (or OUTRUN_LOG_FORMAT): " + e.getMessage());
+        }
+        format.apply();
+    }
 
     @Override
     public void run() {

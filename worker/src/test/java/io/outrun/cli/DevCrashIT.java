@@ -38,6 +38,8 @@ class DevCrashIT {
             ids.add(client.submit(SubmitRequest.of("echo last before the crash")).executionId());
             assertThat(setting(first.jdbcUrl(), "synchronous_commit")).isEqualTo("on");
             assertThat(setting(first.jdbcUrl(), "fsync")).isEqualTo("on");
+            assertThat(first.log()).as("text logs name the owner of an execution's lines")
+                    .containsPattern("(?m)" + ids.get(0) + ".* owner=dev$");
             orphanPid = Long.parseLong(Files.readAllLines(dir.resolve("postgres/postmaster.pid")).get(0).strip());
             first.kill();
         }

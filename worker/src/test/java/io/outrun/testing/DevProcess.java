@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,6 +31,11 @@ public final class DevProcess implements AutoCloseable {
 
     /** Starts {@code outrun dev} on {@code dataDir} (process sandbox, API on a free port) without waiting. */
     public static DevProcess launch(Path dataDir, String... extraArgs) throws IOException {
+        return launch(dataDir, Map.of(), extraArgs);
+    }
+
+    /** As {@link #launch(Path, String...)} with extra environment variables. */
+    public static DevProcess launch(Path dataDir, Map<String, String> env, String... extraArgs) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                 "-jar", WorkerProcess.jar().toString(), "dev",
@@ -41,13 +47,19 @@ public final class DevProcess implements AutoCloseable {
         Path dir = Path.of("target", "worker-logs");
         Files.createDirectories(dir);
         Path log = dir.resolve("dev-" + System.nanoTime() + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        return new DevProcess(p, log);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        return new DevProcess(pb.start(), log);
     }
 
     /** Starts {@code outrun dev} and waits for its banner. */
     public static DevProcess start(Path dataDir, String... extraArgs) throws IOException, InterruptedException {
-        DevProcess dev = launch(dataDir, extraArgs);
+        return start(dataDir, Map.of(), extraArgs);
+    }
+
+    /** As {@link #start(Path, String...)} with extra environment variables. */
+    public static DevProcess start(Path dataDir, Map<String, String> env, String... extraArgs) throws IOException, InterruptedException {
+        DevProcess dev = launch(dataDir, env, extraArgs);
         dev.awaitLog("outrun dev is ready", Duration.ofSeconds(90));
         return dev;
     }
