@@ -1,8 +1,12 @@
 package io.outrun.dev;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -24,6 +28,9 @@ import java.util.stream.Collectors;
  */
 public final class OrphanPostgres {
 
+    /** The lock file io.zonky's EmbeddedPostgres holds in the data directory while it runs it. */
+    static final String EMBEDDING_LOCK = "epg-lock";
+
     private static final Duration FAST_SHUTDOWN_WAIT = Duration.ofSeconds(30);
     private static final Duration KILL_WAIT = Duration.ofSeconds(10);
 
@@ -41,6 +48,13 @@ public final class OrphanPostgres {
             return Optional.empty();
         }
         ProcessHandle postmaster = found.get();
+        if (embeddingLockHeld(pgData)) {
+            // A live JVM embeds this PostgreSQL (an `outrun dev` from before outrun-dev.pid
+            // existed, or another program): not an orphan.
+            throw new DevDirException("the PostgreSQL in " + pgData + " (pid " + postmaster.pid()
+                    + ") belongs to a running process that holds " + pgData.resolve(EMBEDDING_LOCK)
+                    + "; stop that process first, or give this one another --data-dir");
+        }
         // Its backends, to wait for too: a new postmaster refuses to start while the old one's
         // shared memory is still attached by any of them.
         List<ProcessHandle> children = postmaster.children().collect(Collectors.toList());
@@ -82,6 +96,27 @@ public final class OrphanPostgres {
             return Optional.empty();
         }
         return ProcessHandle.of(pid).filter(ProcessHandle::isAlive).filter(p -> servesDirectory(p, pgData));
+    }
+
+    /** Whether a live process (this one included) holds the embedding library's lock on {@code pgData}. */
+    static boolean embeddingLockHeld(Path pgData) {
+        Path file = pgData.resolve(EMBEDDING_LOCK);
+        if (!Files.isRegularFile(file)) {
+            return false;
+        }
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            FileLock lock = channel.tryLock();
+            if (lock == null) {
+                return true;
+            }
+            lock.release();
+            return false;
+        } catch (OverlappingFileLockException sameJvm) {
+            return true;
+        } catch (IOException e) {
+            // Cannot tell: PostgreSQL's own start refuses a data directory in use.
+            return false;
+        }
     }
 
     /** A postgres process started on this data directory (not a reused pid, not another cluster). */

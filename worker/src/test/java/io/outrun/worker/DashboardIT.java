@@ -92,6 +92,16 @@ class DashboardIT {
                 .contains("--dashboard-no-auth").doesNotContain("Exception").hasLineCount(1);
     }
 
+    @Test
+    void workerServesAnOpenDashboardWhenToldSo() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        int port = freePort();
+        try (WorkerProcess w = WorkerProcess.startWith(db, "dash-open", 1, "process", "--dashboard-port", String.valueOf(port),
+                "--dashboard-no-auth")) {
+            assertThat(get("http://127.0.0.1:" + port + "/api/servers", null).statusCode()).isEqualTo(200);
+        }
+    }
+
     private static int freePort() throws Exception {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
