@@ -8,6 +8,7 @@ import io.javalin.http.HttpResponseException;
 import io.outrun.auth.Authenticator;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.http.wire.Json;
+import io.outrun.logging.ExecutionMdc;
 import io.outrun.metrics.FleetMetrics;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
@@ -18,6 +19,8 @@ import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
@@ -35,6 +38,8 @@ public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String OWNER = "outrun.owner";
     private static final String ERROR_WRITTEN = "outrun.error";
+    /** {@code /v1/executions/{id}} and its sub-routes: their log lines carry the execution id. */
+    private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/([^/]+)");
 
     /** Every route served; {@code /openapi.json} documents exactly these. */
     public static final List<Route> ROUTES = List.of(
@@ -86,7 +91,13 @@ public final class ApiServer implements AutoCloseable {
             });
             c.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
         });
-        app.before("/v1/*", ctx -> authenticate(ctx, auth));
+        app.before("/v1/*", ctx -> {
+            ExecutionMdc.clear();
+            authenticate(ctx, auth);
+            tagLogs(ctx);
+        });
+        // Jetty threads serve request after request: no tag may outlive its request.
+        app.after(ctx -> ExecutionMdc.clear());
         for (Route route : ROUTES) {
             switch (route.method()) {
                 case "GET" -> app.get(route.path(), handlers.get(route));
@@ -172,6 +183,15 @@ public final class ApiServer implements AutoCloseable {
             throw ApiError.identityRequired("The bearer token is malformed, unknown or revoked.");
         }
         ctx.attribute(OWNER, owner.get());
+    }
+
+    /** Log lines of this request (and a job it enqueues: JobRunr keeps the MDC) name the owner and execution. */
+    private static void tagLogs(Context ctx) {
+        Matcher m = EXECUTION_PATH.matcher(ctx.path());
+        // ExecutionMdc is closed by clear() in the after-handler, not by try-with-resources: the
+        // tag must also cover the exception handlers, which run after the route has returned.
+        @SuppressWarnings("resource")
+        ExecutionMdc ignored = ExecutionMdc.put(m.find() ? m.group(1) : null, owner(ctx), null);
     }
 
     private static void health(Context ctx, HealthCheck check) {

@@ -1,6 +1,9 @@
 package io.outrun.cli;
 
 import io.outrun.auth.TokenStore;
+import io.outrun.dev.DataDirLock;
+import io.outrun.dev.DevDirException;
+import io.outrun.dev.OrphanPostgres;
 import io.outrun.http.ApiConfig;
 import io.outrun.http.ApiNode;
 import io.outrun.sandbox.Sandbox;
@@ -15,7 +18,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -28,6 +34,11 @@ import picocli.CommandLine.Model.CommandSpec;
  * Everything in one process for a laptop: an embedded PostgreSQL keeping its data in
  * {@code --data-dir} (so executions survive a restart), the API, a worker and JobRunr's
  * dashboard, with the owner {@code dev} whose token is written to {@code DIR/dev-token}.
+ *
+ * <p>One {@code outrun dev} per data directory, proved by {@link DataDirLock}; a PostgreSQL left
+ * running there by one that crashed is stopped first ({@link OrphanPostgres}), so a restart after
+ * SIGKILL just works. PostgreSQL runs durably ({@code fsync}, {@code synchronous_commit}): an
+ * execution answered {@code 202} is on disk.
  */
 @Command(name = "dev", mixinStandardHelpOptions = true, description = {
         "Run PostgreSQL (embedded), the API, a worker and the dashboard in one process.",
@@ -36,10 +47,14 @@ final class DevCommand implements Callable<Integer> {
 
     static final String OWNER = "dev";
 
+    /** The dashboard's basic-auth user; its password is generated into {@code DIR/dashboard-password}. */
+    static final String DASHBOARD_USER = "dev";
+
     @Option(names = "--data-dir", defaultValue = ".outrun", description = "Where data and the dev token live (default ${DEFAULT-VALUE})")
     Path dataDir;
 
-    @Option(names = "--dashboard-port", defaultValue = "8000", description = "JobRunr dashboard port; 0 = off (default ${DEFAULT-VALUE})")
+    @Option(names = "--dashboard-port", defaultValue = "8000",
+            description = "JobRunr dashboard port, behind basic auth (user dev, password in DIR/dashboard-password); 0 = off (default ${DEFAULT-VALUE})")
     int dashboardPort;
 
     @Option(names = "--slots", defaultValue = "4", description = "Executions run at once (default ${DEFAULT-VALUE})")
@@ -68,13 +83,15 @@ final class DevCommand implements Callable<Integer> {
 
     /** What {@code outrun dev} runs; closing it stops everything in reverse order. */
     static final class Stack implements AutoCloseable {
+        final DataDirLock lock;
         final EmbeddedPostgres postgres;
         final Core core;
         final WorkerNode worker;
         final ApiNode api;
         final String token;
 
-        Stack(EmbeddedPostgres postgres, Core core, WorkerNode worker, ApiNode api, String token) {
+        Stack(DataDirLock lock, EmbeddedPostgres postgres, Core core, WorkerNode worker, ApiNode api, String token) {
+            this.lock = lock;
             this.postgres = postgres;
             this.core = core;
             this.worker = worker;
@@ -84,7 +101,8 @@ final class DevCommand implements Callable<Integer> {
 
         @Override
         public void close() {
-            for (AutoCloseable part : new AutoCloseable[] {api, worker, core, postgres}) {
+            // The lock last: the directory is free only once PostgreSQL has stopped.
+            for (AutoCloseable part : new AutoCloseable[] {api, worker, core, postgres, lock}) {
                 if (part == null) {
                     continue;
                 }
@@ -100,7 +118,20 @@ final class DevCommand implements Callable<Integer> {
     Stack start(PrintWriter out, PrintWriter err) {
         ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1");
         Path dir = dataDir.toAbsolutePath().normalize();
-        EmbeddedPostgres postgres = startPostgres(dir);
+        DataDirLock lock = DataDirLock.acquire(dir);
+        EmbeddedPostgres postgres;
+        try {
+            Optional<Long> orphan = OrphanPostgres.stopIfRunning(dir.resolve("postgres"));
+            orphan.ifPresent(pid -> {
+                err.println("outrun: stopped the PostgreSQL (pid " + pid + ") left running in " + dir
+                        + " by an earlier `outrun dev` that did not stop it");
+                err.flush();
+            });
+            postgres = startPostgres(dir);
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
         Core core = null;
         WorkerNode worker = null;
         ApiNode api = null;
@@ -112,14 +143,17 @@ final class DevCommand implements Callable<Integer> {
             // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when
             // it falls back to host processes; SandboxOptions owns that choice for every role.
             Sandbox sandbox = sandboxOptions.open(nodeId);
+            // The dashboard shows every command (and its secrets) and can delete jobs; it listens
+            // on all interfaces (JobRunr has no bind option), so never without a password.
+            String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             worker = WorkerNode.start(core, WorkerConfig.defaults(nodeId).withSlots(slots).withDashboardPort(dashboardPort),
-                    sandbox, sandboxOptions.limits());
+                    sandbox, sandboxOptions.limits(), dashboardPassword != null ? DASHBOARD_USER : null, dashboardPassword);
             api = ApiNode.start(core, apiConfig, "dev");
-            Stack stack = new Stack(postgres, core, worker, api, token);
-            printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""));
+            Stack stack = new Stack(lock, postgres, core, worker, api, token);
+            printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""), dashboardPassword);
             return stack;
         } catch (RuntimeException e) {
-            new Stack(postgres, core, worker, api, null).close();
+            new Stack(lock, postgres, core, worker, api, null).close();
             throw e;
         }
     }
@@ -134,10 +168,15 @@ final class DevCommand implements Callable<Integer> {
                     // Stopped by our own shutdown hook, after the worker and the API (its own hook
                     // would stop it while they still write their last state).
                     .setRegisterShutdownHook(false)
+                    // The library's default is synchronous_commit=off: a crash could lose a
+                    // submission already answered 202. Durable costs ~0.1 ms per commit here.
+                    .setServerConfig("synchronous_commit", "on")
+                    .setServerConfig("fsync", "on")
                     .start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres")
-                    + " (is another `outrun dev` using this --data-dir?)", e);
+        } catch (IOException | RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new DevDirException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres") + ": "
+                    + cause.getMessage(), e);
         }
     }
 
@@ -151,25 +190,52 @@ final class DevCommand implements Callable<Integer> {
                 }
             }
             String token = tokens.create(OWNER).token();
-            Files.deleteIfExists(file);
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            Files.writeString(file, token + "\n");
+            writePrivate(file, token);
             return token;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the dev token to " + file, e);
         }
     }
 
-    private void printWelcome(PrintWriter out, ApiConfig config, int port, Path dir, String sandbox, String dbUrl) {
+    /** The secret kept in {@code file} (owner-only), made up on first use so it stays across restarts. */
+    static String secret(Path file) {
+        try {
+            if (Files.isReadable(file)) {
+                String existing = Files.readString(file).strip();
+                if (existing.length() >= 16) {
+                    return existing;
+                }
+            }
+            byte[] random = new byte[18];
+            new SecureRandom().nextBytes(random);
+            String secret = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+            writePrivate(file, secret);
+            return secret;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /** Writes {@code value} to a file only its owner can read (mode 0600 from creation on). */
+    private static void writePrivate(Path file, String value) throws IOException {
+        Files.deleteIfExists(file);
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(file, value + "\n");
+    }
+
+    private void printWelcome(PrintWriter out, ApiConfig config, int port, Path dir, String sandbox, String dbUrl,
+                              String dashboardPassword) {
         String url = "http://" + (config.host().equals("0.0.0.0") ? "localhost" : config.host()) + ":" + port;
         Path cwd = Path.of("").toAbsolutePath();
         Path tokenFile = dir.resolve("dev-token");
-        String tokenPath = tokenFile.startsWith(cwd) ? cwd.relativize(tokenFile).toString() : tokenFile.toString();
+        String tokenPath = shown(tokenFile, cwd);
         out.println();
         out.println("outrun dev is ready  (data in " + dir + ", sandbox " + sandbox + ")");
         out.println("  API        " + url + "   owner `" + OWNER + "`, token in " + tokenPath);
         if (dashboardPort > 0) {
-            out.println("  dashboard  http://localhost:" + dashboardPort + "   (JobRunr; listens on all interfaces, --dashboard-port 0 turns it off)");
+            out.println("  dashboard  http://localhost:" + dashboardPort + "   user " + DASHBOARD_USER + ", password "
+                    + dashboardPassword + " (in " + shown(dir.resolve("dashboard-password"), cwd)
+                    + "; JobRunr, on all interfaces; --dashboard-port 0 turns it off)");
         }
         // The port changes on every start; operator commands (token, prune) need it while dev runs.
         out.println("  database   " + dbUrl + "   user postgres, no password (e.g. outrun token create --owner alice"
@@ -182,6 +248,10 @@ final class DevCommand implements Callable<Integer> {
         out.println();
         out.println("Stop with Ctrl-C; executions and the token are kept in " + dir + ".");
         out.flush();
+    }
+
+    private static String shown(Path file, Path cwd) {
+        return file.startsWith(cwd) ? cwd.relativize(file).toString() : file.toString();
     }
 
 }

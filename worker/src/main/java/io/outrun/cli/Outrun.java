@@ -1,5 +1,7 @@
 package io.outrun.cli;
 
+import io.outrun.dev.DevDirException;
+import io.outrun.logging.LogFormat;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.store.ConfigException;
 import io.outrun.store.StoreException;
@@ -20,6 +22,20 @@ public final class Outrun implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** On every subcommand (inherited); applied while parsing, before any command logs. */
+    @CommandLine.Option(names = "--log-format", scope = CommandLine.ScopeType.INHERIT, paramLabel = "text|json",
+            defaultValue = "${env:OUTRUN_LOG_FORMAT:-text}",
+            description = "Log lines on stderr as text or json, one object per line (env OUTRUN_LOG_FORMAT; default text)")
+    void logFormat(String value) {
+        LogFormat format;
+        try {
+            format = LogFormat.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--log-format (or OUTRUN_LOG_FORMAT): " + e.getMessage());
+        }
+        format.apply();
+    }
+
     @Override
     public void run() {
         spec.commandLine().usage(spec.commandLine().getOut());
@@ -33,6 +49,12 @@ public final class Outrun implements Runnable {
                 commandLine.getErr().println("outrun: configuration error: " + ex.getMessage());
                 commandLine.getErr().flush();
                 return 2;
+            }
+            if (ex instanceof DevDirException) {
+                // Already one complete sentence for the user.
+                commandLine.getErr().println("outrun: " + ex.getMessage());
+                commandLine.getErr().flush();
+                return 1;
             }
             if (ex instanceof SandboxException || ex instanceof StoreException) {
                 commandLine.getErr().println("outrun: " + ex.getMessage()

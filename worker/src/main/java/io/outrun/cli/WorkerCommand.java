@@ -45,13 +45,14 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--cleanup-interval-s", defaultValue = "30", description = "Remove leftover containers/processes every this many s (default ${DEFAULT-VALUE})")
     int cleanupSeconds;
 
-    @Option(names = "--dashboard-port", defaultValue = "0", description = "Serve JobRunr's dashboard on this port (all interfaces); 0 = off")
+    @Option(names = "--dashboard-port", defaultValue = "0",
+            description = "Serve JobRunr's dashboard on this port (all interfaces); needs --dashboard-user and --dashboard-password, or --dashboard-no-auth; 0 = off")
     int dashboardPort;
 
     @Option(names = "--metrics-port", defaultValue = "0", description = "Serve this node's Prometheus metrics at /metrics on this port (all interfaces); 0 = off")
     int metricsPort;
 
-    @Option(names = "--dashboard-user", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER); default: no auth")
+    @Option(names = "--dashboard-user", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER)")
     String dashboardUser;
 
     @Option(names = "--dashboard-password", description = "Basic-auth password for the dashboard (env OUTRUN_DASHBOARD_PASSWORD)")
@@ -62,6 +63,9 @@ final class WorkerCommand implements Callable<Integer> {
             + " the same path (default ${DEFAULT-VALUE})")
     String leaseDir;
 
+    @Option(names = "--dashboard-no-auth", description = "Serve the dashboard without a password, on purpose (it shows every command and can delete jobs)")
+    boolean dashboardNoAuth;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -71,13 +75,11 @@ final class WorkerCommand implements Callable<Integer> {
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
                 Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
                 Duration.ofSeconds(cleanupSeconds), dashboardPort, metricsPort, Path.of(leaseDir));
+        String user = blankToNull(dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER"));
+        String password = blankToNull(dashboardPassword != null ? dashboardPassword : System.getenv("OUTRUN_DASHBOARD_PASSWORD"));
+        checkDashboardAccess(dashboardPort, user, password, dashboardNoAuth);
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
-        String user = dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER");
-        String password = dashboardPassword != null ? dashboardPassword : System.getenv("OUTRUN_DASHBOARD_PASSWORD");
-        if (user != null && !user.isBlank() && (password == null || password.isBlank())) {
-            throw new ConfigException("--dashboard-user needs --dashboard-password (or OUTRUN_DASHBOARD_PASSWORD)");
-        }
         WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -88,6 +90,31 @@ final class WorkerCommand implements Callable<Integer> {
         spec.commandLine().getOut().flush();
         stopped.await();
         return 0;
+    }
+
+    /**
+     * The dashboard serves every job's command (secrets included) and buttons that delete and
+     * requeue jobs, on all interfaces: it needs credentials unless the operator opens it on purpose.
+     */
+    static void checkDashboardAccess(int port, String user, String password, boolean noAuth) {
+        boolean credentials = user != null || password != null;
+        if (credentials && (user == null || password == null)) {
+            throw new ConfigException(user == null
+                    ? "--dashboard-password needs --dashboard-user (or OUTRUN_DASHBOARD_USER)"
+                    : "--dashboard-user needs --dashboard-password (or OUTRUN_DASHBOARD_PASSWORD)");
+        }
+        if (credentials && noAuth) {
+            throw new ConfigException("--dashboard-no-auth contradicts --dashboard-user/--dashboard-password: give one or the other");
+        }
+        if (port > 0 && !credentials && !noAuth) {
+            throw new ConfigException("--dashboard-port " + port + " needs --dashboard-user and --dashboard-password"
+                    + " (or OUTRUN_DASHBOARD_USER, OUTRUN_DASHBOARD_PASSWORD): the dashboard shows every command and can"
+                    + " delete jobs; add --dashboard-no-auth to serve it without a password on purpose");
+        }
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
     }
 
     static String defaultNodeId() {

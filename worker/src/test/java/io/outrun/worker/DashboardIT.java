@@ -1,25 +1,33 @@
 package io.outrun.worker;
 
+import io.outrun.cli.Outrun;
 import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.DevProcess;
 import io.outrun.testing.TestDatabase;
 import io.outrun.testing.WorkerProcess;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What an admin sees on a worker's JobRunr dashboard: behind basic auth, jobs named by owner and command. */
+/** What an admin sees on a JobRunr dashboard (a worker's, dev's): behind basic auth, jobs named by owner and command. */
 class DashboardIT {
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -50,6 +58,53 @@ class DashboardIT {
                 return body.contains("[alice] echo shown on the dashboard") ? body : null;
             });
             assertThat(jobs).contains("owner:alice");
+        }
+    }
+
+    @Test
+    void devDashboardNeedsThePasswordItWroteToTheDataDir(@TempDir Path dir) throws Exception {
+        int port = freePort();
+        try (DevProcess dev = DevProcess.start(dir, "--dashboard-port", String.valueOf(port))) {
+            Path file = dir.resolve("dashboard-password");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+            String password = Files.readString(file).strip();
+            assertThat(password).hasSizeGreaterThanOrEqualTo(16);
+            assertThat(dev.log()).contains("user dev, password " + password);
+            String base = "http://127.0.0.1:" + port;
+            assertThat(get(base + "/api/servers", null).statusCode()).isEqualTo(401);
+            assertThat(get(base + "/api/jobs?state=SUCCEEDED&offset=0&limit=20", null).statusCode()).isEqualTo(401);
+            assertThat(get(base + "/dashboard/overview", null).statusCode()).isEqualTo(401);
+            assertThat(get(base + "/api/servers", "dev:wrong").statusCode()).isEqualTo(401);
+            assertThat(get(base + "/api/servers", "dev:" + password).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void workerRefusesADashboardWithoutCredentialsUnlessToldItIsOpenOnPurpose() {
+        StringWriter err = new StringWriter();
+        picocli.CommandLine cl = Outrun.commandLine();
+        cl.setOut(new PrintWriter(new StringWriter(), true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute("worker", "--db-url", "jdbc:postgresql://127.0.0.1:1/none", "--sandbox", "process",
+                "--dashboard-port", "8123");
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString().strip()).startsWith("outrun: configuration error: --dashboard-port 8123 needs --dashboard-user")
+                .contains("--dashboard-no-auth").doesNotContain("Exception").hasLineCount(1);
+    }
+
+    @Test
+    void workerServesAnOpenDashboardWhenToldSo() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        int port = freePort();
+        try (WorkerProcess w = WorkerProcess.startWith(db, "dash-open", 1, "process", "--dashboard-port", String.valueOf(port),
+                "--dashboard-no-auth")) {
+            assertThat(get("http://127.0.0.1:" + port + "/api/servers", null).statusCode()).isEqualTo(200);
+        }
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
         }
     }
 
