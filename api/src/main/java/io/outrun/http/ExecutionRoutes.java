@@ -43,6 +43,7 @@ final class ExecutionRoutes {
 
     void submit(Context ctx) {
         String owner = ApiServer.owner(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, config.maxBodyBytes()), owner,
                 ctx.header("Idempotency-Key"));
         Inserted inserted = service.submit(parsed.submission());
@@ -54,7 +55,8 @@ final class ExecutionRoutes {
         Execution shown = e;
         if (parsed.waitMs() > 0 && !e.status().isTerminal()) {
             try {
-                shown = untilEnd(e.id(), owner, parsed.waitMs());
+                shown = parsed.waitForOutput() ? untilOutput(e.id(), owner, parsed.waitMs())
+                        : untilEnd(e.id(), owner, parsed.waitMs());
             } catch (RuntimeException failure) {
                 if (!Outage.is(failure)) {
                     throw failure;
@@ -64,18 +66,19 @@ final class ExecutionRoutes {
             }
         }
         ctx.header("Location", "/v1/executions/" + e.id());
-        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown));
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown, mode));
     }
 
     void get(Context ctx) {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
         long waitMs = waitMs(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         Execution e = load(id, owner);
         if (waitMs > 0 && !e.status().isTerminal()) {
             e = untilEnd(id, owner, waitMs);
         }
-        ApiServer.json(ctx, 200, views.of(e));
+        ApiServer.json(ctx, 200, views.of(e, mode));
     }
 
     void output(Context ctx) {
@@ -91,6 +94,7 @@ final class ExecutionRoutes {
     void cancel(Context ctx) {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         CancelResult result = service.cancel(id, owner);
         if (result == CancelResult.NOT_FOUND) {
             throw ApiError.notFound(id.toString());
@@ -100,7 +104,7 @@ final class ExecutionRoutes {
             throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as " + e.status().wire()
                     + "; there is nothing to cancel.", "GET /v1/executions/" + id + " shows its result.");
         }
-        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e));
+        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e, mode));
     }
 
     void list(Context ctx) {
@@ -143,6 +147,15 @@ final class ExecutionRoutes {
         return load(id, owner);
     }
 
+    /**
+     * Waits for the first output or the end. Each wake-up re-reads the whole execution, but
+     * wake-ups come with output flushes, and the first flush with output ends the wait.
+     */
+    private Execution untilOutput(UUID id, String owner, long waitMs) {
+        return waiter.await(id, waitMs, () -> load(id, owner), e -> e.status().isTerminal()
+                || e.stdout().totalBytes() > 0 || e.stderr().totalBytes() > 0);
+    }
+
     private Execution load(UUID id, String owner) {
         return service.get(id, owner).orElseThrow(() -> ApiError.notFound(id.toString()));
     }
@@ -159,6 +172,7 @@ final class ExecutionRoutes {
                 && first.env().equals(repeat.env())
                 && first.labels().equals(repeat.labels())
                 && first.timeoutMs() == repeat.timeoutMs()
+                && first.maxAttempts() == repeat.maxAttempts()
                 && first.maxOutputBytes() == repeat.maxOutputBytes();
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()

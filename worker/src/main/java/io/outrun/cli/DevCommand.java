@@ -98,7 +98,8 @@ final class DevCommand implements Callable<Integer> {
     }
 
     Stack start(PrintWriter out, PrintWriter err) {
-        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1");
+        // The worker runs in this process: the API refuses at submit what it would refuse.
+        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed());
         Path dir = dataDir.toAbsolutePath().normalize();
         EmbeddedPostgres postgres = startPostgres(dir);
         Core core = null;

@@ -50,6 +50,10 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--workdir", description = "Absolute working directory")
     String workdir;
 
+    @Option(names = "--max-attempts", description = "Attempts if a worker is lost mid-run; 1 = never run it again"
+            + " (server default 3, clamped to its maximum)")
+    Integer maxAttempts;
+
     @Option(names = "--idempotency-key", description = "A retry with the same key returns the same execution")
     String idempotencyKey;
 
@@ -62,14 +66,14 @@ final class RunCommand extends ClientCommand {
             throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
         SubmitRequest request = new SubmitRequest(String.join(" ", command), timeoutMs, maxOutputBytes,
-                waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels);
-        ExecutionView v = client.submit(request, idempotencyKey);
+                waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts, null);
+        ExecutionView v = client.submit(request, idempotencyKey, waitForEnd ? "full" : null);
         if (follow) {
             return followToEnd(client, v.executionId(), json);
         }
         if (waitForEnd) {
             while (!v.finished()) {
-                v = client.get(v.executionId(), WAIT_STEP_MS);
+                v = client.get(v.executionId(), WAIT_STEP_MS, "full");
             }
             if (json) {
                 printJson(v);
