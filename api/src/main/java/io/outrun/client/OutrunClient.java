@@ -101,8 +101,15 @@ public final class OutrunClient {
 
     /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */
     public ExecutionPage list(String status, int limit, String after) {
-        String path = "/v1/executions" + query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null,
-                "after", after);
+        return list(status, java.util.Map.of(), limit, after);
+    }
+
+    /** As {@link #list(String, int, String)}, only executions that carry every one of {@code labels}. */
+    public ExecutionPage list(String status, java.util.Map<String, String> labels, int limit, String after) {
+        StringBuilder labelQuery = new StringBuilder();
+        labels.forEach((k, v) -> labelQuery.append("&label=").append(URLEncoder.encode(k + "=" + v, StandardCharsets.UTF_8)));
+        String q = query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null, "after", after);
+        String path = "/v1/executions" + (q.isEmpty() && labelQuery.length() > 0 ? "?" + labelQuery.substring(1) : q + labelQuery);
         return send(request(path, Duration.ZERO).GET().build(), ExecutionPage.class);
     }
 

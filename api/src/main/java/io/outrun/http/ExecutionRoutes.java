@@ -119,7 +119,16 @@ final class ExecutionRoutes {
             }
         }
         int limit = (int) Math.min(longParam(ctx, "limit", 1, DEFAULT_LIMIT), MAX_LIMIT);
-        ExecutionPage page = listing.page(owner, status, limit, ListCursor.decode(ctx.queryParam("after")));
+        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
+        for (String label : ctx.queryParams("label")) {
+            int eq = label.indexOf('=');
+            if (eq < 1 || label.length() > 400 || label.indexOf('\0') >= 0) {
+                throw ApiError.invalid("label", "must be key=value, e.g. label=task%3Dbuild-42, got: "
+                        + (label.length() > 40 ? label.substring(0, 40) + "…" : label));
+            }
+            labels.put(label.substring(0, eq), label.substring(eq + 1));
+        }
+        ExecutionPage page = listing.page(owner, status, labels, limit, ListCursor.decode(ctx.queryParam("after")));
         ApiServer.json(ctx, 200, page);
     }
 

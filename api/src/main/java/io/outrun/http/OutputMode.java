@@ -8,7 +8,7 @@ package io.outrun.http;
 enum OutputMode {
     /** Neither stream's text: state, exit code, byte counts and the cursor only. */
     NONE,
-    /** The last {@value Views#TAIL_BYTES} bytes of each stream; the default. */
+    /** Each stream whole if what is kept fits in {@value Views#TAIL_BYTES} bytes, else its last that many; the default. */
     TAIL,
     /** The whole command and all kept output (head, dropped marker, tail). */
     FULL;

@@ -47,6 +47,10 @@ final class Views {
             case FULL -> new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
             case NONE -> new StreamText(null, c.truncated(), c.totalBytes(), null);
             case TAIL -> {
+                // What is kept fits: all of it, head and dropped-marker included.
+                if (c.head().length + c.tail().length <= TAIL_BYTES) {
+                    yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+                }
                 long from = OutputSlicer.charStart(c, Math.max(0, c.totalBytes() - TAIL_BYTES));
                 if (from == 0) {
                     yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
