@@ -43,7 +43,7 @@ public final class OutrunTools {
     /** Characters of each stream in get_execution's preview of a finished execution. */
     static final int PREVIEW_LIMIT = 4_000;
     /** How long cancel_execution waits for the command to be gone. */
-    static final long CANCEL_WAIT_MS = 60_000;
+    static final long CANCEL_WAIT_MS = 45_000; // under the HTTP connector's idle timeout (maxWaitMs + 30 s)
 
     /** What the server tells a host about all the tools at once. */
     public static final String INSTRUCTIONS = """

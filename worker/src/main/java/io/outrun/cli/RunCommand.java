@@ -4,6 +4,10 @@ import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.store.ConfigException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -17,7 +21,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "run", mixinStandardHelpOptions = true, description = {
         "Run a command durably on the Outrun fleet.",
-        "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument.",
+        "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument,",
+        "or pass a script of any size with --file PATH (--file - reads stdin).",
         "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed."})
 final class RunCommand extends ClientCommand {
 
@@ -57,7 +62,11 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--idempotency-key", description = "A retry with the same key returns the same execution")
     String idempotencyKey;
 
-    @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command, after --")
+    @Option(names = "--file", paramLabel = "PATH", description = "Read the command (a bash script, any size) from"
+            + " PATH instead of the arguments; - reads it from stdin")
+    String file;
+
+    @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --file)")
     List<String> command;
 
     @Override
@@ -65,7 +74,7 @@ final class RunCommand extends ClientCommand {
         if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
             throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
-        SubmitRequest request = new SubmitRequest(String.join(" ", command), timeoutMs, maxOutputBytes,
+        SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
                 waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts, null);
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd ? "full" : null);
         if (follow) {
@@ -92,5 +101,30 @@ final class RunCommand extends ClientCommand {
                     + "   status: outrun status " + v.executionId() + "   cancel: outrun cancel " + v.executionId());
         }
         return 0;
+    }
+
+    /** The arguments joined, or the script from --file: a script over ~128 KB cannot pass through an argv. */
+    private String commandText() {
+        boolean args = command != null && !command.isEmpty();
+        if (file != null && args) {
+            throw new ConfigException("give the command either after -- or with --file, not both");
+        }
+        if (file == null) {
+            if (!args) {
+                throw new ConfigException("no command: give it after -- (outrun run -- 'make test'), or with --file PATH"
+                        + " (--file - reads it from stdin)");
+            }
+            return String.join(" ", command);
+        }
+        try {
+            byte[] bytes = file.equals("-") ? System.in.readAllBytes() : Files.readAllBytes(Path.of(file));
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            if (text.isBlank()) {
+                throw new ConfigException("--file " + file + " holds no command");
+            }
+            return text;
+        } catch (IOException e) {
+            throw new ConfigException("--file " + file + " cannot be read: " + e.getMessage());
+        }
     }
 }

@@ -1,0 +1,58 @@
+package io.outrun.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.outrun.http.ApiHarness;
+import io.outrun.testing.WorkerProcess;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The API node's /mcp over streamable HTTP, spoken to by the SDK's client, behind the /v1 bearer token. */
+class McpHttpIT {
+
+    private static McpSyncClient client(ApiHarness api, String token) {
+        HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder(api.base().toString())
+                .endpoint("/mcp")
+                .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + token))
+                .build();
+        return McpClient.sync(transport).requestTimeout(Duration.ofSeconds(120))
+                .initializationTimeout(Duration.ofSeconds(30)).build();
+    }
+
+    @Test
+    void theToolsOverStreamableHttpAgainstALiveOutrun() throws Exception {
+        try (ApiHarness api = ApiHarness.start();
+             WorkerProcess worker = WorkerProcess.start(api.core().config(), "w-mcp-http", 4)) {
+            HttpResponse<String> anonymous = api.send("POST", "/mcp", null, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+            assertThat(anonymous.statusCode()).isEqualTo(401);
+            assertThat(anonymous.headers().firstValue("WWW-Authenticate")).contains("Bearer");
+            assertThat(anonymous.body()).contains("\"code\":\"identity_required\"");
+            assertThat(api.send("POST", "/mcp", "not-a-token", "{}").statusCode()).isEqualTo(401);
+
+            try (McpSyncClient alice = client(api, api.aliceToken); McpSyncClient bob = client(api, api.bobToken)) {
+                assertThat(alice.initialize().serverInfo().name()).isEqualTo("outrun");
+                McpScenario scenario = new McpScenario(alice);
+                scenario.listsTheTools();
+                scenario.backgroundRunPolledToItsOutput();
+                scenario.foregroundRunAnswersInOneCall();
+
+                // Owner scoping: bob's session cannot see alice's execution.
+                String id = scenario.call("run_command", Map.of("command", "true", "background", true)).text("executionId");
+                bob.initialize();
+                McpScenario.Answer foreign = new McpScenario(bob).call("get_execution", Map.of("executionId", id));
+                assertThat(foreign.error()).isTrue();
+                assertThat(foreign.json().path("error").path("code").asText()).isEqualTo("execution_not_found");
+
+                scenario.waitForOutputThenCursorThenCancel();
+                scenario.badIdAnswersWithItsErrorCode();
+                scenario.maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(worker);
+            }
+        }
+    }
+}
