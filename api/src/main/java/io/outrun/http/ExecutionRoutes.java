@@ -44,6 +44,7 @@ final class ExecutionRoutes {
     void submit(Context ctx) {
         String owner = ApiServer.owner(ctx);
         OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
+        requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, config.maxBodyBytes()), owner,
                 ctx.header("Idempotency-Key"));
         Inserted inserted = service.submit(parsed.submission());
@@ -189,6 +190,23 @@ final class ExecutionRoutes {
                     "Use a new Idempotency-Key for a new command, or GET /v1/executions/" + first.id()
                             + " for the execution the key already names.");
         }
+    }
+
+    /**
+     * The body must be sent as JSON. A missing Content-Type is taken as JSON (a bare client);
+     * any other type (curl's -d sends a form) answers 415 with the fix.
+     */
+    static void requireJson(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String type = contentType.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+        if (type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"))) {
+            return;
+        }
+        throw new ApiError(415, "unsupported_media_type", "The body was sent as " + (type.length() > 80
+                ? type.substring(0, 80) + "…" : type) + "; a submit takes a JSON object (application/json).",
+                "Send the header Content-Type: application/json (with curl: -H 'Content-Type: application/json').");
     }
 
     /** Malformed ids answer like missing ones: nothing about ids leaks through the error. */
