@@ -6,7 +6,6 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
-import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import io.outrun.auth.Authenticator;
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ErrorBody;
@@ -69,12 +68,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
             }
             return new OutrunClient(self.get(), t, http);
         }, mapper);
-        this.server = McpServer.sync(transport)
-                .serverInfo("outrun", version)
-                .instructions(OutrunTools.INSTRUCTIONS)
-                .capabilities(ServerCapabilities.builder().tools(false).build())
-                .tools(tools.specifications())
-                .build();
+        this.server = tools.serve(McpServer.sync(transport), version);
     }
 
     /** Adds the servlet and its auth filter to Javalin's servlet context. */

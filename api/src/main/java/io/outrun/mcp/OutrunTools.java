@@ -3,7 +3,10 @@ package io.outrun.mcp;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
@@ -62,6 +65,20 @@ public final class OutrunTools {
     public OutrunTools(Function<McpSyncServerExchange, OutrunClient> clients, McpJsonMapper mapper) {
         this.clients = clients;
         this.mapper = mapper;
+    }
+
+    /**
+     * The MCP server with these tools on {@code transport}'s spec. Inputs are checked by the tools
+     * themselves, not by the SDK's schema validator, so a bad argument answers with the API's
+     * code ({@code invalid_request}) and a message that names it, like every other error.
+     */
+    public McpSyncServer serve(McpServer.SyncSpecification<?> transport, String version) {
+        return transport.serverInfo("outrun", version)
+                .instructions(INSTRUCTIONS)
+                .capabilities(ServerCapabilities.builder().tools(false).build())
+                .validateToolInputs(false)
+                .tools(specifications())
+                .build();
     }
 
     public List<SyncToolSpecification> specifications() {

@@ -5,7 +5,6 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
-import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import io.outrun.client.OutrunClient;
 import io.outrun.mcp.OutrunTools;
 import java.io.FilterInputStream;
@@ -54,12 +53,8 @@ final class McpCommand implements Callable<Integer> {
             }
         };
         McpJsonMapper mapper = McpJsonDefaults.getMapper();
-        McpSyncServer server = McpServer.sync(new StdioServerTransportProvider(mapper, in, System.out))
-                .serverInfo("outrun", Outrun.VERSION)
-                .instructions(OutrunTools.INSTRUCTIONS)
-                .capabilities(ServerCapabilities.builder().tools(false).build())
-                .tools(new OutrunTools(exchange -> client, mapper).specifications())
-                .build();
+        McpSyncServer server = new OutrunTools(exchange -> client, mapper)
+                .serve(McpServer.sync(new StdioServerTransportProvider(mapper, in, System.out)), Outrun.VERSION);
         stdinClosed.await();
         server.closeGracefully();
         return 0;

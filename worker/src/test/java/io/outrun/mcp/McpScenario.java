@@ -13,7 +13,6 @@ import io.outrun.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,9 +22,23 @@ import java.util.concurrent.TimeUnit;
 final class McpScenario {
 
     private final McpSyncClient client;
+    private final CommandProbe probe;
 
-    McpScenario(McpSyncClient client) {
+    /** Whether an execution's command still runs, as the sandbox in use shows it. */
+    interface CommandProbe {
+        /** {@code firstLine} is what the command printed first: {@code pid $$}. */
+        boolean running(String executionId, String firstLine);
+    }
+
+    /** Host processes: the pid the command printed. */
+    static final CommandProbe PROCESSES = (id, firstLine) -> {
+        long pid = Long.parseLong(firstLine.strip().substring(4));
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    };
+
+    McpScenario(McpSyncClient client, CommandProbe probe) {
         this.client = client;
+        this.probe = probe;
     }
 
     /** A tool's answer: its JSON, and whether the protocol marked it an error. */
@@ -110,7 +123,6 @@ final class McpScenario {
         assertThat(first.text("stdout")).startsWith("pid ").doesNotContain("second");
         assertThat(waitedMs).as("answered at the first line, not after the 25 s wait").isLessThan(15_000);
         assertThat(first.text("guidance")).contains("read_output").contains("cancel_execution");
-        long pid = Long.parseLong(first.text("stdout").strip().substring(4));
         String id = first.text("executionId");
 
         Answer next = call("read_output", Map.of("executionId", id, "cursor", first.text("cursor"), "waitMs", 20_000));
@@ -118,13 +130,13 @@ final class McpScenario {
         Answer quiet = call("read_output", Map.of("executionId", id, "cursor", next.text("cursor")));
         assertThat(quiet.text("stdout")).isEmpty();
 
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).as("the command runs").contains(true);
+        String firstLine = first.text("stdout");
+        assertThat(probe.running(id, firstLine)).as("the command runs").isTrue();
         Answer cancelled = call("cancel_execution", Map.of("executionId", id));
         assertThat(cancelled.error()).as(cancelled.json().toString()).isFalse();
         assertThat(cancelled.text("status")).isEqualTo("cancelled");
         assertThat(cancelled.text("guidance")).contains("gone");
-        Optional<ProcessHandle> after = ProcessHandle.of(pid);
-        assertThat(after.isEmpty() || !after.get().isAlive()).as("its process is gone when the cancel answers").isTrue();
+        assertThat(probe.running(id, firstLine)).as("the command is gone when the cancel answers").isFalse();
         Answer again = call("cancel_execution", Map.of("executionId", id));
         assertThat(again.text("status")).isEqualTo("cancelled");
     }
@@ -138,13 +150,20 @@ final class McpScenario {
         }
         Answer malformed = call("get_execution", Map.of("executionId", "not-an-id"));
         assertThat(malformed.json().path("error").path("code").asText()).isEqualTo("execution_not_found");
+        Answer noCommand = call("run_command", Map.of("background", true));
+        assertThat(noCommand.error()).isTrue();
+        assertThat(noCommand.json().path("error").path("code").asText()).isEqualTo("invalid_request");
+        assertThat(noCommand.json().path("error").path("message").asText()).contains("command");
+        Answer zeroAttempts = call("run_command", Map.of("command", "true", "maxAttempts", 0));
+        assertThat(zeroAttempts.json().path("error").path("code").asText()).isEqualTo("invalid_request");
+        assertThat(zeroAttempts.json().path("error").path("message").asText()).contains("maxAttempts");
         Answer badImage = call("run_command", Map.of("command", "true", "image", "debian:12"));
         assertThat(badImage.error()).isTrue();
         assertThat(badImage.json().path("error").path("code").asText()).isEqualTo("image_not_allowed");
     }
 
     /** maxAttempts 1: its worker SIGKILLed mid-run, it ends failed with lease_expired after one attempt. */
-    void maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(WorkerProcess worker) throws Exception {
+    String maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(WorkerProcess worker) throws Exception {
         Answer started = call("run_command", Map.of("command", "echo started; sleep 300", "background", true,
                 "maxAttempts", 1));
         assertThat(started.json().path("maxAttempts").asInt()).isEqualTo(1);
@@ -165,5 +184,6 @@ final class McpScenario {
         assertThat(end.json().path("error").path("code").asText()).isEqualTo("lease_expired");
         assertThat(end.json().path("attempt").asInt()).isEqualTo(1);
         assertThat(end.text("guidance")).contains("not run again");
+        return id;
     }
 }

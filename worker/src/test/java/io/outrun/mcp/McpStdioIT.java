@@ -30,7 +30,7 @@ class McpStdioIT {
                 var init = client.initialize();
                 assertThat(init.serverInfo().name()).isEqualTo("outrun");
                 assertThat(init.instructions()).contains("background");
-                McpScenario scenario = new McpScenario(client);
+                McpScenario scenario = new McpScenario(client, McpScenario.PROCESSES);
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
