@@ -45,6 +45,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(McpHttpEndpoint.class);
     private static final String TOKEN = "outrun.mcp.token";
+    private static final Duration SESSION_IDLE = Duration.ofMinutes(30);
 
     private final Authenticator auth;
     private final HttpServletStreamableServerTransportProvider transport;
@@ -59,6 +60,9 @@ public final class McpHttpEndpoint implements AutoCloseable {
                 .jsonMapper(mapper)
                 .mcpEndpoint(PATH)
                 .maxRequestSize(maxBodyBytes)
+                // Sessions of hosts that vanished without DELETE would pile up: one idle this long
+                // is closed (a host that comes back gets 404 and initializes again, as MCP says).
+                .sessionSweepInterval(SESSION_IDLE)
                 .contextExtractor(request -> McpTransportContext.create(Map.of(TOKEN, request.getAttribute(TOKEN))))
                 .build();
         OutrunTools tools = new OutrunTools(exchange -> {

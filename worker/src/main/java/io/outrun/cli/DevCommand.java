@@ -169,6 +169,7 @@ final class DevCommand implements Callable<Integer> {
         out.println();
         out.println("outrun dev is ready  (data in " + dir + ", sandbox " + sandbox + ")");
         out.println("  API        " + url + "   owner `" + OWNER + "`, token in " + tokenPath);
+        out.println("  MCP        " + url + "/mcp (streamable HTTP, same token), or `outrun mcp` over stdio (see README)");
         if (dashboardPort > 0) {
             out.println("  dashboard  http://localhost:" + dashboardPort + "   (JobRunr; listens on all interfaces, --dashboard-port 0 turns it off)");
         }
