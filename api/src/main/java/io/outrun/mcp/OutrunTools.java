@@ -270,8 +270,10 @@ public final class OutrunTools {
         ObjectNode answer = state(v);
         answer.put("cursor", v.cursor());
         if (v.status().equals("cancelled")) {
+            // The worker writes `cancelled` once the engine reports the command dead; it removes
+            // the stopped container right after.
             answer.put("guidance", "Cancelled: the command and everything it started are gone"
-                    + (v.attempt() > 0 ? " (its sandbox was killed and removed)" : " (it never started)")
+                    + (v.attempt() > 0 ? " (its sandbox was killed)" : " (it never started)")
                     + ". read_output shows what it printed before.");
         } else if (v.finished()) {
             answer.put("guidance", "It ended as " + v.status() + " before the cancel took effect. " + v.guidance());
@@ -338,16 +340,24 @@ public final class OutrunTools {
         return answer;
     }
 
+    /** What to do next while it is queued or running, in tool calls (the API's guidance names HTTP routes). */
     private static String running(ExecutionView v) {
-        String lost = v.attempt() > 1 || (v.status().equals("queued") && v.attempt() > 0)
-                ? "Its worker was lost during attempt " + (v.status().equals("queued") ? v.attempt() : v.attempt() - 1)
-                        + "; it runs again from the start (attempt " + (v.status().equals("queued") ? v.attempt() + 1 : v.attempt())
-                        + " of " + v.maxAttempts() + "). " : "";
-        return lost + (v.status().equals("queued") ? "Queued; it starts when a worker has a free slot. "
-                : "Still running (attempt " + v.attempt() + " of " + v.maxAttempts() + "). ")
-                + (v.cancelRequested() ? "Cancel requested; it stops within seconds. " : "")
-                + "Do not wait idle: continue other work, then call read_output with this cursor (only new output;"
-                + " waitMs up to 30000 answers as soon as there is some) or get_execution"
-                + (v.cancelRequested() ? "." : "; cancel_execution stops it.");
+        boolean queued = v.status().equals("queued");
+        // Queued after a start, or running a later attempt: an earlier attempt was lost with its worker.
+        int lostAttempt = queued ? v.attempt() : v.attempt() - 1;
+        StringBuilder text = new StringBuilder();
+        if (lostAttempt > 0) {
+            text.append("Attempt ").append(lostAttempt).append(" lost its worker; the command runs again from the start")
+                    .append(" as attempt ").append(lostAttempt + 1).append(" of ").append(v.maxAttempts())
+                    .append(", and its output starts over. ");
+        }
+        text.append(queued ? "Queued; it starts when a worker has a free slot. "
+                : "Still running (attempt " + v.attempt() + " of " + v.maxAttempts() + "). ");
+        if (v.cancelRequested()) {
+            text.append("Cancel requested; it stops within seconds. ");
+        }
+        text.append("Do not wait idle: continue other work, then call read_output with this cursor (only new output;"
+                + " waitMs up to 30000 answers as soon as there is some) or get_execution");
+        return text.append(v.cancelRequested() ? "." : "; cancel_execution stops it.").toString();
     }
 }

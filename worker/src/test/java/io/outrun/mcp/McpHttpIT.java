@@ -8,6 +8,7 @@ import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTranspor
 import io.outrun.http.ApiHarness;
 import io.outrun.testing.WorkerProcess;
 import io.outrun.sandbox.docker.DockerTests;
+import io.outrun.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
@@ -33,10 +34,22 @@ class McpHttpIT {
                 .initializationTimeout(Duration.ofSeconds(30)).build();
     }
 
-    /** The execution's containers, by the label every Outrun container carries. */
+    /** The execution's containers still running, by the label every Outrun container carries. */
+    private static List<String> running(String executionId) {
+        return containers(executionId, "ps", "-q");
+    }
+
+    /** The execution's containers, running or not. */
     private static List<String> containers(String executionId) {
+        return containers(executionId, "ps", "-aq");
+    }
+
+    private static List<String> containers(String executionId, String... ps) {
         try {
-            Process p = new ProcessBuilder("docker", "ps", "-aq", "--filter", "label=outrun.execution=" + executionId)
+            List<String> cmd = new java.util.ArrayList<>(List.of("docker"));
+            cmd.addAll(List.of(ps));
+            cmd.addAll(List.of("--filter", "label=outrun.execution=" + executionId));
+            Process p = new ProcessBuilder(cmd)
                     .redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             p.waitFor();
@@ -64,7 +77,7 @@ class McpHttpIT {
 
             try (McpSyncClient alice = client(api, api.aliceToken); McpSyncClient bob = client(api, api.bobToken)) {
                 assertThat(alice.initialize().serverInfo().name()).isEqualTo("outrun");
-                McpScenario scenario = new McpScenario(alice, (id, firstLine) -> !containers(id).isEmpty());
+                McpScenario scenario = new McpScenario(alice, (id, firstLine) -> !running(id).isEmpty());
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
@@ -76,7 +89,9 @@ class McpHttpIT {
                 assertThat(foreign.error()).isTrue();
                 assertThat(foreign.json().path("error").path("code").asText()).isEqualTo("execution_not_found");
 
-                scenario.waitForOutputThenCursorThenCancel();
+                String cancelled = scenario.waitForOutputThenCursorThenCancel();
+                // Stopped when the cancel answered (above); the worker removes the container right after.
+                Await.until("cancelled container removed", Duration.ofSeconds(20), () -> containers(cancelled).isEmpty());
                 scenario.badIdAnswersWithItsErrorCode();
                 killed = scenario.maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(worker);
             }

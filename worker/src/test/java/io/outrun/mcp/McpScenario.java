@@ -113,7 +113,7 @@ final class McpScenario {
      * waitFor=output answers at the first line; read_output from its cursor gives only what
      * follows; cancel_execution answers once the command's process is gone.
      */
-    void waitForOutputThenCursorThenCancel() {
+    String waitForOutputThenCursorThenCancel() {
         long start = System.nanoTime();
         Answer first = call("run_command", Map.of("command", "echo \"pid $$\"; sleep 2; echo second; sleep 300",
                 "waitFor", "output", "waitMs", 25_000));
@@ -139,6 +139,7 @@ final class McpScenario {
         assertThat(probe.running(id, firstLine)).as("the command is gone when the cancel answers").isFalse();
         Answer again = call("cancel_execution", Map.of("executionId", id));
         assertThat(again.text("status")).isEqualTo("cancelled");
+        return id;
     }
 
     void badIdAnswersWithItsErrorCode() {
