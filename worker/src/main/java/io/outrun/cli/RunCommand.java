@@ -34,6 +34,10 @@ final class RunCommand extends ClientCommand {
     @Option(names = {"-f", "--follow"}, description = "Stream the output live until the end")
     boolean follow;
 
+    @Option(names = "--wait-for-output", description = "Wait (up to 30 s) until the command prints something or ends,"
+            + " print that, then the id and the cursor to read on with (outrun logs ID --cursor C)")
+    boolean waitForOutput;
+
     @Option(names = "--json", description = "Print JSON (with --follow: one line per output chunk, then the result)")
     boolean json;
 
@@ -74,13 +78,29 @@ final class RunCommand extends ClientCommand {
         if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
             throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
+        if ((waitForEnd ? 1 : 0) + (follow ? 1 : 0) + (waitForOutput ? 1 : 0) > 1) {
+            throw new ConfigException("choose one of --wait, --follow and --wait-for-output");
+        }
         SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
-                waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts, null);
-        ExecutionView v = client.submit(request, idempotencyKey, waitForEnd ? "full" : null);
+                waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
+                waitForOutput ? "output" : null);
+        ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
+        if (waitForOutput && !v.finished()) {
+            if (json) {
+                printJson(v);
+            } else {
+                out().print(v.stdout().text());
+                err().print(v.stderr().text());
+                err().println("outrun: " + v.status() + " as " + v.executionId() + ". Read on: outrun logs "
+                        + v.executionId() + " --cursor " + v.cursor() + "   follow: outrun logs -f " + v.executionId()
+                        + "   cancel: outrun cancel " + v.executionId());
+            }
+            return 0;
+        }
         if (follow) {
             return followToEnd(client, v.executionId(), json);
         }
-        if (waitForEnd) {
+        if (waitForEnd || waitForOutput) {
             while (!v.finished()) {
                 v = client.get(v.executionId(), WAIT_STEP_MS, "full");
             }

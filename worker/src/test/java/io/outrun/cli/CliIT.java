@@ -127,6 +127,15 @@ class CliIT {
         assertThat(first.out() + next.out()).as("nothing repeated, nothing skipped").isEqualTo("from-file\nlater\n");
         client("cancel", id);
         assertThat(client("run").err()).contains("--file");
+
+        Result early = client("run", "--wait-for-output", "--", "echo ready; sleep 60");
+        assertThat(early.code()).as(early.err()).isZero();
+        assertThat(early.out()).isEqualTo("ready\n");
+        java.util.regex.Matcher ids = java.util.regex.Pattern.compile("running as (\\S+)\\. Read on: outrun logs \\S+ --cursor (\\S+)")
+                .matcher(early.err());
+        assertThat(ids.find()).as(early.err()).isTrue();
+        assertThat(client("logs", ids.group(1), "--cursor", ids.group(2)).out()).as("nothing new after the cursor").isEmpty();
+        client("cancel", ids.group(1));
     }
 
     @Test
