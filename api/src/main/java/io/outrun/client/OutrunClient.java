@@ -48,9 +48,17 @@ public final class OutrunClient {
         return base;
     }
 
-    /** Submits a command; {@code idempotencyKey} may be null. */
+    /** Submits a command; {@code idempotencyKey} may be null. The answer shows output as {@code ?output=tail}. */
     public ExecutionView submit(SubmitRequest request, String idempotencyKey) {
-        HttpRequest.Builder b = request("/v1/executions", waitOf(request.waitMs()))
+        return submit(request, idempotencyKey, null);
+    }
+
+    /**
+     * Submits a command; {@code idempotencyKey} may be null; {@code output} is how much output the
+     * answer shows: {@code none}, {@code tail} or {@code full} (null: the server's default, tail).
+     */
+    public ExecutionView submit(SubmitRequest request, String idempotencyKey, String output) {
+        HttpRequest.Builder b = request("/v1/executions" + query("output", output), waitOf(request.waitMs()))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request)));
         if (idempotencyKey != null) {
@@ -69,7 +77,13 @@ public final class OutrunClient {
 
     /** With {@code waitMs} &gt; 0, answers as soon as the execution ends, or at the end of the wait. */
     public ExecutionView get(String executionId, long waitMs) {
-        String path = "/v1/executions/" + encodePath(executionId) + query("waitMs", waitMs > 0 ? String.valueOf(waitMs) : null);
+        return get(executionId, waitMs, null);
+    }
+
+    /** As {@link #get(String, long)}, with {@code output} {@code none}, {@code tail} or {@code full} (null: tail). */
+    public ExecutionView get(String executionId, long waitMs, String output) {
+        String path = "/v1/executions/" + encodePath(executionId)
+                + query("waitMs", waitMs > 0 ? String.valueOf(waitMs) : null, "output", output);
         return send(request(path, waitOf(waitMs)).GET().build(), ExecutionView.class);
     }
 
@@ -87,8 +101,15 @@ public final class OutrunClient {
 
     /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */
     public ExecutionPage list(String status, int limit, String after) {
-        String path = "/v1/executions" + query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null,
-                "after", after);
+        return list(status, java.util.Map.of(), limit, after);
+    }
+
+    /** As {@link #list(String, int, String)}, only executions that carry every one of {@code labels}. */
+    public ExecutionPage list(String status, java.util.Map<String, String> labels, int limit, String after) {
+        StringBuilder labelQuery = new StringBuilder();
+        labels.forEach((k, v) -> labelQuery.append("&label=").append(URLEncoder.encode(k + "=" + v, StandardCharsets.UTF_8)));
+        String q = query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null, "after", after);
+        String path = "/v1/executions" + (q.isEmpty() && labelQuery.length() > 0 ? "?" + labelQuery.substring(1) : q + labelQuery);
         return send(request(path, Duration.ZERO).GET().build(), ExecutionPage.class);
     }
 

@@ -22,6 +22,10 @@ import java.util.List;
  *                          ({@code --env-allow}, default {@link #DEFAULT_ENV_ALLOWLIST})
  * @param maxLabels         labels per execution (default 16; keys ≤ 64, values ≤ 256 characters)
  * @param maxWaiters        requests waiting at once on this node; more answer at once instead of waiting (default 200)
+ * @param imageAllowlist    images a submission may name in {@code image}: exact, {@code PREFIX*} or {@code *}
+ *                          ({@code --image-allow}); a submission naming another answers 400 at once instead of
+ *                          failing on a worker. Should match the workers' {@code --image} and {@code --image-allow};
+ *                          default {@code outrun-sandbox:latest}, the workers' default image
  */
 public record ApiConfig(
         String host,
@@ -35,11 +39,15 @@ public record ApiConfig(
         int maxAttempts,
         List<String> envAllowlist,
         int maxLabels,
-        int maxWaiters) {
+        int maxWaiters,
+        List<String> imageAllowlist) {
 
     /** Variables that change how tools print, never what they can reach. */
     public static final List<String> DEFAULT_ENV_ALLOWLIST =
             List.of("LANG", "LC_*", "TZ", "TERM", "NO_COLOR", "PAGER", "CI", "DEBUG");
+
+    /** The workers' default image (sandbox/image/build.sh builds it). */
+    public static final List<String> DEFAULT_IMAGE_ALLOWLIST = List.of("outrun-sandbox:latest");
 
     public ApiConfig {
         if (port < 0 || port > 65535) {
@@ -80,6 +88,12 @@ public record ApiConfig(
         if (maxLabels < 0 || maxLabels > 100) {
             throw new ConfigException("--max-labels must be between 0 and 100, got: " + maxLabels);
         }
+        imageAllowlist = List.copyOf(imageAllowlist == null ? DEFAULT_IMAGE_ALLOWLIST : imageAllowlist);
+        for (String entry : imageAllowlist) {
+            if (entry.isBlank() || entry.chars().anyMatch(c -> c <= 0x20 || c >= 0x7f)) {
+                throw new ConfigException("--image-allow entries are image names, PREFIX* or *, got: '" + entry + "'");
+            }
+        }
         if (maxWaiters < 0) {
             throw new ConfigException("the maximum number of waiting requests must be 0 or more, got: " + maxWaiters);
         }
@@ -88,32 +102,48 @@ public record ApiConfig(
     /** The defaults, listening on {@code host:port}. */
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, 600_000L, 3_600_000L, 1 << 20, 8 << 20, 30_000L, 2 << 20, 3,
-                DEFAULT_ENV_ALLOWLIST, 16, 200);
+                DEFAULT_ENV_ALLOWLIST, 16, 200,
+                DEFAULT_IMAGE_ALLOWLIST);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+    }
+
+    public ApiConfig withMaxAttempts(int value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+    }
+
+    public ApiConfig withImageAllowlist(List<String> value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value);
+    }
+
+    /** Whether a submission may name {@code image}. */
+    public boolean imageAllowed(String image) {
+        return Allowlist.allows(imageAllowlist, image);
     }
 
     /** Whether a caller may set the environment variable {@code name}. */

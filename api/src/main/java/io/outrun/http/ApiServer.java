@@ -9,6 +9,7 @@ import io.outrun.auth.Authenticator;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.http.wire.Json;
 import io.outrun.logging.ExecutionMdc;
+import io.outrun.mcp.McpHttpEndpoint;
 import io.outrun.metrics.FleetMetrics;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
@@ -16,6 +17,7 @@ import io.outrun.store.Outage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,6 +58,7 @@ public final class ApiServer implements AutoCloseable {
     private final ApiConfig config;
     private final HealthCheck healthCheck;
     private final Waiter waiter;
+    private final McpHttpEndpoint mcp;
 
     private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
                       ChangeSignal signal) {
@@ -65,6 +68,10 @@ public final class ApiServer implements AutoCloseable {
         byte[] openApi = openApi();
         FleetMetrics metrics = new FleetMetrics(dataSource);
         this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN);
+        // The tools call this node's own /v1 with the caller's token: loopback unless bound to one interface.
+        this.mcp = new McpHttpEndpoint(auth, () -> URI.create("http://" + (config.host().equals("0.0.0.0")
+                ? "127.0.0.1" : config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + port()),
+                config.maxBodyBytes(), "0.1.0");
         Map<Route, Handler> handlers = Map.of(
                 ROUTES.get(0), ctx -> health(ctx, healthCheck),
                 ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
@@ -90,6 +97,7 @@ public final class ApiServer implements AutoCloseable {
                 return connector;
             });
             c.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
+            c.jetty.modifyServletContextHandler(mcp::mount);
         });
         app.before("/v1/*", ctx -> {
             ExecutionMdc.clear();
@@ -149,6 +157,7 @@ public final class ApiServer implements AutoCloseable {
 
     @Override
     public void close() {
+        mcp.close();
         app.stop();
         healthCheck.close();
     }

@@ -35,6 +35,11 @@ final class ExecutionListing {
     }
 
     ExecutionPage page(String owner, ExecutionStatus status, int limit, ListCursor after) {
+        return page(owner, status, Map.of(), limit, after);
+    }
+
+    /** Only executions carrying every label in {@code labels} (the owner's index narrows first). */
+    ExecutionPage page(String owner, ExecutionStatus status, Map<String, String> labels, int limit, ListCursor after) {
         StringBuilder sql = new StringBuilder("SELECT id, status, left(command, 200), exit_code, attempt, created_at,"
                 + " started_at, finished_at, labels::text,"
                 + " (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint"
@@ -43,6 +48,14 @@ final class ExecutionListing {
         if (status != null) {
             sql.append(" AND status = ?");
             args.add(status.wire());
+        }
+        if (!labels.isEmpty()) {
+            sql.append(" AND labels @> ?::jsonb");
+            try {
+                args.add(Json.mapper().writeValueAsString(labels));
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
         }
         if (after != null) {
             sql.append(" AND (created_at, id) < (?, ?)");

@@ -44,6 +44,8 @@ final class ExecutionRoutes {
 
     void submit(Context ctx) {
         String owner = ApiServer.owner(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
+        requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, config.maxBodyBytes()), owner,
                 ctx.header("Idempotency-Key"));
         Inserted inserted = service.submit(parsed.submission());
@@ -55,7 +57,8 @@ final class ExecutionRoutes {
         Execution shown = e;
         if (parsed.waitMs() > 0 && !e.status().isTerminal()) {
             try {
-                shown = untilEnd(e.id(), owner, parsed.waitMs());
+                shown = parsed.waitForOutput() ? untilOutput(e.id(), owner, parsed.waitMs())
+                        : untilEnd(e.id(), owner, parsed.waitMs());
             } catch (RuntimeException failure) {
                 if (!Outage.is(failure)) {
                     throw failure;
@@ -65,18 +68,19 @@ final class ExecutionRoutes {
             }
         }
         ctx.header("Location", "/v1/executions/" + e.id());
-        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown));
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown, mode));
     }
 
     void get(Context ctx) {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
         long waitMs = waitMs(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         Execution e = load(id, owner);
         if (waitMs > 0 && !e.status().isTerminal()) {
             e = untilEnd(id, owner, waitMs);
         }
-        ApiServer.json(ctx, 200, views.of(e));
+        ApiServer.json(ctx, 200, views.of(e, mode));
     }
 
     void output(Context ctx) {
@@ -92,6 +96,7 @@ final class ExecutionRoutes {
     void cancel(Context ctx) {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
+        OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         CancelResult result = service.cancel(id, owner);
         if (result == CancelResult.NOT_FOUND) {
             throw ApiError.notFound(id.toString());
@@ -101,7 +106,7 @@ final class ExecutionRoutes {
             throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as " + e.status().wire()
                     + "; there is nothing to cancel.", "GET /v1/executions/" + id + " shows its result.");
         }
-        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e));
+        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e, mode));
     }
 
     void list(Context ctx) {
@@ -116,7 +121,16 @@ final class ExecutionRoutes {
             }
         }
         int limit = (int) Math.min(longParam(ctx, "limit", 1, DEFAULT_LIMIT), MAX_LIMIT);
-        ExecutionPage page = listing.page(owner, status, limit, ListCursor.decode(ctx.queryParam("after")));
+        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
+        for (String label : ctx.queryParams("label")) {
+            int eq = label.indexOf('=');
+            if (eq < 1 || label.length() > 400 || label.indexOf('\0') >= 0) {
+                throw ApiError.invalid("label", "must be key=value, e.g. label=task%3Dbuild-42, got: "
+                        + (label.length() > 40 ? label.substring(0, 40) + "…" : label));
+            }
+            labels.put(label.substring(0, eq), label.substring(eq + 1));
+        }
+        ExecutionPage page = listing.page(owner, status, labels, limit, ListCursor.decode(ctx.queryParam("after")));
         ApiServer.json(ctx, 200, page);
     }
 
@@ -154,6 +168,17 @@ final class ExecutionRoutes {
         return e.attempt() == cursor.attempt() ? e : load(id, owner);
     }
 
+    /**
+     * Waits for the first output or the end. Each wake-up re-reads only the state and byte counts
+     * (no output bytes); the whole execution is read once, when the wait ends.
+     */
+    private Execution untilOutput(UUID id, String owner, long waitMs) {
+        waiter.await(id, waitMs, () -> service.get(id, owner, OutputStore.Read.NONE)
+                .orElseThrow(() -> ApiError.notFound(id.toString())), e -> e.status().isTerminal()
+                || e.stdout().totalBytes() > 0 || e.stderr().totalBytes() > 0);
+        return load(id, owner);
+    }
+
     private Execution load(UUID id, String owner) {
         return service.get(id, owner).orElseThrow(() -> ApiError.notFound(id.toString()));
     }
@@ -170,6 +195,7 @@ final class ExecutionRoutes {
                 && first.env().equals(repeat.env())
                 && first.labels().equals(repeat.labels())
                 && first.timeoutMs() == repeat.timeoutMs()
+                && first.maxAttempts() == repeat.maxAttempts()
                 && first.maxOutputBytes() == repeat.maxOutputBytes();
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
@@ -177,6 +203,23 @@ final class ExecutionRoutes {
                     "Use a new Idempotency-Key for a new command, or GET /v1/executions/" + first.id()
                             + " for the execution the key already names.");
         }
+    }
+
+    /**
+     * The body must be sent as JSON. A missing Content-Type is taken as JSON (a bare client);
+     * any other type (curl's -d sends a form) answers 415 with the fix.
+     */
+    static void requireJson(String contentType) {
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String type = contentType.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+        if (type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"))) {
+            return;
+        }
+        throw new ApiError(415, "unsupported_media_type", "The body was sent as " + (type.length() > 80
+                ? type.substring(0, 80) + "…" : type) + "; a submit takes a JSON object (application/json).",
+                "Send the header Content-Type: application/json (with curl: -H 'Content-Type: application/json').");
     }
 
     /** Malformed ids answer like missing ones: nothing about ids leaks through the error. */

@@ -17,32 +17,55 @@ final class Guidance {
 
     String forExecution(Execution e) {
         String id = e.id().toString();
-        String follow = "GET /v1/executions/" + id + "/output?waitMs=" + config.maxWaitMs()
-                + " (then pass back each answer's cursor) streams only output you have not seen";
+        String follow = "GET /v1/executions/" + id + "/output?cursor=<cursor>&waitMs=" + config.maxWaitMs()
+                + " (pass this answer's cursor, then each answer's) streams only output you have not seen";
         String poll = "GET /v1/executions/" + id + "?waitMs=" + config.maxWaitMs() + " answers as soon as it ends";
-        String cancel = "POST /v1/executions/" + id + "/cancel stops it";
+        // Once a cancel is requested, offering the cancel again would only loop the caller.
+        String cancel = e.cancelRequested() ? "" : "; POST /v1/executions/" + id + "/cancel stops it";
         String text = switch (e.status()) {
-            case QUEUED -> (e.cancelRequested() ? "Cancel requested. " : "")
-                    + "Queued; a worker starts it within seconds. Do not wait idle: continue other work, then check back. "
-                    + poll + "; " + follow + "; " + cancel + ".";
+            case QUEUED -> queued(e) + " Do not wait idle: continue other work, then check back. " + poll + "; "
+                    + follow + cancel + ".";
             case RUNNING -> (e.cancelRequested() ? "Cancel requested; the worker kills it within seconds. " : "")
-                    + "Running (attempt " + e.attempt() + " of " + e.maxAttempts() + "). Do not wait idle: continue other"
-                    + " work, then check back. " + poll + "; " + follow + "; " + cancel + ".";
+                    + "Running (attempt " + e.attempt() + " of " + e.maxAttempts() + ")." + earlierAttemptsLost(e)
+                    + " Do not wait idle: continue other work, then check back. " + poll + "; " + follow + cancel + ".";
             case SUCCEEDED -> "Finished with exit code 0; stdout and stderr hold its output.";
             case FAILED -> failed(e);
-            case TIMED_OUT -> "Killed at its timeout of " + e.timeoutMs() + " ms. Resubmit with a larger timeoutMs (this"
-                    + " server allows up to " + config.maxTimeoutMs() + " ms), split the work into smaller steps, or save"
-                    + " progress to files so a re-run can resume.";
+            case TIMED_OUT -> "Killed at its timeout of " + e.timeoutMs() + " ms." + (e.timeoutMs() < config.maxTimeoutMs()
+                    ? " Resubmit with a larger timeoutMs (this server allows up to " + config.maxTimeoutMs() + " ms), or"
+                    : " That is this server's maximum:") + " split the work into smaller executions that each finish in"
+                    + " time. Files written inside the sandbox are removed when it ends, so a re-run starts from"
+                    + " scratch: keep each step's results in its printed output.";
             case CANCELLED -> "Cancelled by its owner. Submit it again if it is still needed.";
         };
         if (nothingKept(e.stdout()) && nothingKept(e.stderr()) && e.stdout().totalBytes() + e.stderr().totalBytes() > 0) {
             text += " Its stored output was removed by retention (outrun prune) after it ended; byte counts remain.";
         } else if (e.stdout().truncated() || e.stderr().truncated()) {
             text += " Output was truncated: the first and last bytes are kept and the middle is marked as dropped."
-                    + " Resubmit with a larger maxOutputBytes (up to " + config.maxOutputBytes() + ") or write bulky"
-                    + " output to a file and print a summary.";
+                    + (e.maxOutputBytes() < config.maxOutputBytes()
+                            ? " Resubmit with a larger maxOutputBytes (up to " + config.maxOutputBytes() + "), or print"
+                            : " It already kept this server's maximum of " + config.maxOutputBytes() + " bytes per stream:"
+                                    + " print")
+                    + " a summary instead of everything (filter with grep, tail or wc); files written in the sandbox"
+                    + " are removed when it ends.";
         }
         return text;
+    }
+
+    /** Queued twice over: never started, or back in the queue after its worker was lost. */
+    private static String queued(Execution e) {
+        String cancelled = e.cancelRequested() ? "Cancel requested. " : "";
+        if (e.attempt() == 0) {
+            return cancelled + "Queued; it starts as soon as a worker has a free slot (at once when one is idle).";
+        }
+        return cancelled + "Attempt " + e.attempt() + " of " + e.maxAttempts() + " lost its worker (crashed, killed or"
+                + " cut off from the database) before the command ended; it is queued to run again from the start as"
+                + " attempt " + (e.attempt() + 1) + ", and its output will start over. Whatever the lost attempt did"
+                + " outside the sandbox may have happened: submit with maxAttempts 1 for commands that must not run twice.";
+    }
+
+    private static String earlierAttemptsLost(Execution e) {
+        return e.attempt() <= 1 ? "" : " Earlier attempts lost their worker; this one runs the command again from the"
+                + " start, and its output starts over.";
     }
 
     /** Output capture always keeps a head and a tail; only retention leaves nothing of bytes that were there. */
@@ -53,10 +76,12 @@ final class Guidance {
     private String failed(Execution e) {
         String code = e.errorCode() == null ? "" : e.errorCode();
         return switch (code) {
-            case "command_failed" -> "The command exited with code " + e.exitCode() + ". Read stderr (and stdout), fix"
-                    + " the command, and submit it again as a new execution.";
-            case "lease_expired" -> "Every attempt lost its worker (crashed, killed, or cut off from the database)."
-                    + " Submit it again; if it keeps failing this way the command may be exhausting its worker (memory,"
+            case "command_failed" -> commandFailed(e);
+            case "lease_expired" -> (e.maxAttempts() == 1 ? "Its worker was lost (crashed, killed, or cut off from the"
+                    + " database) and, as asked with maxAttempts 1, it was not run again; the command may have run in"
+                    + " part. Check what it changed before you submit it again;"
+                    : "Every attempt lost its worker (crashed, killed, or cut off from the database). Submit it again;")
+                    + " if it keeps failing this way the command may be exhausting its worker (memory,"
                     + " processes): make it lighter or split it.";
             case "sandbox_error" -> "The sandbox could not run the command (see error.message). Check image and"
                     + " workdir, then submit again.";
@@ -64,8 +89,30 @@ final class Guidance {
                     + " the default sandbox image.";
             case "image_not_found" -> "The image you named is not on the workers. Submit again without `image` to use"
                     + " the default sandbox image.";
+            case "out_of_memory" -> "The kernel killed the command for memory: it used more than the sandbox's limit"
+                    + " (error.message names it). Make it use less (smaller inputs, stream instead of loading everything,"
+                    + " fewer parallel jobs) or split it into several executions, then submit again.";
             default -> "It failed (see error). Fix what the message names and submit it again.";
         };
+    }
+
+    private String commandFailed(Execution e) {
+        String text = "The command exited with code " + e.exitCode() + ".";
+        if (e.exitCode() != null && e.exitCode() == 137) {
+            // The engine did not flag an OOM kill (those end out_of_memory): something sent SIGKILL.
+            text += " 137 means it was killed with SIGKILL (not by the memory limit, which ends out_of_memory): by"
+                    + " itself, a process it started, or an operator.";
+        }
+        boolean err = e.stderr().totalBytes() > 0;
+        boolean out = e.stdout().totalBytes() > 0;
+        if (err) {
+            text += " Read stderr" + (out ? " (and stdout)" : "") + ",";
+        } else if (out) {
+            text += " It printed nothing on stderr; read stdout,";
+        } else {
+            text += " It printed nothing at all; add `set -x` or echo statements to see where it stops,";
+        }
+        return text + " fix the command, and submit it again as a new execution.";
     }
 
     String forOutput(Execution e, boolean done, String cursor) {

@@ -41,6 +41,25 @@ final class OutputSlicer {
         return new Slice(text.toString(), end, dropped);
     }
 
+    /** {@code from}, moved forward past UTF-8 continuation bytes so that text shown from it starts on a character. */
+    static long charStart(Captured c, long from) {
+        for (int i = 0; i < 3 && from < c.totalBytes(); i++) {
+            int b;
+            if (from < c.head().length) {
+                b = c.head()[(int) from] & 0xFF;
+            } else if (from >= c.tailOffset() && from - c.tailOffset() < c.tail().length) {
+                b = c.tail()[(int) (from - c.tailOffset())] & 0xFF;
+            } else {
+                return from; // in the dropped middle: the slice starts with its marker
+            }
+            if ((b & 0xC0) != 0x80) {
+                return from;
+            }
+            from++;
+        }
+        return from;
+    }
+
     /** Bytes at the end of {@code bytes} that start a character whose remaining bytes are still to come. */
     static int incompleteEnd(byte[] bytes) {
         int n = bytes.length;

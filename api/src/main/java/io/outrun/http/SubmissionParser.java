@@ -23,7 +23,8 @@ import java.util.Set;
 final class SubmissionParser {
 
     private static final Set<String> FIELDS =
-            Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "image", "env", "workdir", "labels");
+            Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
+                    "labels");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -40,8 +41,8 @@ final class SubmissionParser {
         this.config = config;
     }
 
-    /** A checked submission and how long its caller wants to wait for the end. */
-    record Parsed(Submission submission, long waitMs) {
+    /** A checked submission, how long its caller wants to wait, and whether for any output or only the end. */
+    record Parsed(Submission submission, long waitMs, boolean waitForOutput) {
     }
 
     Parsed parse(byte[] body, String owner, String idempotencyKey) {
@@ -63,7 +64,7 @@ final class SubmissionParser {
             String name = names.next();
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
-                        + " waitMs, image, env, workdir, labels)");
+                        + " waitMs, waitFor, maxAttempts, image, env, workdir, labels)");
             }
         }
         String command = string(root, "command", Integer.MAX_VALUE);
@@ -73,9 +74,20 @@ final class SubmissionParser {
         long timeoutMs = Math.min(positive(root, "timeoutMs", 1, config.defaultTimeoutMs()), config.maxTimeoutMs());
         long outputBytes = Math.min(positive(root, "maxOutputBytes", 2, config.defaultOutputBytes()), config.maxOutputBytes());
         long waitMs = Math.min(positive(root, "waitMs", 0, 0), config.maxWaitMs());
+        boolean waitForOutput = waitForOutput(string(root, "waitFor", 16));
+        // 1 means "never run it again": the caller knows a second run would do harm. Above the
+        // operator's maximum it is clamped like every other limit.
+        int maxAttempts = (int) Math.min(positive(root, "maxAttempts", 1, config.maxAttempts()), config.maxAttempts());
         String image = string(root, "image", 256);
         if (image != null && !image.matches("[A-Za-z0-9][A-Za-z0-9._/:@-]*")) {
             throw ApiError.invalid("image", "must be an image reference such as busybox:1.36 or registry/name@sha256:...");
+        }
+        if (image != null && !config.imageAllowed(image)) {
+            // Refused here, not on a worker: a worker would spend an attempt to say the same.
+            throw new ApiError(400, "image_not_allowed", "image: " + image + " is not on this server's list of images"
+                    + " executions may use (" + String.join(", ", config.imageAllowlist()) + ")",
+                    "Submit again without `image` to use the default sandbox image, or name one of the allowed images."
+                            + " An operator allows more with --image-allow.");
         }
         String workdir = string(root, "workdir", 1024);
         if (workdir != null) {
@@ -88,7 +100,18 @@ final class SubmissionParser {
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                config.maxAttempts(), idempotencyKey(idempotencyKey)), waitMs);
+                maxAttempts, idempotencyKey(idempotencyKey)), waitMs, waitForOutput);
+    }
+
+    private static boolean waitForOutput(String waitFor) {
+        if (waitFor == null || waitFor.equals("end")) {
+            return false;
+        }
+        if (waitFor.equals("output")) {
+            return true;
+        }
+        throw ApiError.invalid("waitFor", "must be \"end\" (answer when the command ends) or \"output\" (answer as"
+                + " soon as it prints anything), got: " + waitFor);
     }
 
     /** The {@code Idempotency-Key} header, checked; null when absent. */
@@ -181,7 +204,8 @@ final class SubmissionParser {
             return fallback;
         }
         if (!node.isIntegralNumber()) {
-            throw ApiError.invalid(field, "must be an integer number of " + (field.endsWith("Ms") ? "milliseconds" : "bytes"));
+            throw ApiError.invalid(field, "must be an integer" + (field.endsWith("Ms") ? " number of milliseconds"
+                    : field.endsWith("Bytes") ? " number of bytes" : ""));
         }
         if (!node.canConvertToLong()) {
             // Beyond 64 bits: as documented, too large is clamped to the server's maximum.

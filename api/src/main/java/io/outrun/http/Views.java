@@ -11,6 +11,11 @@ import java.time.Instant;
 /** Turns stored executions into what the API shows. */
 final class Views {
 
+    /** Bytes of each stream a {@link OutputMode#TAIL} answer shows. */
+    static final int TAIL_BYTES = 4096;
+    /** Characters of the command a light answer shows (the caller sent the command; it rarely needs it back). */
+    static final int COMMAND_PREVIEW = 200;
+
     private final Guidance guidance;
 
     Views(Guidance guidance) {
@@ -18,15 +23,45 @@ final class Views {
     }
 
     ExecutionView of(Execution e) {
-        Duration duration = e.duration(Instant.now());
-        ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
-        return new ExecutionView(e.id().toString(), e.status().wire(), e.command(), e.exitCode(), e.attempt(),
-                e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
-                duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
-                e.labels(), text(e.stdout()), text(e.stderr()), error, guidance.forExecution(e));
+        return of(e, OutputMode.FULL);
     }
 
-    private static StreamText text(Captured c) {
-        return new StreamText(c.text(), c.truncated(), c.totalBytes());
+    ExecutionView of(Execution e, OutputMode mode) {
+        Duration duration = e.duration(Instant.now());
+        ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
+        boolean complete = e.status().isTerminal();
+        // The position after everything printed so far: passed to /output, it gives only what follows.
+        String cursor = new OutputCursor(e.attempt(), OutputSlicer.since(e.stdout(), Long.MAX_VALUE, complete).next(),
+                OutputSlicer.since(e.stderr(), Long.MAX_VALUE, complete).next()).encode();
+        String command = mode == OutputMode.FULL || e.command().length() <= COMMAND_PREVIEW ? e.command()
+                : e.command().substring(0, cutAt(e.command(), COMMAND_PREVIEW)) + "…";
+        return new ExecutionView(e.id().toString(), e.status().wire(), command, e.exitCode(), e.attempt(),
+                e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
+                duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
+                e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
+                guidance.forExecution(e), cursor);
+    }
+
+    private static StreamText text(Captured c, OutputMode mode, boolean complete) {
+        return switch (mode) {
+            case FULL -> new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+            case NONE -> new StreamText(null, c.truncated(), c.totalBytes(), null);
+            case TAIL -> {
+                // What is kept fits: all of it, head and dropped-marker included.
+                if (c.head().length + c.tail().length <= TAIL_BYTES) {
+                    yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+                }
+                long from = OutputSlicer.charStart(c, Math.max(0, c.totalBytes() - TAIL_BYTES));
+                if (from == 0) {
+                    yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+                }
+                yield new StreamText(OutputSlicer.since(c, from, complete).text(), c.truncated(), c.totalBytes(), from);
+            }
+        };
+    }
+
+    /** Never cuts between the two halves of a surrogate pair. */
+    private static int cutAt(String s, int at) {
+        return Character.isLowSurrogate(s.charAt(at)) ? at - 1 : at;
     }
 }

@@ -181,6 +181,57 @@ class ApiIT {
     }
 
     @Test
+    void maxAttemptsPerSubmissionIsCheckedAndClampedToTheOperatorsMaximum() {
+        assertThat(api.alice().submit(SubmitRequest.of("true").withMaxAttempts(1)).maxAttempts()).isEqualTo(1);
+        assertThat(api.alice().submit(SubmitRequest.of("true").withMaxAttempts(99)).maxAttempts()).as("clamped").isEqualTo(3);
+        assertThat(api.alice().submit(SubmitRequest.of("true")).maxAttempts()).as("the server's default").isEqualTo(3);
+        String t = api.aliceToken;
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"maxAttempts\": 0}"), 400, "invalid_request", "maxAttempts");
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"maxAttempts\": \"1\"}"), 400, "invalid_request", "maxAttempts");
+        assertError(api.send("POST", "/v1/executions", t, "{\"command\": \"x\", \"waitFor\": \"start\"}"), 400, "invalid_request", "waitFor");
+        // The same key with another maxAttempts is another request.
+        String key = "attempts-" + UUID.randomUUID();
+        api.alice().submit(SubmitRequest.of("echo not twice").withMaxAttempts(1), key);
+        assertThatThrownBy(() -> api.alice().submit(SubmitRequest.of("echo not twice").withMaxAttempts(2), key))
+                .isInstanceOf(ApiException.class).hasMessageContaining("Idempotency-Key");
+    }
+
+    @Test
+    void anImageOffTheAllowlistIsRefusedAtSubmit() {
+        assertError(api.send("POST", "/v1/executions", api.aliceToken, "{\"command\": \"x\", \"image\": \"debian:12\"}"),
+                400, "image_not_allowed", "debian:12");
+        assertThat(api.send("POST", "/v1/executions", api.aliceToken,
+                "{\"command\": \"x\", \"image\": \"outrun-sandbox:latest\"}").statusCode()).isEqualTo(202);
+        try (ApiHarness open = ApiHarness.start(ApiConfig.defaults("127.0.0.1", 0).withImageAllowlist(List.of("allowed/*")))) {
+            assertThat(open.send("POST", "/v1/executions", open.aliceToken,
+                    "{\"command\": \"x\", \"image\": \"allowed/tool:1\"}").statusCode()).isEqualTo(202);
+            assertError(open.send("POST", "/v1/executions", open.aliceToken,
+                    "{\"command\": \"x\", \"image\": \"other:1\"}"), 400, "image_not_allowed", "allowed/*");
+        }
+    }
+
+    @Test
+    void pollsAreLightByDefaultAndCarryTheOutputCursor() {
+        String script = "# " + "x".repeat(300_000) + "\necho 1";
+        String id = api.alice().submit(SubmitRequest.of(script)).executionId();
+        HttpResponse<String> light = api.send("GET", "/v1/executions/" + id, api.aliceToken, null);
+        JsonNode body = json(light);
+        assertThat(light.body().length()).as("no 300 KB command in a poll").isLessThan(3_000);
+        assertThat(body.path("command").asText()).hasSize(201).endsWith("…");
+        assertThat(body.path("cursor").asText()).isNotEmpty();
+        assertThat(body.path("stdout").path("totalBytes").asLong()).isZero();
+        HttpResponse<String> full = api.send("GET", "/v1/executions/" + id + "?output=full", api.aliceToken, null);
+        assertThat(json(full).path("command").asText()).isEqualTo(script);
+        HttpResponse<String> none = api.send("GET", "/v1/executions/" + id + "?output=none", api.aliceToken, null);
+        assertThat(json(none).path("stdout").has("text")).isFalse();
+        assertError(api.send("GET", "/v1/executions/" + id + "?output=all", api.aliceToken, null), 400, "invalid_request", "output");
+        // The cursor of a poll reads on at /output: nothing new yet, and the same cursor back.
+        OutputChunk next = api.alice().output(id, body.path("cursor").asText(), 0);
+        assertThat(next.stdout().text()).isEmpty();
+        api.alice().cancel(id);
+    }
+
+    @Test
     void bodyOverTheLimitIs413() {
         String big = "{\"command\": \"" + "x".repeat(3 << 20) + "\"}";
         assertError(api.send("POST", "/v1/executions", api.aliceToken, big), 413, "request_too_large", "limit");
@@ -218,7 +269,7 @@ class ApiIT {
                     assertThat(e.httpStatus()).isEqualTo(409);
                     assertThat(e.code()).isEqualTo("idempotency_key_reused");
                 });
-        SubmitRequest longer = new SubmitRequest("echo once", 99_000L, null, null, null, null, null, null);
+        SubmitRequest longer = new SubmitRequest("echo once", 99_000L, null, null, null, null, null, null, null, null);
         assertThatThrownBy(() -> api.alice().submit(longer, key)).as("same command, other limits")
                 .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo("idempotency_key_reused"));
         assertThat(api.alice().list(null, 100, null).executions()).filteredOn(s -> s.command().equals("echo once")).hasSize(1);

@@ -4,10 +4,12 @@ import io.outrun.http.ApiConfig;
 import io.outrun.http.ApiNode;
 import io.outrun.service.Core;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
@@ -21,12 +23,20 @@ final class ApiCommand implements Callable<Integer> {
     @Mixin
     ApiOptions apiOptions;
 
+    @Option(names = "--image-allow", split = ",", description = "Images a submission may name: NAME, PREFIX* or *;"
+            + " others answer 400 at submit. Give the workers' --image and --image-allow (default outrun-sandbox:latest;"
+            + " * leaves the check to the workers)")
+    List<String> imageAllow;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws InterruptedException {
         ApiConfig config = apiOptions.toConfig("0.0.0.0");
+        if (imageAllow != null) {
+            config = config.withImageAllowlist(imageAllow);
+        }
         Core core = Core.open(db.toConfig(), "api", Duration.ofSeconds(15));
         ApiNode api;
         try {

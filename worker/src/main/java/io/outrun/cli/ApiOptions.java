@@ -22,6 +22,10 @@ public final class ApiOptions {
     @Option(names = "--max-body-bytes", defaultValue = "2097152", description = "Largest request body; larger answers 413 (default ${DEFAULT-VALUE})")
     int maxBodyBytes;
 
+    @Option(names = "--max-attempts", defaultValue = "3", description = "Most attempts an execution gets when workers"
+            + " are lost mid-run; a submission may ask for fewer (default ${DEFAULT-VALUE})")
+    int maxAttempts;
+
     @Option(names = "--env-allow", split = ",", description = "Env names callers may set: NAME, PREFIX* or * (default LANG,LC_*,TZ,TERM,NO_COLOR,PAGER,CI,DEBUG)")
     List<String> envAllow;
 
@@ -29,7 +33,8 @@ public final class ApiOptions {
         ApiConfig config = ApiConfig.defaults(bind != null ? bind : defaultBind, port)
                 .withMaxTimeoutMs(maxTimeoutMs)
                 .withMaxOutputBytes(maxOutputBytes)
-                .withMaxBodyBytes(maxBodyBytes);
+                .withMaxBodyBytes(maxBodyBytes)
+                .withMaxAttempts(maxAttempts);
         return envAllow == null ? config : config.withEnvAllowlist(envAllow);
     }
 }

@@ -83,7 +83,7 @@ abstract class ClientCommand implements Callable<Integer> {
     /** Streams an execution's output to its end, then reports the end; returns the exit code to use. */
     int followToEnd(OutrunClient client, String id, boolean json) {
         new Follower(client, out(), err(), System.console() != null, json).follow(id);
-        ExecutionView end = client.get(id);
+        ExecutionView end = client.get(id, 0, json ? "full" : "none");
         if (json) {
             printJson(end);
         }

@@ -116,7 +116,8 @@ final class DevCommand implements Callable<Integer> {
     }
 
     Stack start(PrintWriter out, PrintWriter err) {
-        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1");
+        // The worker runs in this process: the API refuses at submit what it would refuse.
+        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed());
         Path dir = dataDir.toAbsolutePath().normalize();
         DataDirLock lock = DataDirLock.acquire(dir);
         EmbeddedPostgres postgres;
@@ -232,6 +233,7 @@ final class DevCommand implements Callable<Integer> {
         out.println();
         out.println("outrun dev is ready  (data in " + dir + ", sandbox " + sandbox + ")");
         out.println("  API        " + url + "   owner `" + OWNER + "`, token in " + tokenPath);
+        out.println("  MCP        " + url + "/mcp (streamable HTTP, same token), or `outrun mcp` over stdio (see README)");
         if (dashboardPort > 0) {
             out.println("  dashboard  http://localhost:" + dashboardPort + "   user " + DASHBOARD_USER + ", password "
                     + dashboardPassword + " (in " + shown(dir.resolve("dashboard-password"), cwd)

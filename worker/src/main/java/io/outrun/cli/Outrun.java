@@ -12,12 +12,14 @@ import picocli.CommandLine.Command;
  * The {@code outrun} command: every role (migrate, worker, api, dev) and the client commands.
  * Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
  */
-@Command(name = "outrun", mixinStandardHelpOptions = true, version = "outrun 0.1.0",
+@Command(name = "outrun", mixinStandardHelpOptions = true, version = "outrun " + Outrun.VERSION,
         description = "Durable executor of long commands for agents and services.",
         subcommands = {MigrateCommand.class, WorkerCommand.class, PruneCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
-                RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class,
+                RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class, McpCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
+
+    static final String VERSION = "0.1.0";
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -4,6 +4,10 @@ import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.store.ConfigException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -17,7 +21,8 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "run", mixinStandardHelpOptions = true, description = {
         "Run a command durably on the Outrun fleet.",
-        "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument.",
+        "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument,",
+        "or pass a script of any size with --file PATH (--file - reads stdin).",
         "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed."})
 final class RunCommand extends ClientCommand {
 
@@ -28,6 +33,10 @@ final class RunCommand extends ClientCommand {
 
     @Option(names = {"-f", "--follow"}, description = "Stream the output live until the end")
     boolean follow;
+
+    @Option(names = "--wait-for-output", description = "Wait (up to 30 s) until the command prints something or ends,"
+            + " print that, then the id and the cursor to read on with (outrun logs ID --cursor C)")
+    boolean waitForOutput;
 
     @Option(names = "--json", description = "Print JSON (with --follow: one line per output chunk, then the result)")
     boolean json;
@@ -50,10 +59,18 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--workdir", description = "Absolute working directory")
     String workdir;
 
+    @Option(names = "--max-attempts", description = "Attempts if a worker is lost mid-run; 1 = never run it again"
+            + " (server default 3, clamped to its maximum)")
+    Integer maxAttempts;
+
     @Option(names = "--idempotency-key", description = "A retry with the same key returns the same execution")
     String idempotencyKey;
 
-    @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command, after --")
+    @Option(names = "--file", paramLabel = "PATH", description = "Read the command (a bash script, any size) from"
+            + " PATH instead of the arguments; - reads it from stdin")
+    String file;
+
+    @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --file)")
     List<String> command;
 
     @Override
@@ -61,15 +78,31 @@ final class RunCommand extends ClientCommand {
         if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
             throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
-        SubmitRequest request = new SubmitRequest(String.join(" ", command), timeoutMs, maxOutputBytes,
-                waitForEnd ? WAIT_STEP_MS : null, image, env, workdir, labels);
-        ExecutionView v = client.submit(request, idempotencyKey);
+        if ((waitForEnd ? 1 : 0) + (follow ? 1 : 0) + (waitForOutput ? 1 : 0) > 1) {
+            throw new ConfigException("choose one of --wait, --follow and --wait-for-output");
+        }
+        SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
+                waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
+                waitForOutput ? "output" : null);
+        ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
+        if (waitForOutput && !v.finished()) {
+            if (json) {
+                printJson(v);
+            } else {
+                out().print(v.stdout().text());
+                err().print(v.stderr().text());
+                err().println("outrun: " + v.status() + " as " + v.executionId() + ". Read on: outrun logs "
+                        + v.executionId() + " --cursor " + v.cursor() + "   follow: outrun logs -f " + v.executionId()
+                        + "   cancel: outrun cancel " + v.executionId());
+            }
+            return 0;
+        }
         if (follow) {
             return followToEnd(client, v.executionId(), json);
         }
-        if (waitForEnd) {
+        if (waitForEnd || waitForOutput) {
             while (!v.finished()) {
-                v = client.get(v.executionId(), WAIT_STEP_MS);
+                v = client.get(v.executionId(), WAIT_STEP_MS, "full");
             }
             if (json) {
                 printJson(v);
@@ -88,5 +121,30 @@ final class RunCommand extends ClientCommand {
                     + "   status: outrun status " + v.executionId() + "   cancel: outrun cancel " + v.executionId());
         }
         return 0;
+    }
+
+    /** The arguments joined, or the script from --file: a script over ~128 KB cannot pass through an argv. */
+    private String commandText() {
+        boolean args = command != null && !command.isEmpty();
+        if (file != null && args) {
+            throw new ConfigException("give the command either after -- or with --file, not both");
+        }
+        if (file == null) {
+            if (!args) {
+                throw new ConfigException("no command: give it after -- (outrun run -- 'make test'), or with --file PATH"
+                        + " (--file - reads it from stdin)");
+            }
+            return String.join(" ", command);
+        }
+        try {
+            byte[] bytes = file.equals("-") ? System.in.readAllBytes() : Files.readAllBytes(Path.of(file));
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            if (text.isBlank()) {
+                throw new ConfigException("--file " + file + " holds no command");
+            }
+            return text;
+        } catch (IOException e) {
+            throw new ConfigException("--file " + file + " cannot be read: " + e.getMessage());
+        }
     }
 }

@@ -47,6 +47,16 @@ public final class SandboxOptions {
     @Option(names = "--network", description = "Docker network executions may use (default: none, loopback only)")
     String network;
 
+    /** What an API node in the same process lets submissions name: the default image and --image-allow. */
+    public java.util.List<String> imagesAllowed() {
+        java.util.List<String> images = new java.util.ArrayList<>();
+        images.add(image != null ? image : DockerSandboxConfig.DEFAULT_IMAGE);
+        if (imageAllow != null) {
+            images.addAll(imageAllow);
+        }
+        return images;
+    }
+
     public Limits limits() {
         try {
             return new Limits(memoryMb << 20, (long) (cpus * 1_000_000_000L), pids, tmpfsMb << 20, network);

@@ -25,7 +25,7 @@ final class StatusCommand extends ClientCommand {
         if (waitMs < 0) {
             throw new ConfigException("--wait-ms must be at least 0, got " + waitMs);
         }
-        ExecutionView v = client.get(id, waitMs);
+        ExecutionView v = client.get(id, waitMs, json ? "full" : "none");
         if (json) {
             printJson(v);
             return 0;
@@ -42,8 +42,13 @@ final class StatusCommand extends ClientCommand {
         if (v.error() != null) {
             row("error", v.error().code() + ": " + v.error().message());
         }
-        if (v.guidance() != null) {
-            row("next", v.guidance());
+        if (!v.finished()) {
+            // The API's guidance names HTTP routes; at a terminal the same steps are these commands.
+            row("next", (v.cancelRequested() ? "cancel requested. " : "") + "follow: outrun logs -f " + v.executionId()
+                    + "   wait for the end: outrun status --wait-ms 30000 " + v.executionId()
+                    + (v.cancelRequested() ? "" : "   cancel: outrun cancel " + v.executionId()));
+        } else if (v.guidance() != null) {
+            row("next", v.guidance() + "  Output: outrun logs " + v.executionId());
         }
         return 0;
     }

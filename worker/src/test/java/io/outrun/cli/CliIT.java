@@ -108,6 +108,37 @@ class CliIT {
     }
 
     @Test
+    void runTakesAScriptOverTheArgvLimitFromAFileAndLogsReadsOnFromItsCursor(@TempDir Path dir) throws Exception {
+        Path script = dir.resolve("big.sh");
+        // 200 KB: more than one argv string may hold (128 KiB), so `run -- "$(cat big.sh)"` cannot send it.
+        Files.writeString(script, "# " + "x".repeat(200_000) + "\necho from-file; sleep 2; echo later; sleep 60\n");
+        Result run = client("run", "--max-attempts", "1", "--file", script.toString());
+        assertThat(run.code()).as(run.err()).isZero();
+        String id = run.out().strip();
+        WorkerApiWait.until(api.alice(), id, v -> v.stdout().totalBytes() > 0);
+        assertThat(api.alice().get(id).maxAttempts()).isEqualTo(1);
+        Result status = client("status", id);
+        assertThat(status.out()).as("next steps as CLI commands").contains("outrun logs -f " + id).doesNotContain("GET /v1");
+        Result first = client("logs", id);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cursor (\\S+)").matcher(first.err());
+        assertThat(m.find()).as(first.err()).isTrue();
+        WorkerApiWait.until(api.alice(), id, v -> v.stdout().totalBytes() >= "from-file\nlater\n".length());
+        Result next = client("logs", id, "--cursor", m.group(1));
+        assertThat(first.out() + next.out()).as("nothing repeated, nothing skipped").isEqualTo("from-file\nlater\n");
+        client("cancel", id);
+        assertThat(client("run").err()).contains("--file");
+
+        Result early = client("run", "--wait-for-output", "--", "echo ready; sleep 60");
+        assertThat(early.code()).as(early.err()).isZero();
+        assertThat(early.out()).isEqualTo("ready\n");
+        java.util.regex.Matcher ids = java.util.regex.Pattern.compile("running as (\\S+)\\. Read on: outrun logs \\S+ --cursor (\\S+)")
+                .matcher(early.err());
+        assertThat(ids.find()).as(early.err()).isTrue();
+        assertThat(client("logs", ids.group(1), "--cursor", ids.group(2)).out()).as("nothing new after the cursor").isEmpty();
+        client("cancel", ids.group(1));
+    }
+
+    @Test
     void errorsShowCodeMessageAndGuidance() {
         Result missing = client("status", "00000000-0000-0000-0000-000000000000");
         assertThat(missing.code()).isEqualTo(1);

@@ -67,6 +67,40 @@ class WorkerApiIT {
     }
 
     @Test
+    void waitForOutputAnswersAtTheFirstLineWithACursorPastIt() {
+        long start = System.nanoTime();
+        ExecutionView v = api.alice().submit(SubmitRequest.of("echo first; sleep 60; echo never")
+                .withWaitMs(25_000L).withWaitFor("output"));
+        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        try {
+            assertThat(v.status()).isEqualTo("running");
+            assertThat(v.stdout().text()).isEqualTo("first\n");
+            assertThat(waitedMs).as("answered at the first line, not at the end of the wait").isLessThan(15_000);
+            OutputChunk next = api.alice().output(v.executionId(), v.cursor(), 0);
+            assertThat(next.stdout().text()).as("the cursor is past what the answer showed").isEmpty();
+        } finally {
+            api.alice().cancel(v.executionId());
+        }
+    }
+
+    @Test
+    void aPollOfALongScriptThatPrintedThreeLinesIsSmall() {
+        String script = "# " + "x".repeat(300_000) + "\necho one; echo two; echo three";
+        ExecutionView v = api.alice().submit(SubmitRequest.of("true; " + script).withWaitMs(20_000L).withMaxAttempts(1));
+        assertThat(v.status()).isEqualTo("succeeded");
+        var poll = api.send("GET", "/v1/executions/" + v.executionId(), api.aliceToken, null);
+        var status = api.send("GET", "/v1/executions/" + v.executionId() + "?output=none", api.aliceToken, null);
+        var full = api.send("GET", "/v1/executions/" + v.executionId() + "?output=full", api.aliceToken, null);
+        System.out.printf("poll of a 300 KB script that printed 3 lines: %,d bytes (output=none %,d; output=full %,d)%n",
+                poll.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+                status.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+                full.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+        assertThat(poll.body()).contains("one\\ntwo\\nthree\\n");
+        assertThat(poll.body().length()).isLessThan(2_000);
+        assertThat(full.body().length()).isGreaterThan(300_000);
+    }
+
+    @Test
     void cursorReadsEveryByteOnceWhileTheCommandRuns() {
         String script = "for i in $(seq 1 400); do echo \"line $i\"; echo \"err $i\" >&2; sleep 0.01; done";
         String id = api.alice().submit(SubmitRequest.of(script)).executionId();

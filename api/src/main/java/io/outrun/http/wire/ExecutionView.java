@@ -5,7 +5,9 @@ import java.util.Map;
 
 /**
  * One execution as {@code GET /v1/executions/{id}} shows it (also the answer of submit and
- * cancel). Times are the database's, ISO-8601 UTC.
+ * cancel). Times are the database's, ISO-8601 UTC. With {@code ?output=tail} (the default) the
+ * command is cut to its first 200 characters and each stream shows its last 4 KiB;
+ * {@code ?output=full} gives both whole, {@code ?output=none} no output text.
  *
  * @param executionId     the id to poll, follow and cancel with
  * @param status          queued | running | succeeded | failed | timed_out | cancelled
@@ -18,6 +20,8 @@ import java.util.Map;
  * @param maxOutputBytes  the effective (clamped) bytes kept per stream
  * @param error           why it did not succeed (failed, timed_out, cancelled), else null
  * @param guidance        what to do next
+ * @param cursor          output cursor at the end of the output printed so far: pass it to
+ *                        {@code GET …/output?cursor=} to read only what comes after this answer
  */
 public record ExecutionView(
         String executionId,
@@ -37,7 +41,8 @@ public record ExecutionView(
         StreamText stdout,
         StreamText stderr,
         ErrorInfo error,
-        String guidance) {
+        String guidance,
+        String cursor) {
 
     /** True once the status can no longer change. */
     public boolean finished() {

@@ -9,11 +9,15 @@ import java.util.Map;
  * @param command        bash source to run
  * @param timeoutMs      wall-clock limit (default 10 min, clamped to the server's maximum)
  * @param maxOutputBytes bytes kept per stream, head plus tail (default 1 MiB, clamped)
- * @param waitMs         wait up to this long for the end before answering (clamped to 30 s)
+ * @param waitMs         wait up to this long before answering (clamped to 30 s)
  * @param image          container image (docker sandbox), or null for the node's default
  * @param env            environment; names must be on the server's allowlist
  * @param workdir        absolute working directory, or null for the sandbox's default
  * @param labels         free-form key/value labels for the owner's bookkeeping
+ * @param maxAttempts    attempts allowed when a worker is lost mid-run; 1 = never run it again
+ *                       (default and maximum: the server's, 3 unless configured)
+ * @param waitFor        what {@code waitMs} waits for: {@code end} (default) or {@code output}, which
+ *                       answers as soon as the command printed anything (or ended)
  */
 public record SubmitRequest(
         String command,
@@ -23,37 +27,48 @@ public record SubmitRequest(
         String image,
         Map<String, String> env,
         String workdir,
-        Map<String, String> labels) {
+        Map<String, String> labels,
+        Integer maxAttempts,
+        String waitFor) {
 
     public static SubmitRequest of(String command) {
-        return new SubmitRequest(command, null, null, null, null, null, null, null);
+        return new SubmitRequest(command, null, null, null, null, null, null, null, null, null);
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor);
+    }
+
+    public SubmitRequest withMaxAttempts(Integer value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor);
+    }
+
+    /** {@code "end"} or {@code "output"}; see the record's doc. */
+    public SubmitRequest withWaitFor(String value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value);
     }
 }

@@ -1,0 +1,144 @@
+package io.outrun.mcp;
+
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.outrun.auth.Authenticator;
+import io.outrun.client.OutrunClient;
+import io.outrun.http.wire.ErrorBody;
+import io.outrun.http.wire.Json;
+import io.outrun.store.Outage;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.eclipse.jetty.servlet.FilterHolder;
+import org.eclipse.jetty.servlet.ServletContextHandler;
+import org.eclipse.jetty.servlet.ServletHolder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MCP tools over streamable HTTP at {@value #PATH} on an API node: the SDK's servlet
+ * transport mounted in Javalin's Jetty, behind a filter that asks for the same bearer token as
+ * {@code /v1}. Each tool call goes to this node's own {@code /v1} with the caller's token, so
+ * owner scoping, limits and errors are exactly the HTTP API's.
+ */
+public final class McpHttpEndpoint implements AutoCloseable {
+
+    public static final String PATH = "/mcp";
+
+    private static final Logger LOG = LoggerFactory.getLogger(McpHttpEndpoint.class);
+    private static final String TOKEN = "outrun.mcp.token";
+    private static final Duration SESSION_IDLE = Duration.ofMinutes(30);
+
+    private final Authenticator auth;
+    private final HttpServletStreamableServerTransportProvider transport;
+    private final McpSyncServer server;
+
+    /** {@code self} is this node's own base URL, known once it listens. */
+    public McpHttpEndpoint(Authenticator auth, Supplier<URI> self, int maxBodyBytes, String version) {
+        this.auth = auth;
+        McpJsonMapper mapper = McpJsonDefaults.getMapper();
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        this.transport = HttpServletStreamableServerTransportProvider.builder()
+                .jsonMapper(mapper)
+                .mcpEndpoint(PATH)
+                .maxRequestSize(maxBodyBytes)
+                // Sessions of hosts that vanished without DELETE would pile up: one idle this long
+                // is closed (a host that comes back gets 404 and initializes again, as MCP says).
+                .sessionSweepInterval(SESSION_IDLE)
+                .contextExtractor(request -> McpTransportContext.create(Map.of(TOKEN, request.getAttribute(TOKEN))))
+                .build();
+        OutrunTools tools = new OutrunTools(exchange -> {
+            Object token = exchange.transportContext().get(TOKEN);
+            if (!(token instanceof String t)) {
+                throw new IllegalStateException("an MCP call reached a tool without the filter's token");
+            }
+            return new OutrunClient(self.get(), t, http);
+        }, mapper);
+        this.server = tools.serve(McpServer.sync(transport), version);
+    }
+
+    /** Adds the servlet and its auth filter to Javalin's servlet context. */
+    public void mount(ServletContextHandler context) {
+        ServletHolder servlet = new ServletHolder("outrun-mcp", transport);
+        servlet.setAsyncSupported(true);
+        context.addServlet(servlet, PATH);
+        FilterHolder filter = new FilterHolder(new BearerFilter());
+        filter.setAsyncSupported(true);
+        context.addFilter(filter, PATH, EnumSet.of(DispatcherType.REQUEST));
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.closeGracefully();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the MCP server: {}", e.toString());
+        }
+    }
+
+    /** The same token check as {@code /v1}, answering in the API's error shape. */
+    private final class BearerFilter implements Filter {
+        @Override
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+            HttpServletRequest request = (HttpServletRequest) req;
+            HttpServletResponse response = (HttpServletResponse) res;
+            String header = request.getHeader("Authorization");
+            if (header == null || header.isBlank()) {
+                deny(response, "This endpoint needs an owner identity: no Authorization header was sent.");
+                return;
+            }
+            Optional<String> owner;
+            try {
+                owner = auth.owner(header);
+            } catch (RuntimeException e) {
+                if (!Outage.is(e)) {
+                    throw e;
+                }
+                response.setHeader("Retry-After", "5");
+                write(response, 503, ErrorBody.of("database_unavailable", "This node cannot reach its database right now.",
+                        "Retry in a few seconds (see Retry-After)."));
+                return;
+            }
+            if (owner.isEmpty()) {
+                deny(response, "The bearer token is malformed, unknown or revoked.");
+                return;
+            }
+            String token = header.strip();
+            if (token.regionMatches(true, 0, "Bearer ", 0, 7)) {
+                token = token.substring(7).strip();
+            }
+            request.setAttribute(TOKEN, token);
+            chain.doFilter(req, res);
+        }
+
+        private void deny(HttpServletResponse response, String why) throws IOException {
+            response.setHeader("WWW-Authenticate", "Bearer");
+            write(response, 401, ErrorBody.of("identity_required", why, "Send Authorization: Bearer <token>, the same"
+                    + " token as for /v1 (`outrun token create --owner NAME`; under `outrun dev`, .outrun/dev-token)."));
+        }
+
+        private void write(HttpServletResponse response, int status, ErrorBody body) throws IOException {
+            response.setStatus(status);
+            response.setContentType("application/json");
+            response.getOutputStream().write(Json.mapper().writeValueAsBytes(body));
+        }
+    }
+}

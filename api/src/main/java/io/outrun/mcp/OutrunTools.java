@@ -1,0 +1,363 @@
+package io.outrun.mcp;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
+import io.outrun.client.ApiException;
+import io.outrun.client.OutrunClient;
+import io.outrun.client.UnreachableException;
+import io.outrun.http.wire.ExecutionPage;
+import io.outrun.http.wire.ExecutionSummary;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.Json;
+import io.outrun.http.wire.OutputChunk;
+import io.outrun.http.wire.SubmitRequest;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Outrun as MCP tools: run_command, get_execution, read_output, cancel_execution and
+ * list_executions, each answering JSON text with {@code executionId}, {@code status}, an output
+ * {@code cursor} and {@code guidance} that names the next tool call. They work through the HTTP
+ * API with the caller's own token ({@code clients} picks the client for each call), so the
+ * stdio server ({@code outrun mcp}) and the API node's {@code /mcp} share one behaviour, one
+ * auth and one owner scoping. API errors come back as tool errors with the API's stable codes.
+ */
+public final class OutrunTools {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutrunTools.class);
+
+    /** How long a foreground run_command waits by default before handing back the id (Codex's yield: 10 s). */
+    static final long FOREGROUND_WAIT_MS = 10_000;
+    /** Characters of each stream one result carries (Claude Code's tool output limit is 30,000). */
+    static final int TEXT_LIMIT = 30_000;
+    /** Characters of each stream in get_execution's preview of a finished execution. */
+    static final int PREVIEW_LIMIT = 4_000;
+    /** How long cancel_execution waits for the command to be gone. */
+    static final long CANCEL_WAIT_MS = 45_000; // under the HTTP connector's idle timeout (maxWaitMs + 30 s)
+
+    /** What the server tells a host about all the tools at once. */
+    public static final String INSTRUCTIONS = """
+            Outrun runs shell commands durably in a sandbox on a fleet of workers: a command keeps running when \
+            your turn or your connection ends, survives a worker crash (it is re-run from the start, unless \
+            maxAttempts is 1), and its state and output stay readable by executionId. Use run_command for \
+            anything long (builds, test suites, data jobs, downloads); with background=true it answers at once. \
+            Do not wait idle: continue other work and come back with read_output (only new output, from the \
+            cursor you were given) or get_execution. cancel_execution stops a command; list_executions finds \
+            yours again.""";
+
+    private final Function<McpSyncServerExchange, OutrunClient> clients;
+    private final McpJsonMapper mapper;
+
+    /** {@code clients} gives the API client to use for one call (the token of whoever made it). */
+    public OutrunTools(Function<McpSyncServerExchange, OutrunClient> clients, McpJsonMapper mapper) {
+        this.clients = clients;
+        this.mapper = mapper;
+    }
+
+    /**
+     * The MCP server with these tools on {@code transport}'s spec. Inputs are checked by the tools
+     * themselves, not by the SDK's schema validator, so a bad argument answers with the API's
+     * code ({@code invalid_request}) and a message that names it, like every other error.
+     */
+    public McpSyncServer serve(McpServer.SyncSpecification<?> transport, String version) {
+        return transport.serverInfo("outrun", version)
+                .instructions(INSTRUCTIONS)
+                .capabilities(ServerCapabilities.builder().tools(false).build())
+                .validateToolInputs(false)
+                .tools(specifications())
+                .build();
+    }
+
+    public List<SyncToolSpecification> specifications() {
+        return List.of(
+                spec("run_command", """
+                        Run a bash command durably in Outrun's sandbox (no network unless the operator allows it; \
+                        files written there are removed when it ends). Foreground (default): waits up to waitMs \
+                        (default 10000, at most 30000) and answers with the output; if the command is still \
+                        running then, the answer carries its executionId and the output so far, and it keeps \
+                        running. background=true answers at once with the executionId: use it for long compute, \
+                        builds and tests, and anything that may outlive your turn, then do other work and check \
+                        back with read_output or get_execution instead of waiting idle. waitFor="output" answers \
+                        as soon as the command prints anything (to see that a server or watcher started). A \
+                        command is re-run from the start if its worker dies (maxAttempts, default 3): pass \
+                        maxAttempts=1 for commands that must never run twice (deploys, payments, migrations).""",
+                        """
+                        {"type":"object","properties":{
+                          "command":{"type":"string","description":"bash source to run; any length"},
+                          "background":{"type":"boolean","description":"answer at once with the executionId (default false)"},
+                          "waitMs":{"type":"integer","minimum":0,"description":"foreground: how long to wait before answering (default 10000, max 30000)"},
+                          "waitFor":{"type":"string","enum":["end","output"],"description":"what the wait is for: the end (default) or the first output"},
+                          "timeoutMs":{"type":"integer","minimum":1,"description":"kill the command after this long (default 600000, clamped to the server's maximum)"},
+                          "maxAttempts":{"type":"integer","minimum":1,"description":"runs allowed if workers die mid-run; 1 = never run it again"},
+                          "maxOutputBytes":{"type":"integer","minimum":2,"description":"bytes kept per stream, head and tail (default 1 MiB)"},
+                          "image":{"type":"string","description":"container image, if the operator allows others than the default"},
+                          "workdir":{"type":"string","description":"absolute working directory"},
+                          "env":{"type":"object","additionalProperties":{"type":"string"},"description":"environment (names on the server's allowlist)"},
+                          "labels":{"type":"object","additionalProperties":{"type":"string"},"description":"labels to find it again with list_executions"}
+                        },"required":["command"]}""",
+                        new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
+                spec("get_execution", """
+                        The state of one execution: status, exit code, attempts, error, byte counts, and the \
+                        output cursor. Once it has finished, also a short preview of its output (start and end). \
+                        waitMs (at most 30000) waits for the end. Prefer read_output to follow a running command.""",
+                        """
+                        {"type":"object","properties":{
+                          "executionId":{"type":"string"},
+                          "waitMs":{"type":"integer","minimum":0,"description":"wait up to this long for the end (default 0, max 30000)"}
+                        },"required":["executionId"]}""",
+                        new ToolAnnotations("Get an execution", true, false, true, false, null), this::getExecution),
+                spec("read_output", """
+                        Only the output an execution printed after cursor (omit cursor to read from the start), \
+                        and the cursor to pass next time. waitMs (at most 30000) waits for new output and answers \
+                        as soon as some arrives or the command ends. done=true means this is the last of it.""",
+                        """
+                        {"type":"object","properties":{
+                          "executionId":{"type":"string"},
+                          "cursor":{"type":"string","description":"the cursor of your previous answer about this execution"},
+                          "waitMs":{"type":"integer","minimum":0,"description":"wait up to this long for new output (default 0, max 30000)"}
+                        },"required":["executionId"]}""",
+                        new ToolAnnotations("Read new output", true, false, true, false, null), this::readOutput),
+                spec("cancel_execution", """
+                        Stop an execution: a queued one never starts, a running one is killed with everything it \
+                        started. Answers once the command is really gone (or says it is still stopping).""",
+                        """
+                        {"type":"object","properties":{"executionId":{"type":"string"}},"required":["executionId"]}""",
+                        new ToolAnnotations("Cancel an execution", false, true, true, false, null), this::cancel),
+                spec("list_executions", """
+                        Your executions, newest first, without output: to find running or earlier commands again. \
+                        Filter by status and by labels (all must match); pass next back as after for more.""",
+                        """
+                        {"type":"object","properties":{
+                          "status":{"type":"string","enum":["queued","running","succeeded","failed","timed_out","cancelled"]},
+                          "labels":{"type":"object","additionalProperties":{"type":"string"}},
+                          "limit":{"type":"integer","minimum":1,"maximum":100,"description":"default 20"},
+                          "after":{"type":"string","description":"the next value of the previous page"}
+                        }}""",
+                        new ToolAnnotations("List executions", true, false, true, false, null), this::list));
+    }
+
+    private SyncToolSpecification spec(String name, String description, String schema, ToolAnnotations annotations,
+                                       BiFunction<OutrunClient, ToolArgs, ObjectNode> handler) {
+        Tool tool = Tool.builder().name(name).description(description).inputSchema(mapper, schema)
+                .annotations(annotations).build();
+        return SyncToolSpecification.builder().tool(tool).callHandler((exchange, request) -> {
+            try {
+                ObjectNode answer = handler.apply(clients.apply(exchange), new ToolArgs(request.arguments()));
+                return CallToolResult.builder().addTextContent(answer.toString()).isError(false).build();
+            } catch (ApiException e) {
+                return error(e.code(), e.getMessage(), e.guidance());
+            } catch (ToolArgs.InvalidArgument e) {
+                return error("invalid_request", e.getMessage(), "Fix the argument named in the message; the tool's"
+                        + " input schema lists them all.");
+            } catch (UnreachableException e) {
+                return error("api_unreachable", e.getMessage(), "The Outrun API did not answer; retry shortly. Executions"
+                        + " already submitted keep running.");
+            } catch (RuntimeException e) {
+                LOG.error("tool {} failed", name, e);
+                return error("internal_error", "The tool failed: " + e, "Retry shortly; if it repeats, tell the operator.");
+            }
+        }).build();
+    }
+
+    private static CallToolResult error(String code, String message, String guidance) {
+        ObjectNode body = Json.mapper().createObjectNode();
+        body.put("status", "error");
+        body.putObject("error").put("code", code).put("message", message);
+        body.put("guidance", guidance);
+        return CallToolResult.builder().addTextContent(body.toString()).isError(true).build();
+    }
+
+    // --- the tools ----------------------------------------------------------------------------
+
+    private ObjectNode runCommand(OutrunClient client, ToolArgs args) {
+        boolean background = args.bool("background", false);
+        String waitFor = args.string("waitFor");
+        if (waitFor != null && !waitFor.equals("end") && !waitFor.equals("output")) {
+            throw new ToolArgs.InvalidArgument("waitFor: must be \"end\" or \"output\", got: " + waitFor);
+        }
+        Long waitMs = args.integer("waitMs");
+        Long maxAttempts = args.integer("maxAttempts");
+        SubmitRequest request = SubmitRequest.of(args.requiredString("command"))
+                .withTimeoutMs(args.integer("timeoutMs"))
+                .withMaxOutputBytes(args.integer("maxOutputBytes"))
+                .withMaxAttempts(maxAttempts == null ? null : (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, maxAttempts)))
+                .withImage(args.string("image"))
+                .withWorkdir(args.string("workdir"))
+                .withEnv(args.stringMap("env"))
+                .withLabels(args.stringMap("labels"));
+        if (!background) {
+            request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
+        }
+        ExecutionView submitted = client.submit(request, null, "none");
+        if (background) {
+            ObjectNode answer = state(submitted);
+            answer.put("cursor", submitted.cursor());
+            answer.put("guidance", "Started in the background. Do not wait idle: continue other work, then call"
+                    + " read_output with this executionId and cursor (waitMs up to 30000 to wait for new output), or"
+                    + " get_execution for its state; cancel_execution stops it.");
+            return answer;
+        }
+        return withOutput(client, submitted, client.output(submitted.executionId(), null, 0), TEXT_LIMIT);
+    }
+
+    private ObjectNode getExecution(OutrunClient client, ToolArgs args) {
+        String id = args.requiredString("executionId");
+        Long waitMs = args.integer("waitMs");
+        ExecutionView v = client.get(id, waitMs == null ? 0 : waitMs, "none");
+        if (!v.finished()) {
+            ObjectNode answer = state(v);
+            answer.put("cursor", v.cursor());
+            answer.put("guidance", running(v));
+            return answer;
+        }
+        return withOutput(client, v, client.output(id, null, 0), PREVIEW_LIMIT);
+    }
+
+    private ObjectNode readOutput(OutrunClient client, ToolArgs args) {
+        String id = args.requiredString("executionId");
+        Long waitMs = args.integer("waitMs");
+        OutputChunk chunk = client.output(id, args.string("cursor"), waitMs == null ? 0 : waitMs);
+        ObjectNode answer = Json.mapper().createObjectNode();
+        answer.put("executionId", chunk.executionId());
+        answer.put("status", chunk.status());
+        answer.put("attempt", chunk.attempt());
+        if (chunk.restarted()) {
+            answer.put("restarted", true);
+        }
+        String readAll = "read_output without a cursor reads all of it";
+        answer.put("stdout", Clip.text(chunk.stdout().text(), TEXT_LIMIT, readAll));
+        answer.put("stderr", Clip.text(chunk.stderr().text(), TEXT_LIMIT, readAll));
+        answer.put("cursor", chunk.cursor());
+        answer.put("done", chunk.done());
+        if (chunk.exitCode() != null) {
+            answer.put("exitCode", chunk.exitCode());
+        }
+        String guidance;
+        if (chunk.done()) {
+            guidance = "Finished (" + chunk.status() + "); this is the last of its output. get_execution shows the exit"
+                    + " code and any error.";
+        } else {
+            guidance = (chunk.restarted() ? "Its worker was lost: attempt " + chunk.attempt() + " runs the command again"
+                    + " from the start, and this output is that attempt's. " : "")
+                    + "More may come: call read_output again with this cursor (waitMs up to 30000 answers as soon as"
+                    + " new output is printed or it ends). Do not wait idle if you have other work.";
+        }
+        answer.put("guidance", guidance);
+        return answer;
+    }
+
+    private ObjectNode cancel(OutrunClient client, ToolArgs args) {
+        String id = args.requiredString("executionId");
+        ExecutionView v = client.cancel(id);
+        long deadline = System.nanoTime() + CANCEL_WAIT_MS * 1_000_000L;
+        // The worker writes `cancelled` only after the engine says the command is dead.
+        while (!v.finished() && System.nanoTime() < deadline) {
+            v = client.get(id, 30_000, "none");
+        }
+        ObjectNode answer = state(v);
+        answer.put("cursor", v.cursor());
+        if (v.status().equals("cancelled")) {
+            // The worker writes `cancelled` once the engine reports the command dead; it removes
+            // the stopped container right after.
+            answer.put("guidance", "Cancelled: the command and everything it started are gone"
+                    + (v.attempt() > 0 ? " (its sandbox was killed)" : " (it never started)")
+                    + ". read_output shows what it printed before.");
+        } else if (v.finished()) {
+            answer.put("guidance", "It ended as " + v.status() + " before the cancel took effect. " + v.guidance());
+        } else {
+            answer.put("guidance", "Cancel requested, but it was still " + v.status() + " after "
+                    + CANCEL_WAIT_MS / 1000 + " s: its worker may be unreachable; Outrun kills it once the worker"
+                    + " answers or its lease expires. get_execution shows when it is gone.");
+        }
+        return answer;
+    }
+
+    private ObjectNode list(OutrunClient client, ToolArgs args) {
+        Long limit = args.integer("limit");
+        Map<String, String> labels = args.stringMap("labels");
+        ExecutionPage page = client.list(args.string("status"), labels == null ? Map.of() : labels,
+                limit == null ? 20 : (int) Math.max(1, Math.min(100, limit)), args.string("after"));
+        ObjectNode answer = Json.mapper().createObjectNode();
+        ArrayNode rows = answer.putArray("executions");
+        for (ExecutionSummary s : page.executions()) {
+            rows.add(Json.mapper().valueToTree(s));
+        }
+        if (page.next() != null) {
+            answer.put("next", page.next());
+        }
+        answer.put("guidance", page.executions().isEmpty() ? "No executions match." : "get_execution or read_output"
+                + " with an executionId shows one" + (page.next() != null ? "; pass next as after for more." : "."));
+        return answer;
+    }
+
+    // --- shapes -------------------------------------------------------------------------------
+
+    private static ObjectNode state(ExecutionView v) {
+        ObjectNode answer = Json.mapper().createObjectNode();
+        answer.put("executionId", v.executionId());
+        answer.put("status", v.status());
+        if (v.exitCode() != null) {
+            answer.put("exitCode", v.exitCode());
+        }
+        answer.put("attempt", v.attempt());
+        answer.put("maxAttempts", v.maxAttempts());
+        if (v.durationMs() != null) {
+            answer.put("durationMs", v.durationMs());
+        }
+        answer.put("stdoutBytes", v.stdout().totalBytes());
+        answer.put("stderrBytes", v.stderr().totalBytes());
+        if (v.error() != null) {
+            answer.putObject("error").put("code", v.error().code()).put("message", v.error().message());
+        }
+        return answer;
+    }
+
+    /** The state with the output since the start, bounded; for a finished execution its final state. */
+    private ObjectNode withOutput(OutrunClient client, ExecutionView v, OutputChunk chunk, int limit) {
+        if (chunk.done() && !v.finished()) {
+            v = client.get(v.executionId(), 0, "none"); // it ended between the two reads: show the end
+        }
+        ObjectNode answer = state(v);
+        String readAll = "read_output without a cursor reads all of it";
+        answer.put("stdout", Clip.text(chunk.stdout().text(), limit, readAll));
+        answer.put("stderr", Clip.text(chunk.stderr().text(), limit, readAll));
+        answer.put("cursor", chunk.cursor());
+        answer.put("done", chunk.done());
+        answer.put("guidance", chunk.done() ? v.guidance() : running(v));
+        return answer;
+    }
+
+    /** What to do next while it is queued or running, in tool calls (the API's guidance names HTTP routes). */
+    private static String running(ExecutionView v) {
+        boolean queued = v.status().equals("queued");
+        // Queued after a start, or running a later attempt: an earlier attempt was lost with its worker.
+        int lostAttempt = queued ? v.attempt() : v.attempt() - 1;
+        StringBuilder text = new StringBuilder();
+        if (lostAttempt > 0) {
+            text.append("Attempt ").append(lostAttempt).append(" lost its worker; the command runs again from the start")
+                    .append(" as attempt ").append(lostAttempt + 1).append(" of ").append(v.maxAttempts())
+                    .append(", and its output starts over. ");
+        }
+        text.append(queued ? "Queued; it starts when a worker has a free slot. "
+                : "Still running (attempt " + v.attempt() + " of " + v.maxAttempts() + "). ");
+        if (v.cancelRequested()) {
+            text.append("Cancel requested; it stops within seconds. ");
+        }
+        text.append("Do not wait idle: continue other work, then call read_output with this cursor (only new output;"
+                + " waitMs up to 30000 answers as soon as there is some) or get_execution");
+        return text.append(v.cancelRequested() ? "." : "; cancel_execution stops it.").toString();
+    }
+}

@@ -1,0 +1,83 @@
+package io.outrun.mcp;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A tool call's arguments, read with the API's rules: a wrong type names the argument (an
+ * {@link InvalidArgument}, answered as a tool error with code {@code invalid_request}).
+ */
+final class ToolArgs {
+
+    private final Map<String, Object> raw;
+
+    ToolArgs(Map<String, Object> raw) {
+        this.raw = raw == null ? Map.of() : raw;
+    }
+
+    /** A bad argument: the message names it. */
+    static final class InvalidArgument extends RuntimeException {
+        InvalidArgument(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    String string(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof String s)) {
+            throw new InvalidArgument(name + ": must be a string");
+        }
+        return s;
+    }
+
+    String requiredString(String name) {
+        String s = string(name);
+        if (s == null || s.isBlank()) {
+            throw new InvalidArgument(name + ": is required");
+        }
+        return s;
+    }
+
+    Long integer(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
+            return n.longValue();
+        }
+        throw new InvalidArgument(name + ": must be an integer");
+    }
+
+    boolean bool(String name, boolean fallback) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return fallback;
+        }
+        if (!(v instanceof Boolean b)) {
+            throw new InvalidArgument(name + ": must be true or false");
+        }
+        return b;
+    }
+
+    Map<String, String> stringMap(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Map<?, ?> m)) {
+            throw new InvalidArgument(name + ": must be an object of string values, e.g. {\"KEY\": \"value\"}");
+        }
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+            if (!(e.getValue() instanceof String s)) {
+                throw new InvalidArgument(name + "." + e.getKey() + ": must be a string");
+            }
+            out.put(String.valueOf(e.getKey()), s);
+        }
+        return out;
+    }
+}

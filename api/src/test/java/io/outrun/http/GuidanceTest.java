@@ -1,0 +1,120 @@
+package io.outrun.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.sandbox.capture.BoundedCapture;
+import io.outrun.sandbox.capture.Captured;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The guidance fixes of issue 10: each case an agent met that looped or misled it. */
+class GuidanceTest {
+
+    private final ApiConfig config = ApiConfig.defaults("127.0.0.1", 0);
+    private final Guidance guidance = new Guidance(config);
+
+    private static Execution execution(ExecutionStatus status, int attempt, int maxAttempts, boolean cancelRequested,
+                                       int maxOutputBytes, Integer exitCode, String errorCode, Captured out, Captured err) {
+        return new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, maxOutputBytes,
+                status, attempt, maxAttempts, null, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), Instant.now(),
+                attempt > 0 ? Instant.now() : null, status.isTerminal() ? Instant.now() : null, exitCode, errorCode,
+                errorCode == null ? null : "message", out, err);
+    }
+
+    private static Captured text(String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        return new Captured(b, new byte[0], b.length);
+    }
+
+    private static Captured flood(int keep) {
+        BoundedCapture c = new BoundedCapture(keep);
+        byte[] chunk = "0123456789\n".repeat(1000).getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < 10; i++) {
+            c.append(chunk);
+        }
+        return c.snapshot();
+    }
+
+    @Test
+    void truncatedAtTheServersMaximumDoesNotAskForALargerMaximum() {
+        int max = config.maxOutputBytes();
+        String atMax = guidance.forExecution(execution(ExecutionStatus.SUCCEEDED, 1, 3, false, max, 0, null,
+                flood(1000), Captured.EMPTY));
+        assertThat(atMax).contains("truncated").contains("already kept this server's maximum")
+                .doesNotContain("larger maxOutputBytes");
+        String below = guidance.forExecution(execution(ExecutionStatus.SUCCEEDED, 1, 3, false, 1000, 0, null,
+                flood(1000), Captured.EMPTY));
+        assertThat(below).contains("larger maxOutputBytes (up to " + max + ")");
+    }
+
+    @Test
+    void neverTellsToKeepResultsInFilesThatVanishWithTheSandbox() {
+        String truncated = guidance.forExecution(execution(ExecutionStatus.SUCCEEDED, 1, 3, false, 1000, 0, null,
+                flood(1000), Captured.EMPTY));
+        String timedOut = guidance.forExecution(execution(ExecutionStatus.TIMED_OUT, 1, 3, false, 1000, null, "timed_out",
+                text("begin\n"), Captured.EMPTY));
+        for (String text : new String[] {truncated, timedOut}) {
+            assertThat(text).doesNotContain("to a file").doesNotContain("to files").contains("removed when it ends");
+        }
+    }
+
+    @Test
+    void aCancelRequestedAnswerDoesNotOfferTheCancelAgain() {
+        String running = guidance.forExecution(execution(ExecutionStatus.RUNNING, 1, 3, true, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY));
+        String queued = guidance.forExecution(execution(ExecutionStatus.QUEUED, 0, 3, true, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(running).startsWith("Cancel requested").doesNotContain("/cancel");
+        assertThat(queued).startsWith("Cancel requested").doesNotContain("/cancel");
+        assertThat(guidance.forExecution(execution(ExecutionStatus.RUNNING, 1, 3, false, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY))).contains("/cancel stops it");
+    }
+
+    @Test
+    void queuedPromisesNoTimeItCannotKeep() {
+        String queued = guidance.forExecution(execution(ExecutionStatus.QUEUED, 0, 3, false, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(queued).doesNotContain("within seconds").contains("free slot");
+    }
+
+    @Test
+    void aFailureWithAnEmptyStderrDoesNotSendTheReaderToStderr() {
+        String outOnly = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed",
+                text("why\n"), Captured.EMPTY));
+        assertThat(outOnly).contains("exited with code 3").contains("nothing on stderr; read stdout").doesNotContain("Read stderr");
+        String silent = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(silent).contains("printed nothing at all").doesNotContain("stderr");
+        String both = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed",
+                text("a\n"), text("b\n")));
+        assertThat(both).contains("Read stderr (and stdout)");
+    }
+
+    @Test
+    void aMemoryKillHasItsOwnCodeAndAPlainSigkillDoesNotBlameMemory() {
+        String oom = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 137, "out_of_memory",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(oom).contains("killed the command for memory").contains("limit");
+        String killed = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 137, "command_failed",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(killed).contains("SIGKILL").contains("not by the memory limit");
+    }
+
+    @Test
+    void aRequeuedExecutionSaysItsAttemptWasLost() {
+        String requeued = guidance.forExecution(execution(ExecutionStatus.QUEUED, 1, 3, false, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(requeued).contains("Attempt 1 of 3 lost its worker").contains("as attempt 2").contains("maxAttempts 1");
+        String rerun = guidance.forExecution(execution(ExecutionStatus.RUNNING, 2, 3, false, 1000, null, null,
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(rerun).contains("attempt 2 of 3").contains("Earlier attempts lost their worker");
+        String once = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 1, false, 1000, null, "lease_expired",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(once).contains("maxAttempts 1").contains("not run again");
+    }
+}

@@ -1,0 +1,190 @@
+package io.outrun.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.outrun.http.wire.Json;
+import io.outrun.testing.WorkerProcess;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What issue 10 asks of Outrun's MCP tools, driven through a real MCP client against a live
+ * Outrun (an API node and a worker JVM): the same scenario over stdio and streamable HTTP.
+ */
+final class McpScenario {
+
+    private final McpSyncClient client;
+    private final CommandProbe probe;
+
+    /** Whether an execution's command still runs, as the sandbox in use shows it. */
+    interface CommandProbe {
+        /** {@code firstLine} is what the command printed first: {@code pid $$}. */
+        boolean running(String executionId, String firstLine);
+    }
+
+    /** Host processes: the pid the command printed. */
+    static final CommandProbe PROCESSES = (id, firstLine) -> {
+        long pid = Long.parseLong(firstLine.strip().substring(4));
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    };
+
+    McpScenario(McpSyncClient client, CommandProbe probe) {
+        this.client = client;
+        this.probe = probe;
+    }
+
+    /** A tool's answer: its JSON, and whether the protocol marked it an error. */
+    record Answer(JsonNode json, boolean error) {
+        String text(String field) {
+            return json.path(field).asText();
+        }
+    }
+
+    Answer call(String tool, Map<String, Object> args) {
+        CallToolResult result = client.callTool(new CallToolRequest(tool, args));
+        String text = ((TextContent) result.content().get(0)).text();
+        try {
+            return new Answer(Json.mapper().readTree(text), Boolean.TRUE.equals(result.isError()));
+        } catch (Exception e) {
+            throw new AssertionError("not JSON: " + text, e);
+        }
+    }
+
+    void listsTheTools() {
+        List<String> names = client.listTools().tools().stream().map(Tool::name).toList();
+        assertThat(names).containsExactlyInAnyOrder("run_command", "get_execution", "read_output", "cancel_execution",
+                "list_executions");
+        Tool run = client.listTools().tools().stream().filter(t -> t.name().equals("run_command")).findFirst().orElseThrow();
+        assertThat(run.description()).contains("background=true").contains("maxAttempts=1");
+    }
+
+    /** A background run answers at once, then read_output with its cursor follows it to the end. */
+    void backgroundRunPolledToItsOutput() {
+        Answer started = call("run_command", Map.of("command", "echo one; sleep 1; echo two", "background", true,
+                "labels", Map.of("suite", "mcp-it")));
+        assertThat(started.error()).isFalse();
+        assertThat(started.text("status")).isIn("queued", "running");
+        assertThat(started.text("guidance")).contains("Do not wait idle").contains("read_output");
+        String id = started.text("executionId");
+        String cursor = started.text("cursor");
+        StringBuilder out = new StringBuilder();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            Answer chunk = call("read_output", Map.of("executionId", id, "cursor", cursor, "waitMs", 10_000));
+            assertThat(chunk.error()).as(chunk.json().toString()).isFalse();
+            out.append(chunk.text("stdout"));
+            cursor = chunk.text("cursor");
+            if (chunk.json().path("done").asBoolean()) {
+                assertThat(chunk.json().path("exitCode").asInt()).isZero();
+                break;
+            }
+            assertThat(System.nanoTime()).as("ends in time").isLessThan(deadline);
+        }
+        assertThat(out.toString()).isEqualTo("one\ntwo\n");
+        Answer end = call("get_execution", Map.of("executionId", id));
+        assertThat(end.text("status")).isEqualTo("succeeded");
+        assertThat(end.text("stdout")).isEqualTo("one\ntwo\n");
+        Answer listed = call("list_executions", Map.of("labels", Map.of("suite", "mcp-it")));
+        assertThat(listed.json().path("executions")).hasSize(1);
+        assertThat(listed.json().path("executions").get(0).path("executionId").asText()).isEqualTo(id);
+    }
+
+    void foregroundRunAnswersInOneCall() {
+        Answer done = call("run_command", Map.of("command", "echo hi; echo oops >&2; exit 3", "waitMs", 25_000));
+        assertThat(done.error()).as("a failed command is a result, not a tool error").isFalse();
+        assertThat(done.text("status")).isEqualTo("failed");
+        assertThat(done.json().path("exitCode").asInt()).isEqualTo(3);
+        assertThat(done.text("stdout")).isEqualTo("hi\n");
+        assertThat(done.text("stderr")).isEqualTo("oops\n");
+        assertThat(done.json().path("done").asBoolean()).isTrue();
+        assertThat(done.json().path("error").path("code").asText()).isEqualTo("command_failed");
+        assertThat(done.text("guidance")).contains("exited with code 3");
+    }
+
+    /**
+     * waitFor=output answers at the first line; read_output from its cursor gives only what
+     * follows; cancel_execution answers once the command's process is gone.
+     */
+    String waitForOutputThenCursorThenCancel() {
+        long start = System.nanoTime();
+        Answer first = call("run_command", Map.of("command", "echo \"pid $$\"; sleep 2; echo second; sleep 300",
+                "waitFor", "output", "waitMs", 25_000));
+        long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(first.error()).as(first.json().toString()).isFalse();
+        assertThat(first.text("status")).isEqualTo("running");
+        assertThat(first.text("stdout")).startsWith("pid ").doesNotContain("second");
+        assertThat(waitedMs).as("answered at the first line, not after the 25 s wait").isLessThan(15_000);
+        assertThat(first.text("guidance")).contains("read_output").contains("cancel_execution");
+        String id = first.text("executionId");
+
+        Answer next = call("read_output", Map.of("executionId", id, "cursor", first.text("cursor"), "waitMs", 20_000));
+        assertThat(next.text("stdout")).as("only what follows the cursor").isEqualTo("second\n");
+        Answer quiet = call("read_output", Map.of("executionId", id, "cursor", next.text("cursor")));
+        assertThat(quiet.text("stdout")).isEmpty();
+
+        String firstLine = first.text("stdout");
+        assertThat(probe.running(id, firstLine)).as("the command runs").isTrue();
+        Answer cancelled = call("cancel_execution", Map.of("executionId", id));
+        assertThat(cancelled.error()).as(cancelled.json().toString()).isFalse();
+        assertThat(cancelled.text("status")).isEqualTo("cancelled");
+        assertThat(cancelled.text("guidance")).contains("gone");
+        assertThat(probe.running(id, firstLine)).as("the command is gone when the cancel answers").isFalse();
+        Answer again = call("cancel_execution", Map.of("executionId", id));
+        assertThat(again.text("status")).isEqualTo("cancelled");
+        return id;
+    }
+
+    void badIdAnswersWithItsErrorCode() {
+        for (String tool : List.of("get_execution", "read_output", "cancel_execution")) {
+            Answer missing = call(tool, Map.of("executionId", "00000000-0000-0000-0000-000000000000"));
+            assertThat(missing.error()).as(tool).isTrue();
+            assertThat(missing.json().path("error").path("code").asText()).as(tool).isEqualTo("execution_not_found");
+            assertThat(missing.text("guidance")).isNotBlank();
+        }
+        Answer malformed = call("get_execution", Map.of("executionId", "not-an-id"));
+        assertThat(malformed.json().path("error").path("code").asText()).isEqualTo("execution_not_found");
+        Answer noCommand = call("run_command", Map.of("background", true));
+        assertThat(noCommand.error()).isTrue();
+        assertThat(noCommand.json().path("error").path("code").asText()).isEqualTo("invalid_request");
+        assertThat(noCommand.json().path("error").path("message").asText()).contains("command");
+        Answer zeroAttempts = call("run_command", Map.of("command", "true", "maxAttempts", 0));
+        assertThat(zeroAttempts.json().path("error").path("code").asText()).isEqualTo("invalid_request");
+        assertThat(zeroAttempts.json().path("error").path("message").asText()).contains("maxAttempts");
+        Answer badImage = call("run_command", Map.of("command", "true", "image", "debian:12"));
+        assertThat(badImage.error()).isTrue();
+        assertThat(badImage.json().path("error").path("code").asText()).isEqualTo("image_not_allowed");
+    }
+
+    /** maxAttempts 1: its worker SIGKILLed mid-run, it ends failed with lease_expired after one attempt. */
+    String maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(WorkerProcess worker) throws Exception {
+        Answer started = call("run_command", Map.of("command", "echo started; sleep 300", "background", true,
+                "maxAttempts", 1));
+        assertThat(started.json().path("maxAttempts").asInt()).isEqualTo(1);
+        String id = started.text("executionId");
+        Answer running = call("read_output", Map.of("executionId", id, "waitMs", 20_000));
+        if (running.text("stdout").isEmpty()) {
+            running = call("read_output", Map.of("executionId", id, "cursor", running.text("cursor"), "waitMs", 20_000));
+        }
+        assertThat(running.text("stdout")).isEqualTo("started\n");
+        worker.kill();
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        Answer end;
+        do {
+            end = call("get_execution", Map.of("executionId", id, "waitMs", 5_000));
+            assertThat(end.text("status")).as("never queued again").isNotEqualTo("queued");
+        } while (end.text("status").equals("running") && System.nanoTime() < deadline);
+        assertThat(end.text("status")).isEqualTo("failed");
+        assertThat(end.json().path("error").path("code").asText()).isEqualTo("lease_expired");
+        assertThat(end.json().path("attempt").asInt()).isEqualTo(1);
+        assertThat(end.text("guidance")).contains("not run again");
+        return id;
+    }
+}
