@@ -152,7 +152,13 @@ public final class ExecutionJob implements ExecutionRunner {
                 // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
                 awaitDeath(run);
                 LOG.info("{} handed back by its draining node; no attempt spent", attempt);
-                requeue(store.drainBack(lease), lease);
+                Optional<Redriven> back = store.drainBack(lease);
+                // Nothing is wrong with the work, only with where it ran: another node takes it now.
+                back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
+                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
+                    dispatcher.wake();
+                });
+                back.ifPresent(r -> changed(lease.executionId()));
                 return;
             }
             if (exit == null) {
