@@ -286,7 +286,7 @@ public final class FleetBench {
     }
 
     private HttpRequest submitRequest(String command) throws Exception {
-        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(30))
+        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(180))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("command", command)))).build();
     }
