@@ -65,7 +65,7 @@ public final class FleetBench {
     private final FleetProbe probe;
     private final Connection db;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(60)).build();
     private final ObjectMapper json = new ObjectMapper();
 
     private FleetBench(Config config, FleetNodes nodes, FleetProbe probe, Connection db, String token) {
