@@ -73,13 +73,17 @@ public final class ProcessSandbox implements Sandbox {
                 } catch (IllegalArgumentException | IOException e) {
                     continue;
                 }
+                if (!ProcessRun.isOurs(pid)) {
+                    // Its process is gone (ended, or killed by its own kill switch): only the file is
+                    // left, and deciding about it costs the database nothing.
+                    Files.deleteIfExists(file);
+                    continue;
+                }
                 if (stillCurrent.isCurrent(id, epoch)) {
                     continue;
                 }
-                if (ProcessRun.isOurs(pid)) {
-                    ProcessRun.killGroup(pid);
-                    removed++;
-                }
+                ProcessRun.killGroup(pid);
+                removed++;
                 Files.deleteIfExists(file);
             }
         } catch (IOException e) {
