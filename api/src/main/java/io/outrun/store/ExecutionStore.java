@@ -54,8 +54,14 @@ public final class ExecutionStore {
 
     /** Hand-backs (sandbox refused to start the run) after which an execution fails instead. */
     public static final int MAX_HANDBACKS = 20;
-    /** A worker's own run, still running: the fence of its end, hand-back and release. */
-    private static final String FENCE = " e.id = ? AND e.lease_epoch = ? AND e.status = 'running'";
+    /**
+     * A worker's own run, still running under a lease that has not expired: the fence of its end,
+     * hand back, drain back and release. Past expiry the run's kill switch may have fired: its end
+     * and its last output land together, or not at all (the sweep then decides).
+     */
+    private static final String FENCE = " e.id = ? AND e.lease_epoch = ? AND e.status = 'running'"
+            + " AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch"
+            + " AND l.expires_at > now())";
 
     private final DataSource dataSource;
 
@@ -609,6 +615,7 @@ public final class ExecutionStore {
                 rs.getInt("max_attempts"),
                 rs.getString("lease_owner"),
                 rs.getLong("lease_epoch"),
+                outputEpoch,
                 instant(rs, "lease_expires_at"),
                 rs.getTimestamp("cancel_requested_at") != null,
                 rs.getString("idempotency_key"),

@@ -150,7 +150,11 @@ public final class ExecutionJob implements ExecutionRunner {
             Exit exit = awaitExit(attempt);
             if (exit == null && attempt.drained() && !attempt.leaseLost()) {
                 // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
-                awaitDeath(run);
+                if (!awaitDeath(run)) {
+                    // Never hand back a run that may live: its lease lapses and the sweep decides.
+                    LOG.error("{}: the drained run is not confirmed dead; its lease will expire", attempt);
+                    return;
+                }
                 LOG.info("{} handed back by its draining node; no attempt spent", attempt);
                 Optional<Redriven> back = store.drainBack(lease);
                 // Nothing is wrong with the work, only with where it ran: another node takes it now.
@@ -169,10 +173,12 @@ public final class ExecutionJob implements ExecutionRunner {
             attempt.ending();
             finish(attempt, outcome(execution, attempt, exit, memoryBytes));
         } catch (SandboxException e) {
-            // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.
-            LOG.error("{}: the sandbox lost the run", attempt, e);
+            // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
+            // command's fault, but the run may still live, so it is not handed back here: its
+            // lease lapses (its kill switch ends it) and the sweep re-drives it.
+            LOG.error("{}: the sandbox lost the run; its lease will lapse and the sweep re-drives it", attempt, e);
             run.kill();
-            giveBack(lease, "The sandbox lost the run: " + e.getMessage());
+            attempt.loseLease("the sandbox lost the run");
         } catch (InterruptedException e) {
             // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
             // next, so write nothing here (close() kills and removes the run).
@@ -184,12 +190,15 @@ public final class ExecutionJob implements ExecutionRunner {
         }
     }
 
-    /** Waits (bounded) until a run being killed is dead, so no new attempt starts beside it. */
-    private static void awaitDeath(Run run) throws InterruptedException {
+    /** Waits (bounded) until a run being killed is dead; true when it is. */
+    private static boolean awaitDeath(Run run) throws InterruptedException {
         long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() < until && run.awaitExit(TICK).isEmpty()) {
-            // the watchdog re-sends the kill every second
+        while (System.nanoTime() < until) {
+            if (run.awaitExit(TICK).isPresent()) {
+                return true; // the watchdog re-sends the kill every second meanwhile
+            }
         }
+        return false;
     }
 
     /**
@@ -203,15 +212,21 @@ public final class ExecutionJob implements ExecutionRunner {
                 return null;
             }
             if (exit.isPresent()) {
+                if (attempt.killedBySwitch(exit.get())) {
+                    attempt.loseLease("its kill switch fired: the lease could not be confirmed in time");
+                    return null;
+                }
                 return attempt.drained() && exit.get().killed() ? null : exit.get();
             }
         }
     }
 
     private static Outcome outcome(Execution e, Attempt attempt, Exit exit, long memoryBytes) {
-        OutputUpdate last = attempt.lastOutput();
-        long out = attempt.run().stdout().totalBytes();
-        long err = attempt.run().stderr().totalBytes();
+        // The totals of the very bytes written with the end (more may arrive meanwhile).
+        Attempt.Last lastOutput = attempt.lastOutput();
+        OutputUpdate last = lastOutput.update();
+        long out = lastOutput.stdoutTotal();
+        long err = lastOutput.stderrTotal();
         if (exit.timedOut()) {
             return new Outcome(ExecutionStatus.TIMED_OUT, exit.exitCode(), "timed_out",
                     "The command ran past its timeout of " + e.timeoutMs() + " ms and was killed. Raise timeoutMs"
@@ -290,15 +305,6 @@ public final class ExecutionJob implements ExecutionRunner {
         } else {
             LOG.warn("{}: lease lost before the end was written; the write was fenced out", attempt);
         }
-    }
-
-    /**
-     * Hands the execution back for another attempt (on any node, after a short delay) or, with
-     * none left, fails it with {@code sandbox_error}.
-     */
-    private void giveBack(Lease lease, String why) {
-        requeue(store.release(lease, "sandbox_error", why
-                + ". No attempts remain; resubmit once the node's sandbox is healthy."), lease);
     }
 
     private void requeue(Optional<Redriven> released, Lease lease) {

@@ -348,6 +348,9 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private void writeLeaseFile(Attempt a, long wallSentMillis) {
         long deadlineSeconds = (wallSentMillis + ttl.toMillis() - KILL_SWITCH_LEAD_MS) / 1000;
+        // The switch kills once the clock passes that second (checked each second): from then on a
+        // SIGKILL exit may be its doing.
+        a.killSwitchAt((deadlineSeconds + 1) * 1000);
         byte[] text = String.format("%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
         // In place, one write of a fixed width: a bind mount keeps the inode, a reader never sees it empty.
         Path file = leaseFile(a.lease());

@@ -337,9 +337,14 @@ public final class WorkerNode implements AutoCloseable {
         listener.close();
         keeper.close();
         try {
-            int released = core.store().expireLeases(keeper.incarnation());
-            if (released > 0) {
-                LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
+            if (keeper.size() == 0) {
+                int released = core.store().expireLeases(keeper.incarnation());
+                if (released > 0) {
+                    LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
+                }
+            } else {
+                // A run not confirmed dead must keep its lease until it lapses (its kill switch fires first).
+                LOG.warn("{} runs not confirmed dead at stop; their leases expire on their own", keeper.size());
             }
             try (java.sql.Connection c = core.pool().getConnection()) {
                 io.outrun.store.Heartbeat.resign(c, keeper.incarnation());

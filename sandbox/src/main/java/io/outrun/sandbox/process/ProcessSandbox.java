@@ -32,6 +32,8 @@ public final class ProcessSandbox implements Sandbox {
      */
     static final String WRAPPER = String.join("\n",
             "if [ -n \"$2\" ]; then",
+            "  d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
+            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
             "  ( exec </dev/null >/dev/null 2>&1",
             "    while :; do sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
             "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL 0; fi; done ) &",
