@@ -137,12 +137,21 @@ public final class ExecutionJob implements ExecutionRunner {
                 return;
             }
             attempt.ending();
+            if (exit.lost()) {
+                // The engine or an operator ended the container, not the command: exit code
+                // meaningless, attempt lost, re-driven like a dead worker's.
+                LOG.warn("{}: {}; the attempt is lost (re-driven while attempts remain)", attempt, exit.lostTo());
+                metrics.sandboxLost();
+                loseToSandbox(lease, capitalized(exit.lostTo()));
+                return;
+            }
             finish(attempt, outcome(execution, attempt, exit, memoryBytes));
         } catch (SandboxException e) {
             // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.
             LOG.error("{}: the sandbox lost the run", attempt, e);
             run.kill();
-            giveBack(lease, "The sandbox lost the run: " + e.getMessage());
+            metrics.sandboxLost();
+            loseToSandbox(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
             // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
             // next, so write nothing here (close() kills and removes the run).
@@ -251,21 +260,32 @@ public final class ExecutionJob implements ExecutionRunner {
     }
 
     /**
-     * Hands the execution back for another attempt (on any node, after a short delay) or, with
-     * none left, fails it with {@code sandbox_error}.
+     * A started attempt the sandbox lost (the engine restarted, an operator stopped its container):
+     * re-driven for another attempt, or with none left failed with {@code sandbox_lost}. The next
+     * attempt waits at least a lease ttl: a container the engine could not confirm stopped has
+     * killed itself by then (its kill switch), so it never runs beside its next attempt.
      */
-    private void giveBack(Lease lease, String why) {
-        requeue(store.release(lease, "sandbox_error", why
-                + ". No attempts remain; resubmit once the node's sandbox is healthy."), lease);
+    private void loseToSandbox(Lease lease, String why) {
+        Duration delay = ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
+        requeue(store.release(lease, "sandbox_lost", why + ". The attempt was lost, not the command's failure, and no"
+                + " attempts remain; resubmit it (and have the operator check the node's Docker engine)."), lease, delay);
+    }
+
+    private static String capitalized(String sentence) {
+        return sentence.isEmpty() ? sentence : Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1);
     }
 
     private void requeue(Optional<Redriven> released, Lease lease) {
+        requeue(released, lease, RETRY_DELAY);
+    }
+
+    private void requeue(Optional<Redriven> released, Lease lease, Duration delay) {
         if (released.isEmpty()) {
             return; // lease already lost: the sweep decided
         }
         Redriven r = released.get();
         if (r.status() == ExecutionStatus.QUEUED) {
-            dispatcher.enqueueIn(RETRY_DELAY, r.id(), r.dispatchSeq(), r.owner(), r.command());
+            dispatcher.enqueueIn(delay, r.id(), r.dispatchSeq(), r.owner(), r.command());
         }
         changed(lease.executionId());
     }
