@@ -241,6 +241,7 @@ final class DockerRun implements Run {
                     .withLogs(false)
                     .exec(new OutputCallback(before.stdout, before.stderr));
             exit = watchExit();
+            endSeenLive = true; // watched again: its end will be seen as it happens
         } catch (RuntimeException e) {
             // Gone again at once: the next await sees the broken wait and asks again.
             log.warn("re-attaching to container {} failed ({})", containerId, e.toString());

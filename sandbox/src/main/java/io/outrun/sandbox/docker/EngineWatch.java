@@ -114,6 +114,18 @@ final class EngineWatch implements AutoCloseable {
         if (s == null) {
             return Verdict.COMMAND;
         }
+        if (!endSeenLive && losses != lossesAtStart) {
+            // Its end was learnt only by asking the engine after it came back. An engine that comes
+            // back without live-restore stops the containers it finds running (its kill events then
+            // replay into the re-opened stream); a command's own exit codes stay the command's.
+            List<Integer> kills = s.kills();
+            if (!kills.isEmpty() || (exitCode > 128 && exitCode < 160)) {
+                int signal = kills.isEmpty() ? exitCode - 128 : kills.get(0);
+                return new Verdict(true, "the Docker engine at " + host + " went away while the command ran (a"
+                        + " restart or a crash) and its container ended by signal " + signal);
+            }
+            return Verdict.COMMAND;
+        }
         long lossesNow = losses;
         // The die event follows every kill event; wait for it unless the stream is gone.
         waitFor(() -> s.dieExit != null || !connected || losses != lossesNow, DIE_WAIT_MILLIS);
@@ -129,9 +141,8 @@ final class EngineWatch implements AutoCloseable {
             return new Verdict(true, "the container was stopped outside Outrun (a `docker stop`, `docker kill` or"
                     + " `docker rm -f` by an operator or another program; signal " + signal + ")");
         }
-        if (losses != lossesAtStart && (!endSeenLive || s.dieExit == null) && exitCode > 128 && exitCode < 160) {
-            // Nobody was watching when it ended by a signal: the engine going away is the likely cause
-            // (a command's own exit codes are not attributed to the engine).
+        if (losses != lossesAtStart && s.dieExit == null && exitCode > 128 && exitCode < 160) {
+            // Nobody was watching when it ended by a signal: the engine going away is the likely cause.
             return new Verdict(true, "the Docker engine at " + host + " went away while the command ran (a restart or"
                     + " a crash) and its container ended by signal " + (exitCode - 128));
         }

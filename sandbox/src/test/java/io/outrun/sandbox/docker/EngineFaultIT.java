@@ -112,4 +112,18 @@ class EngineFaultIT {
             assertThat(sandbox.engineLosses()).isGreaterThan(lossesBefore);
         }
     }
+
+    @Test
+    void anEngineThatCrashedAndCameBackWithoutLiveRestoreIsTheEnginesDoing() throws Exception {
+        try (Run run = sandbox.start(spec("for j in $(seq 1 60); do echo tick; sleep 1; done"))) {
+            Await.until("output", Duration.ofSeconds(30), () -> run.stdout().text().contains("tick"));
+            engine.killEngine();
+            // The run does not answer while the engine is away: it waits for it.
+            assertThat(run.awaitExit(Duration.ofSeconds(2))).isEmpty();
+            engine.startEngine();
+            Exit exit = run.awaitExit(Duration.ofSeconds(90)).orElseThrow();
+            assertThat(exit.lost()).as("exit " + exit).isTrue();
+            assertThat(exit.lostTo()).contains("Docker engine");
+        }
+    }
 }
