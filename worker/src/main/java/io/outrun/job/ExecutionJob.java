@@ -50,6 +50,8 @@ public final class ExecutionJob implements ExecutionRunner {
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
+    /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
+    static final Duration ENGINE_AWAY_RETRY_DELAY = Duration.ofSeconds(15);
 
     /**
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
@@ -118,9 +120,16 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.end(attempt);
             // The command never ran: hand it back without spending an attempt. If the engine did
             // start a container after all, its epoch is never live again: the clean-up removes it.
-            LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
             metrics.handedBack();
-            requeue(store.handBack(lease, e.getMessage()), lease);
+            if (sandbox.engineUp()) {
+                LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
+                requeue(store.handBack(lease, e.getMessage()), lease);
+            } else {
+                // The engine is away (restarting, upgrading): expected, and hand-backs are counted,
+                // so space them out to outlast an engine restart rather than spend them in a minute.
+                LOG.warn("execution {}: the sandbox's engine is away ({}); handing it back", executionId, e.getMessage());
+                requeue(store.handBack(lease, e.getMessage()), lease, ENGINE_AWAY_RETRY_DELAY);
+            }
             return;
         } catch (RuntimeException e) {
             // A bug or an unexpected failure before the run existed: forget the attempt (its lease

@@ -188,6 +188,15 @@ final class DockerRun implements Run {
             return;
         }
         if (Boolean.TRUE.equals(state.getRunning())) {
+            // Both streams cut while the container runs: the engine went away and is back already
+            // (live-restore keeps containers through a quick restart). The attach is cut at the
+            // same moment as the wait, though seen on another thread: give it a second to show.
+            if (output.awaitEnded(1000, TimeUnit.MILLISECONDS)) {
+                log.info("the Docker engine restarted under container {}, which still runs (live-restore): re-attaching",
+                        containerId);
+                reattach("");
+                return;
+            }
             log.warn("wait stream of container {} broke while it runs; watching again", containerId);
             Thread.sleep(100); // an engine that drops every wait at once must not be hammered
             exit = watchExit();
@@ -217,7 +226,7 @@ final class DockerRun implements Run {
         if (Boolean.TRUE.equals(state.getRunning())) {
             log.info("the Docker engine answers again after {} s and container {} still runs (live-restore):"
                     + " re-attaching", awaySeconds, containerId);
-            reattach(awaySeconds);
+            reattach(" for about " + awaySeconds + " s");
         } else {
             log.info("the Docker engine answers again after {} s; container {} has stopped", awaySeconds, containerId);
             takeStoppedState(state);
@@ -226,11 +235,11 @@ final class DockerRun implements Run {
     }
 
     /** Attaches again (new output only: there is no log to replay) and arms a fresh wait. */
-    private void reattach(long awaySeconds) {
+    private void reattach(String awayFor) {
         OutputCallback before = output;
         before.closeQuietly();
-        String marker = "\n[outrun: the Docker engine was away for about " + awaySeconds
-                + " s; output printed meanwhile may be missing here]\n";
+        String marker = "\n[outrun: the Docker engine was away" + awayFor
+                + "; output printed meanwhile may be missing here]\n";
         before.stdout.noteGap(marker);
         before.stderr.noteGap(marker);
         try {
