@@ -65,7 +65,7 @@ public final class FleetBench {
     private final FleetProbe probe;
     private final Connection db;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(60)).build();
     private final ObjectMapper json = new ObjectMapper();
 
     private FleetBench(Config config, FleetNodes nodes, FleetProbe probe, Connection db, String token) {
@@ -286,7 +286,7 @@ public final class FleetBench {
     }
 
     private HttpRequest submitRequest(String command) throws Exception {
-        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(30))
+        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(180))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("command", command)))).build();
     }

@@ -6,6 +6,7 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.lease.Attempt;
+import io.outrun.logging.ExecutionMdc;
 import io.outrun.store.OutputUpdate;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
@@ -70,6 +71,14 @@ public final class ExecutionJob implements ExecutionRunner {
 
     @Override
     public void run(UUID executionId) throws InterruptedException {
+        if (keeper.isDraining()) {
+            // This node drains: it claims nothing more. A new dispatch carries the work elsewhere.
+            store.redispatch(executionId).ifPresent(e -> {
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+                dispatcher.wake();
+            });
+            return;
+        }
         long sent = System.nanoTime();
         Optional<Execution> claimed = store.claim(executionId, keeper.incarnation(), ttl);
         if (claimed.isEmpty()) {
@@ -78,6 +87,14 @@ public final class ExecutionJob implements ExecutionRunner {
             return;
         }
         Execution execution = claimed.get();
+        // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
+        try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
+            runClaimed(execution, sent);
+        }
+    }
+
+    private void runClaimed(Execution execution, long sent) throws InterruptedException {
+        UUID executionId = execution.id();
         Attempt attempt = keeper.begin(execution, sent);
         Lease lease = attempt.lease();
         LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", executionId, execution.attempt(),
@@ -140,6 +157,19 @@ public final class ExecutionJob implements ExecutionRunner {
         keeper.started(attempt, run);
         try {
             Exit exit = awaitExit(attempt);
+            if (exit == null && attempt.drained() && !attempt.leaseLost()) {
+                // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
+                awaitDeath(run);
+                LOG.info("{} handed back by its draining node; no attempt spent", attempt);
+                Optional<Redriven> back = store.drainBack(lease);
+                // Nothing is wrong with the work, only with where it ran: another node takes it now.
+                back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
+                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
+                    dispatcher.wake();
+                });
+                back.ifPresent(r -> changed(lease.executionId()));
+                return;
+            }
             if (exit == null) {
                 // Lease lost: the watchdog kills the run; close() removes it. Nothing more is written.
                 LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, "lease lost");
@@ -172,6 +202,18 @@ public final class ExecutionJob implements ExecutionRunner {
         }
     }
 
+    /** Waits (bounded) until a run being killed is dead, so no new attempt starts beside it. */
+    private static void awaitDeath(Run run) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until && run.awaitExit(TICK).isEmpty()) {
+            // the watchdog re-sends the kill every second
+        }
+    }
+
+    /**
+     * Null when the run must not be written as ended: its lease is lost, or its draining node
+     * killed it (a run that exited by itself first keeps its own end).
+     */
     private static Exit awaitExit(Attempt attempt) throws InterruptedException {
         while (true) {
             Optional<Exit> exit = attempt.run().awaitExit(TICK);
@@ -179,7 +221,7 @@ public final class ExecutionJob implements ExecutionRunner {
                 return null;
             }
             if (exit.isPresent()) {
-                return exit.get();
+                return attempt.drained() && exit.get().killed() ? null : exit.get();
             }
         }
     }

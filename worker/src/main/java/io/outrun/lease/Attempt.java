@@ -42,6 +42,7 @@ public final class Attempt {
     private volatile boolean leaseLost;
     private volatile String lostWhy;
     private volatile boolean cancelRequested;
+    private volatile boolean drained;
     /** Past this (System.nanoTime), the lease may have lapsed: the watchdog kills the run. */
     private volatile long deadlineNanos;
     private volatile long endingSinceNanos;
@@ -96,9 +97,22 @@ public final class Attempt {
         return endingSinceNanos;
     }
 
+    /** Its node drains and gives it back: the run is killed and handed back, no attempt spent. */
+    public boolean drained() {
+        return drained;
+    }
+
+    synchronized boolean drain() {
+        if (drained || state == State.DONE || state == State.ENDING) {
+            return false;
+        }
+        drained = true;
+        return true;
+    }
+
     /** True while the run may still be executing and must be killed if asked. */
     boolean wantsKill() {
-        return run != null && (leaseLost || cancelRequested) && state != State.DONE;
+        return run != null && (leaseLost || cancelRequested || drained) && state != State.DONE;
     }
 
     synchronized void started(Run started) {
