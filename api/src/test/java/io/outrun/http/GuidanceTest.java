@@ -106,6 +106,13 @@ class GuidanceTest {
     }
 
     @Test
+    void anEngineFaultDoesNotSendTheCallerToFixTheCommand() {
+        String lost = guidance.forExecution(execution(ExecutionStatus.FAILED, 3, 3, false, 1000, 143, "sandbox_lost",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(lost).contains("ended from outside").contains("did not fail by itself").doesNotContain("fix the command");
+    }
+
+    @Test
     void aRequeuedExecutionSaysItsAttemptWasLost() {
         String requeued = guidance.forExecution(execution(ExecutionStatus.QUEUED, 1, 3, false, 1000, null, null,
                 Captured.EMPTY, Captured.EMPTY));

@@ -51,6 +51,8 @@ public final class ExecutionJob implements ExecutionRunner {
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
+    /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
+    static final Duration ENGINE_AWAY_RETRY_DELAY = Duration.ofSeconds(15);
 
     /**
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
@@ -135,9 +137,16 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.end(attempt);
             // The command never ran: hand it back without spending an attempt. If the engine did
             // start a container after all, its epoch is never live again: the clean-up removes it.
-            LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
             metrics.handedBack();
-            requeue(store.handBack(lease, e.getMessage()), lease);
+            if (sandbox.engineUp()) {
+                LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
+                requeue(store.handBack(lease, e.getMessage()), lease);
+            } else {
+                // The engine is away (restarting, upgrading): expected, and hand-backs are counted,
+                // so space them out to outlast an engine restart rather than spend them in a minute.
+                LOG.warn("execution {}: the sandbox's engine is away ({}); handing it back", executionId, e.getMessage());
+                requeue(store.handBack(lease, e.getMessage()), lease, ENGINE_AWAY_RETRY_DELAY);
+            }
             return;
         } catch (RuntimeException e) {
             // A bug or an unexpected failure before the run existed: forget the attempt (its lease
@@ -171,14 +180,23 @@ public final class ExecutionJob implements ExecutionRunner {
                 return;
             }
             attempt.ending();
+            if (exit.lost()) {
+                // The engine or an operator ended the container, not the command: exit code
+                // meaningless, attempt lost, re-driven like a dead worker's.
+                LOG.warn("{}: {}; the attempt is lost (re-driven while attempts remain)", attempt, exit.lostTo());
+                metrics.sandboxLost();
+                loseToSandbox(lease, capitalized(exit.lostTo()));
+                return;
+            }
             finish(attempt, outcome(execution, attempt, exit, memoryBytes));
         } catch (SandboxException e) {
             // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
-            // command's fault, but the run may still live, so it is not handed back here: its
-            // lease lapses (its kill switch ends it) and the sweep re-drives it.
-            LOG.error("{}: the sandbox lost the run; its lease will lapse and the sweep re-drives it", attempt, e);
+            // command's fault. The run may still live: its next attempt waits at least a ttl, by
+            // when the run's kill switch has ended it (its lease is released, so never renewed).
+            LOG.error("{}: the sandbox lost the run; the attempt is lost", attempt, e);
             run.kill();
-            attempt.loseLease("the sandbox lost the run");
+            metrics.sandboxLost();
+            loseToSandbox(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
             // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
             // next, so write nothing here (close() kills and removes the run).
@@ -307,13 +325,33 @@ public final class ExecutionJob implements ExecutionRunner {
         }
     }
 
+    /**
+     * A started attempt the sandbox lost (the engine restarted, an operator stopped its container):
+     * re-driven for another attempt, or with none left failed with {@code sandbox_lost}. The next
+     * attempt waits at least a lease ttl: a container the engine could not confirm stopped has
+     * killed itself by then (its kill switch), so it never runs beside its next attempt.
+     */
+    private void loseToSandbox(Lease lease, String why) {
+        Duration delay = ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
+        requeue(store.release(lease, "sandbox_lost", why + ". The attempt was lost, not the command's failure, and no"
+                + " attempts remain; resubmit it (and have the operator check the node's Docker engine)."), lease, delay);
+    }
+
+    private static String capitalized(String sentence) {
+        return sentence.isEmpty() ? sentence : Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1);
+    }
+
     private void requeue(Optional<Redriven> released, Lease lease) {
+        requeue(released, lease, RETRY_DELAY);
+    }
+
+    private void requeue(Optional<Redriven> released, Lease lease, Duration delay) {
         if (released.isEmpty()) {
             return; // lease already lost: the sweep decided
         }
         Redriven r = released.get();
         if (r.status() == ExecutionStatus.QUEUED) {
-            dispatcher.enqueueIn(RETRY_DELAY, r.id(), r.dispatchSeq(), r.owner(), r.command());
+            dispatcher.enqueueIn(delay, r.id(), r.dispatchSeq(), r.owner(), r.command());
         }
         changed(lease.executionId());
     }

@@ -141,6 +141,10 @@ public final class WorkerNode implements AutoCloseable {
         metrics.gauge("outrun.node.runs", "Runs on this node now", keeper::size);
         metrics.gauge("outrun.node.heartbeat.age.seconds", "Time since this node last renewed its leases (beats every ttl/3)",
                 () -> keeper.sinceLastRenewal().toMillis() / 1000.0);
+        metrics.gauge("outrun.node.sandbox.engine.up", "1 while this node's sandbox engine answers (Docker: its event"
+                + " stream is open); 0 while it is away (restarting, stopped)", () -> sandbox.engineUp() ? 1 : 0);
+        metrics.gauge("outrun.node.sandbox.engine.losses", "Times this node lost its sandbox engine since it started",
+                sandbox::engineLosses);
         metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
                 () -> server.isRunning() ? 1 : 0);
         LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}", node,
