@@ -276,13 +276,24 @@ public final class FleetBench {
         }
         List<UUID> ids = new ArrayList<>();
         for (CompletableFuture<HttpResponse<String>> f : sent) {
-            ids.add(executionId(f.get()));
+            HttpResponse<String> response = f.get();
+            // A starved API node may answer 503 (not accepted): send that one again.
+            for (int retry = 0; response.statusCode() == 503 && retry < 20; retry++) {
+                Thread.sleep(1000);
+                response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+            }
+            ids.add(executionId(response));
         }
         return ids;
     }
 
     private UUID submit(String command) throws Exception {
-        return executionId(http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString()));
+        HttpResponse<String> response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+        for (int retry = 0; response.statusCode() == 503 && retry < 20; retry++) {
+            Thread.sleep(1000);
+            response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+        }
+        return executionId(response);
     }
 
     private HttpRequest submitRequest(String command) throws Exception {
