@@ -29,7 +29,8 @@ final class BigTable {
     record Timed(double ms, double planningMs, String buffers, String plan) {
     }
 
-    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken) throws Exception {
+    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken, FleetProbe probe)
+            throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         Support.log("big table: generating %,d rows", rows);
         long t0 = System.nanoTime();
@@ -82,6 +83,17 @@ final class BigTable {
         out.put("listing_running", running);
         out.put("listing_failed", failed);
         out.put("listing_http_ms", httpListing(nodes, bigOwnerToken));
+        // The copies in FleetSql must be what the nodes run: the sweep ran lost-dispatch detection
+        // all along, and the API node just ran the listing.
+        List<String> stale = new ArrayList<>();
+        if (!probe.nodesRan(FleetSql.LOST_DISPATCH)) {
+            stale.add("FleetSql.LOST_DISPATCH differs from what the nodes ran: copy it again from ExecutionStore.redispatchLost");
+        }
+        if (!probe.nodesRan(FleetSql.LISTING)) {
+            stale.add("FleetSql.LISTING differs from what the API node ran: copy it again from ExecutionListing.page");
+        }
+        stale.forEach(w -> Support.log("WARNING: %s", w));
+        out.put("sql_warnings", stale);
         Support.log("big table: lost-dispatch %.1f ms (%s), listing running %.1f ms (%s), failed %.1f ms, HTTP %s ms",
                 lost.ms(), lost.buffers(), running.ms(), running.buffers(), failed.ms(), out.get("listing_http_ms"));
         return out;

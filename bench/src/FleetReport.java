@@ -143,6 +143,9 @@ final class FleetReport {
                         "goal < 20 ms" + (t.ms() < 20 ? " ok" : " MISS") + "; buffers " + t.buffers());
             }
             System.out.printf(Locale.ROOT, "| %-52s | %10s |%n", "listing status=running over HTTP (ms)", num((Double) bigTable.get("listing_http_ms")));
+            for (Object w : (List<?>) bigTable.get("sql_warnings")) {
+                System.out.println("WARNING: " + w);
+            }
         } else {
             System.out.println("Big table: not measured: " + bigTableError);
         }
