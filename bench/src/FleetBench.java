@@ -38,7 +38,18 @@ public final class FleetBench {
         static Config of(List<String> argv) {
             boolean quick = argv.contains("--quick");
             String nodes = Bench.value(argv, "--nodes", quick ? "1,4" : "1,4,12");
-            return new Config(Arrays.stream(nodes.split(",")).map(String::trim).map(Integer::parseInt).sorted().distinct().toList(),
+            List<Integer> ns;
+            try {
+                // "none": only the big table.
+                ns = nodes.equals("none") ? List.of() : Arrays.stream(nodes.split(",")).map(String::trim)
+                        .map(Integer::parseInt).sorted().distinct().toList();
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--nodes must be a list like 1,4,12 (or none), got: " + nodes);
+            }
+            if (ns.stream().anyMatch(n -> n < 1 || n > 50)) {
+                throw new IllegalArgumentException("--nodes must be between 1 and 50 each, got: " + nodes);
+            }
+            return new Config(ns,
                     positive(argv, "--submits", quick ? 200 : 600), positive(argv, "--rate", 20),
                     positive(argv, "--idle-s", quick ? 10 : 30), positive(argv, "--running-s", quick ? 10 : 30),
                     positive(argv, "--chatty-s", quick ? 8 : 20), positive(argv, "--rows", quick ? 200_000 : 10_000_000),
@@ -126,7 +137,7 @@ public final class FleetBench {
             nodes.stopWorkers();
             String bigToken = token(nodes.cli("fleet-token-big", "token", "create", "--owner", BigTable.BIG_OWNER));
             try {
-                report.bigTable(BigTable.run(db, config.rows(), nodes, bigToken, probe));
+                report.bigTable(BigTable.run(db, config.rows(), nodes, bigToken, probe, !config.nodes().isEmpty()));
             } catch (Exception e) {
                 Support.log("big table failed: %s", e);
                 e.printStackTrace();
