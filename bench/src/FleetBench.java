@@ -244,16 +244,13 @@ public final class FleetBench {
         awaitEnded(List.of(id), Duration.ofSeconds(config.chattySeconds() + 120L));
         FleetProbe.Delta loud = FleetProbe.delta(s0, probe.snapshot());
         r.chatty = loud;
-        long bytes;
-        try (PreparedStatement ps = db.prepareStatement(FleetSql.OUTPUT_BYTES)) {
-            ps.setObject(1, id);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                bytes = rs.getLong(1);
-                if (!"succeeded".equals(rs.getString(2))) {
-                    Support.log("N=%d chatty run ended %s", n, rs.getString(2));
-                }
-            }
+        // Through the API, so that where output is stored does not matter here.
+        JsonNode view = json.readTree(http.send(HttpRequest.newBuilder(nodes.api("/v1/executions/" + id))
+                .timeout(Duration.ofSeconds(60)).header("Authorization", "Bearer " + token).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        long bytes = view.path("stdout").path("totalBytes").asLong() + view.path("stderr").path("totalBytes").asLong();
+        if (!"succeeded".equals(view.path("status").asText())) {
+            Support.log("N=%d chatty run ended %s", n, view.path("status").asText());
         }
         double chattyIdleScale = loud.seconds() / idle.seconds();
         r.put("chatty_output_bytes", bytes);

@@ -3,7 +3,8 @@ import java.util.Locale;
 /**
  * Every SQL text the fleet harness runs or looks for, in one place: when the store's SQL or the
  * schema changes (migration V3 and later), this is the only file to edit. The harness never reads
- * executions' output columns, so moving output elsewhere changes nothing here.
+ * executions' output columns (output byte counts come from the API), so moving output elsewhere
+ * changes nothing here.
  */
 final class FleetSql {
     private FleetSql() {
@@ -25,9 +26,6 @@ final class FleetSql {
             + " AND status IN ('succeeded', 'failed', 'timed_out', 'cancelled')";
 
     static final String RUNNING_COUNT = "SELECT count(*) FROM executions WHERE id = ANY (?) AND status = 'running'";
-
-    /** Output bytes of one execution: what a chatty run's WAL is divided by. */
-    static final String OUTPUT_BYTES = "SELECT stdout_total_bytes + stderr_total_bytes, status FROM executions WHERE id = ?";
 
     // ---- How a pg_stat_statements entry is classified (matched on its normalized text) ----
 
