@@ -29,7 +29,8 @@ final class BigTable {
     record Timed(double ms, double planningMs, String buffers, String plan) {
     }
 
-    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken) throws Exception {
+    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken, FleetProbe probe,
+                                   boolean workersRan) throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         Support.log("big table: generating %,d rows", rows);
         long t0 = System.nanoTime();
@@ -78,12 +79,26 @@ final class BigTable {
         Timed lost = explain(db, FleetSql.LOST_DISPATCH, true, 0L, 0L, 500);
         Timed running = explain(db, FleetSql.LISTING, false, BIG_OWNER, "running", 21);
         Timed failed = explain(db, FleetSql.LISTING, false, BIG_OWNER, "failed", 21);
+        Timed none = explain(db, FleetSql.LISTING, false, BIG_OWNER, "cancelled", 21);
         out.put("lost_dispatch", lost);
         out.put("listing_running", running);
         out.put("listing_failed", failed);
+        out.put("listing_cancelled_none", none);
         out.put("listing_http_ms", httpListing(nodes, bigOwnerToken));
-        Support.log("big table: lost-dispatch %.1f ms (%s), listing running %.1f ms (%s), failed %.1f ms, HTTP %s ms",
-                lost.ms(), lost.buffers(), running.ms(), running.buffers(), failed.ms(), out.get("listing_http_ms"));
+        // The copies in FleetSql must be what the nodes run: the sweep ran lost-dispatch detection
+        // all along, and the API node just ran the listing.
+        List<String> stale = new ArrayList<>();
+        if (workersRan && !probe.nodesRan(FleetSql.LOST_DISPATCH)) {
+            stale.add("FleetSql.LOST_DISPATCH differs from what the nodes ran: copy it again from ExecutionStore.redispatchLost");
+        }
+        if (!probe.nodesRan(FleetSql.LISTING)) {
+            stale.add("FleetSql.LISTING differs from what the API node ran: copy it again from ExecutionListing.page");
+        }
+        stale.forEach(w -> Support.log("WARNING: %s", w));
+        out.put("sql_warnings", stale);
+        Support.log("big table: lost-dispatch %.1f ms (%s), listing running %.1f ms (%s), failed %.1f ms, cancelled (none)"
+                        + " %.1f ms (%s), HTTP %s ms", lost.ms(), lost.buffers(), running.ms(), running.buffers(), failed.ms(),
+                none.ms(), none.buffers(), out.get("listing_http_ms"));
         return out;
     }
 

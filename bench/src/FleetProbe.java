@@ -108,6 +108,7 @@ final class FleetProbe {
     private static final Pattern ENTRY_START = Pattern.compile("\\d{4}-\\d\\d-\\d\\d ");
     private final StringBuilder entry = new StringBuilder();
     private final Map<String, Boolean> onboardingPending = new HashMap<>();
+    private final java.util.Set<String> texts = new java.util.HashSet<>();
     private long onboardingFound;
     private long onboardingEmpty;
 
@@ -132,6 +133,9 @@ final class FleetProbe {
             return;
         }
         logCount++;
+        if (texts.size() < 20_000) {
+            texts.add(normalize(text));
+        }
         String pid = f[3];
         if (onboardingPending.remove(pid) != null) {
             String t = text.strip().toUpperCase(java.util.Locale.ROOT);
@@ -187,6 +191,21 @@ final class FleetProbe {
         return new Delta((b.nanos() - a.nanos()) / 1e9, b.walLsn() - a.walLsn(), b.loggedStatements() - a.loggedStatements(),
                 calls, rows, walBytes, onboardingCalls, onboardingRows, b.onboardingFound() - a.onboardingFound(),
                 b.onboardingEmpty() - a.onboardingEmpty(), sweep, jobrunrWal, walBytes - jobrunrWal, top);
+    }
+
+    /**
+     * Whether the nodes ran {@code sql} (up to its RETURNING clause) since the harness started:
+     * tells when a copy in {@link FleetSql} no longer matches the store's SQL.
+     */
+    boolean nodesRan(String sql) throws IOException {
+        readLog();
+        return texts.contains(normalize(sql));
+    }
+
+    private static String normalize(String sql) {
+        String s = sql.replaceAll("\\$\\d+", "?").replaceAll("\\s+", " ").strip();
+        int returning = s.indexOf(" RETURNING ");
+        return returning < 0 ? s : s.substring(0, returning);
     }
 
     /** The nodes' connections by application_name. */

@@ -111,6 +111,27 @@ final class FleetReport {
         System.out.printf(Locale.ROOT, "%d x `true` at %.0f/s; idle %d s; running window %d s; chatty %d s; workers: 4 slots,"
                         + " --sandbox process, %s%n%n", config.submits(), (double) config.rate(), config.idleSeconds(),
                 config.runningSeconds(), config.chattySeconds(), String.join(" ", FleetNodes.JVM_FLAGS));
+        if (!rounds.isEmpty()) {
+            printRounds();
+        }
+        if (bigTable != null) {
+            System.out.printf(Locale.ROOT, "Big table: %,d rows (%s), generated in %.0f s%n", (Long) bigTable.get("rows"),
+                    bigTable.get("status_mix"), (Double) bigTable.get("generate_s"));
+            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed", "listing_cancelled_none")) {
+                BigTable.Timed t = (BigTable.Timed) bigTable.get(k);
+                System.out.printf(Locale.ROOT, "| %-52s | %10s | %s%n", k.replace('_', ' ') + " (EXPLAIN ANALYZE, ms)", num(t.ms()),
+                        "goal < 20 ms" + (t.ms() < 20 ? " ok" : " MISS") + "; buffers " + t.buffers());
+            }
+            System.out.printf(Locale.ROOT, "| %-52s | %10s |%n", "listing status=running over HTTP (ms)", num((Double) bigTable.get("listing_http_ms")));
+            for (Object w : (List<?>) bigTable.get("sql_warnings")) {
+                System.out.println("WARNING: " + w);
+            }
+        } else {
+            System.out.println("Big table: not measured: " + bigTableError);
+        }
+    }
+
+    private void printRounds() {
         StringBuilder head = new StringBuilder(String.format("| %-52s |", "figure"));
         StringBuilder rule = new StringBuilder("|" + "-".repeat(54) + "|");
         for (int n : rounds.keySet()) {
@@ -134,18 +155,6 @@ final class FleetReport {
                     r.connectionsIdle, r.connectionsLoad);
         }
         System.out.println();
-        if (bigTable != null) {
-            System.out.printf(Locale.ROOT, "Big table: %,d rows (%s), generated in %.0f s%n", (Long) bigTable.get("rows"),
-                    bigTable.get("status_mix"), (Double) bigTable.get("generate_s"));
-            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed")) {
-                BigTable.Timed t = (BigTable.Timed) bigTable.get(k);
-                System.out.printf(Locale.ROOT, "| %-52s | %10s | %s%n", k.replace('_', ' ') + " (EXPLAIN ANALYZE, ms)", num(t.ms()),
-                        "goal < 20 ms" + (t.ms() < 20 ? " ok" : " MISS") + "; buffers " + t.buffers());
-            }
-            System.out.printf(Locale.ROOT, "| %-52s | %10s |%n", "listing status=running over HTTP (ms)", num((Double) bigTable.get("listing_http_ms")));
-        } else {
-            System.out.println("Big table: not measured: " + bigTableError);
-        }
     }
 
     private String goalText(Metric m) {
@@ -209,7 +218,12 @@ final class FleetReport {
         detail.put("big_table", bigTable != null ? bigTable : Map.of("error", String.valueOf(bigTableError)));
         ObjectMapper json = new ObjectMapper();
         Files.writeString(out.resolve("fleet.json"), json.writerWithDefaultPrettyPrinter().writeValueAsString(detail) + "\n");
-        mergeResults(out.resolve("results.json"), rows(), name -> name.startsWith("fleet_"));
+        List<Map<String, Object>> rows = rows();
+        java.util.Set<Object> produced = new java.util.HashSet<>();
+        rows.forEach(r -> produced.add(r.get("name")));
+        // A run without rounds (--nodes none) replaces only the big-table rows.
+        mergeResults(out.resolve("results.json"), rows,
+                name -> name.startsWith("fleet_") && (!rounds.isEmpty() || produced.contains(name)));
         System.out.println("\nwrote " + out.resolve("fleet.json") + " and the fleet_* rows of " + out.resolve("results.json"));
     }
 
@@ -247,7 +261,7 @@ final class FleetReport {
         }
         if (bigTable != null) {
             String at = String.format(Locale.ROOT, " at %,d rows", (Long) bigTable.get("rows"));
-            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed")) {
+            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed", "listing_cancelled_none")) {
                 BigTable.Timed t = (BigTable.Timed) bigTable.get(k);
                 rows.add(row("fleet_" + k + "_ms", t.ms(), "ms", k.replace('_', ' ') + at + ", EXPLAIN ANALYZE, best of 3;"
                         + " buffers " + t.buffers() + "; goal < 20 ms" + (t.ms() < 20 ? " (met)" : " (missed)")));
