@@ -187,10 +187,12 @@ public final class ExecutionStore {
                 + "   AND o.epoch <> ended.output_epoch)"
                 // The end and its NOTIFY (long polls answer at once) in one round trip.
                 + " SELECT pg_notify('" + Channels.CHANGED + "', id::text) FROM ended";
+        boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
+            // With nothing left to append, the end is one statement (no transaction around it).
+            c.setAutoCommit(!withOutput);
             try {
-                if (outcome.output() != null) {
+                if (withOutput) {
                     // Fenced by the lease row, which the end's trigger removes: append first.
                     OutputStore.append(c, lease.owner(), List.of(outcome.output()));
                 }
@@ -211,14 +213,18 @@ public final class ExecutionStore {
                         ended = rs.next();
                     }
                 }
-                if (ended) {
-                    c.commit();
-                } else {
-                    c.rollback();
+                if (withOutput) {
+                    if (ended) {
+                        c.commit();
+                    } else {
+                        c.rollback();
+                    }
                 }
                 return ended;
             } catch (SQLException e) {
-                c.rollback();
+                if (withOutput) {
+                    c.rollback();
+                }
                 throw e;
             } finally {
                 c.setAutoCommit(true);
