@@ -47,6 +47,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private final Function<Execution, RunSpec> specs;
     private final Dispatcher dispatcher;
     private final NodeMetrics metrics;
+    private final JobOutcome outcomes;
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
@@ -55,8 +56,9 @@ public final class ExecutionJob implements ExecutionRunner {
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
     public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
-                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics) {
+                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes) {
         this.metrics = metrics;
+        this.outcomes = outcomes;
         this.dispatcher = dispatcher;
         this.store = store;
         this.sandbox = sandbox;
@@ -66,8 +68,15 @@ public final class ExecutionJob implements ExecutionRunner {
         this.specs = specs;
     }
 
+    /** Runs the execution, then ends the JobRunr job as the execution ended (see {@link JobOutcome}). */
     @Override
     public void run(UUID executionId) throws InterruptedException {
+        JobOutcome.ThisJob job = outcomes.begin(executionId);
+        execute(executionId, job);
+        job.end();
+    }
+
+    private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {
         long sent = System.nanoTime();
         Optional<Execution> claimed = store.claim(executionId, keeper.incarnation(), ttl);
         if (claimed.isEmpty()) {
@@ -76,6 +85,7 @@ public final class ExecutionJob implements ExecutionRunner {
             return;
         }
         Execution execution = claimed.get();
+        job.claimed(execution);
         Attempt attempt = keeper.begin(execution, sent);
         Lease lease = attempt.lease();
         LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", executionId, execution.attempt(),
@@ -144,14 +154,40 @@ public final class ExecutionJob implements ExecutionRunner {
             run.kill();
             giveBack(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
-            // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
-            // next, so write nothing here (close() kills and removes the run).
-            LOG.warn("{} interrupted on {}; its lease will expire", attempt, node);
-            throw e;
+            if (!job.deletedOnDashboard()) {
+                // JobRunr stops (node shutdown): the lease decides what happens next, so write
+                // nothing here (close() kills and removes the run).
+                LOG.warn("{} interrupted on {}; its lease will expire", attempt, node);
+                throw e;
+            }
+            cancelFromDashboard(attempt);
         } finally {
             run.close();
             keeper.end(attempt);
         }
+    }
+
+    /**
+     * An admin deleted this job on the dashboard while its command ran (JobRunr interrupted us at
+     * its steward's next poll): the admin meant to cancel it. Recorded first (a re-drive after a
+     * crash of this node now ends it cancelled), then killed as an owner's cancel is, and its end
+     * written as cancelled by an admin, on this attempt: no attempt spent, nothing re-driven.
+     */
+    private void cancelFromDashboard(Attempt attempt) throws InterruptedException {
+        LOG.warn("{}: its JobRunr job was deleted on the dashboard; cancelling it", attempt);
+        try {
+            store.requestCancelAsOperator(attempt.lease().executionId(), JobOutcome.ADMIN_CANCEL);
+        } catch (StoreException e) {
+            LOG.warn("{}: could not record the dashboard's cancel ({}); killing it anyway", attempt, e.getMessage());
+        }
+        keeper.cancel(attempt.lease().executionId());
+        Exit exit = awaitExit(attempt);
+        if (exit == null) {
+            return; // lease lost meanwhile: the sweep ends it (cancelled, since the request is recorded)
+        }
+        attempt.ending();
+        finish(attempt, new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled", JobOutcome.ADMIN_CANCEL,
+                attempt.lastOutput(), attempt.run().stdout().totalBytes(), attempt.run().stderr().totalBytes()));
     }
 
     private static Exit awaitExit(Attempt attempt) throws InterruptedException {
