@@ -126,6 +126,15 @@ public final class JobOutcome {
                 appendToStored(summary);
                 throw new InterruptedException("deleted on the dashboard");
             }
+            if (d.lost && endedAsLostElsewhere()) {
+                // The sweep already failed this job (this node was paused or cut off): its end
+                // stands. Dropped here, unsaved, so JobRunr's performer writes nothing more.
+                Job local = localJob();
+                if (local != null) {
+                    local.delete("already failed by the sweep as a lost attempt");
+                    throw new InterruptedException("already ended as a lost attempt");
+                }
+            }
             JobDashboardLogger logger = context.logger();
             summary.forEach(logger::info);
             if (interrupted) {
@@ -185,12 +194,16 @@ public final class JobOutcome {
                 return Decision.deleted("attempt " + attempt + " was handed back (the sandbox could not start it; no"
                         + " attempt spent); the execution continues as JobRunr job " + current);
             }
+            if (ran && e.status() == ExecutionStatus.RUNNING && mine) {
+                // Still running under this attempt, yet it is over here: its lease was lost.
+                return new Decision(StateName.FAILED, "attempt " + attempt + " lost its lease on node " + node
+                        + "; the sweep re-drives it once the lease expires (or reaps it when no attempts remain)", true);
+            }
             if (ran) {
-                // The row went on without this attempt's end: its lease was lost.
-                String next = e.status() == ExecutionStatus.RUNNING && mine
-                        ? "the sweep re-drives it once its lease expires (or reaps it when no attempts remain)"
-                        : "re-driven as attempt " + (attempt + 1) + " (JobRunr job " + current + "), now " + e.status().wire();
-                return Decision.failed("attempt " + attempt + " lost its lease on node " + node + "; " + next);
+                // The row went on without this attempt's end: re-driven by the sweep or by this node.
+                return new Decision(StateName.FAILED, "attempt " + attempt + " was lost on node " + node + " (its lease"
+                        + " expired, or its sandbox lost the run); re-driven as attempt " + (attempt + 1) + " (JobRunr job "
+                        + current + "), now " + e.status().wire(), true);
             }
             if (!mine) {
                 return Decision.deleted("superseded: the execution is " + e.status().wire() + " under JobRunr job "
@@ -236,6 +249,15 @@ public final class JobOutcome {
                 }
             } catch (RuntimeException e) {
                 LOG.warn("could not end JobRunr job {} DELETED: {}", context.getJobId(), e.toString());
+            }
+        }
+
+        private boolean endedAsLostElsewhere() {
+            Job local = localJob();
+            try {
+                return local != null && LostAttemptPolicy.endedAsLost(local, storage.getJobById(context.getJobId()));
+            } catch (RuntimeException e) {
+                return false;
             }
         }
 
@@ -325,17 +347,17 @@ public final class JobOutcome {
     }
 
     /** The JobRunr end state chosen and why. */
-    private record Decision(StateName state, String why) {
+    private record Decision(StateName state, String why, boolean lost) {
         static Decision succeeded(String why) {
-            return new Decision(StateName.SUCCEEDED, why);
+            return new Decision(StateName.SUCCEEDED, why, false);
         }
 
         static Decision failed(String why) {
-            return new Decision(StateName.FAILED, why);
+            return new Decision(StateName.FAILED, why, false);
         }
 
         static Decision deleted(String why) {
-            return new Decision(StateName.DELETED, why);
+            return new Decision(StateName.DELETED, why, false);
         }
     }
 }

@@ -5,6 +5,7 @@ import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
 import io.outrun.job.JobOutcome;
+import io.outrun.job.LostAttemptPolicy;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
@@ -96,6 +97,7 @@ public final class WorkerNode implements AutoCloseable {
                         .andName(node)
                         .andWorkerCount(config.slots())
                         .andPollInterval(config.pollInterval())
+                        .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         outcomes.attach(server.getJobSteward());
         this.wake = new StewardWake(server, config.slots());

@@ -65,6 +65,11 @@ class DashboardTruthIT {
             assertThat(logLines(okJob)).anyMatch(l -> l.contains("execution " + ok + " of alice"))
                     .anyMatch(l -> l.contains("succeeded · attempt 1 of 3 · node dash-truth · exit code 0"))
                     .anyMatch(l -> l.contains("all good"));
+            // What the summary costs: written once, inside JobRunr's own final save of the job.
+            int summaryBytes = okJob.path("metadata").toString().length();
+            System.out.printf("DASHBOARD: succeeded job JSON %d bytes, of which the summary %d bytes (written once)%n",
+                    okJob.toString().length(), summaryBytes);
+            assertThat(summaryBytes).isLessThan(4096);
             JsonNode failedJob = awaitJobState(base, api.store().find(failed).orElseThrow().jobId(), "FAILED");
             JsonNode failure = last(failedJob);
             assertThat(failure.path("exceptionMessage").asText())
