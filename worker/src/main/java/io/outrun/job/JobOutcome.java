@@ -340,7 +340,7 @@ public final class JobOutcome {
     static String human(Duration d) {
         long ms = d.toMillis();
         if (ms < 10_000) {
-            return String.format("%.1f s", ms / 1000.0);
+            return String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
         }
         long s = d.toSeconds();
         return s < 3600 ? (s / 60) + " min " + (s % 60) + " s" : (s / 3600) + " h " + (s % 3600 / 60) + " min";

@@ -41,9 +41,13 @@ public final class LostAttemptPolicy implements ConcurrentJobModificationPolicy 
         };
     }
 
-    /** True when the stored job was failed by the sweep as a lost attempt while we still process it. */
+    /**
+     * True when the stored job was failed by the sweep as a lost attempt while we still process it
+     * (or have just dropped it unsaved, see {@link JobOutcome}, while JobRunr's steward was saving it).
+     */
     static boolean endedAsLost(Job local, Job stored) {
-        if (stored == null || !local.hasState(StateName.PROCESSING) || !stored.hasState(StateName.FAILED)) {
+        boolean ours = local.hasState(StateName.PROCESSING) || local.hasState(StateName.DELETED);
+        if (stored == null || !ours || !stored.hasState(StateName.FAILED)) {
             return false;
         }
         FailedState failed = stored.getJobState();
