@@ -66,8 +66,12 @@ sleep 6 # one dashboard refresh
 mkdir -p "$OUT"
 DASH="http://dev:$PASSWORD@127.0.0.1:$DASH_PORT"
 shoot() { # file, path
-  "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,900 \
-    --virtual-time-budget=8000 --screenshot="$OUT/$1" "$DASH$2" >/dev/null 2>&1
+  # (--virtual-time-budget never returns here: the dashboard keeps a server-sent-events stream
+  # open. Without it, the capture is taken at page load: the per-state counts are drawn by
+  # then, a job list or page that is still loading may not be. Known gap: drive Chromium over
+  # its DevTools protocol to wait for the list.)
+  timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,900 \
+    --timeout=15000 --screenshot="$OUT/$1" "$DASH$2" >/dev/null 2>&1 || true
   echo "wrote $OUT/$1"
 }
 FAILED_JOB=$(curl -s "$DASH/api/jobs?state=FAILED&offset=0&limit=20&order=updatedAt:DESC" | python3 -c '

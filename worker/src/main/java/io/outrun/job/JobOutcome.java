@@ -118,7 +118,17 @@ public final class JobOutcome {
             if (deletedOnDashboard()) {
                 cancelWhatIsLeft();
             }
-            Optional<Execution> found = store.find(executionId, OutputStore.Read.NONE);
+            Optional<Execution> found;
+            try {
+                found = store.find(executionId, OutputStore.Read.NONE);
+            } catch (RuntimeException e) {
+                // The database is away: the job's end cannot mirror what it cannot read.
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new ExecutionFailure("could not read how execution " + executionId + " ended (" + e.getMessage()
+                        + "); its own state is what the API shows");
+            }
             Decision d = decide(found.orElse(null));
             List<String> summary = summary(found.orElse(null), d);
             if (deletedOnDashboard()) {
@@ -137,14 +147,15 @@ public final class JobOutcome {
             }
             JobDashboardLogger logger = context.logger();
             summary.forEach(logger::info);
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
             switch (d.state) {
-                case SUCCEEDED -> {
-                    return;
+                case SUCCEEDED, FAILED -> {
+                    if (interrupted) {
+                        Thread.currentThread().interrupt(); // JobRunr then treats it as its stop, as before
+                    }
+                    if (d.state == StateName.FAILED) {
+                        throw new ExecutionFailure(d.why);
+                    }
                 }
-                case FAILED -> throw new ExecutionFailure(d.why);
                 default -> {
                     deleteSelf(d.why);
                     throw new InterruptedException(d.why);
