@@ -40,6 +40,7 @@ final class BigTable {
         int jobs;
         try (Statement st = db.createStatement()) {
             jobs = st.executeUpdate(FleetSql.GENERATE_JOBS);
+            st.executeUpdate(FleetSql.GENERATE_LEASES);
         }
         double generateSeconds = (System.nanoTime() - t0) / 1e9;
         // As autovacuum would have left it (the server runs without it): statistics and the visibility map.
@@ -71,7 +72,10 @@ final class BigTable {
         out.put("status_mix", mix);
         out.put("big_owner_rows", bigOwnerRows);
 
-        Timed lost = explain(db, FleetSql.LOST_DISPATCH, true, 0L, 500);
+        try (Statement st = db.createStatement()) {
+            st.executeUpdate(FleetSql.STEADY_WATERMARK);
+        }
+        Timed lost = explain(db, FleetSql.LOST_DISPATCH, true, 0L, 0L, 500);
         Timed running = explain(db, FleetSql.LISTING, false, BIG_OWNER, "running", 21);
         Timed failed = explain(db, FleetSql.LISTING, false, BIG_OWNER, "failed", 21);
         out.put("lost_dispatch", lost);

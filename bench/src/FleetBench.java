@@ -65,7 +65,7 @@ public final class FleetBench {
     private final FleetProbe probe;
     private final Connection db;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(60)).build();
     private final ObjectMapper json = new ObjectMapper();
 
     private FleetBench(Config config, FleetNodes nodes, FleetProbe probe, Connection db, String token) {
@@ -276,17 +276,28 @@ public final class FleetBench {
         }
         List<UUID> ids = new ArrayList<>();
         for (CompletableFuture<HttpResponse<String>> f : sent) {
-            ids.add(executionId(f.get()));
+            HttpResponse<String> response = f.get();
+            // A starved API node may answer 503 (not accepted): send that one again.
+            for (int retry = 0; response.statusCode() == 503 && retry < 20; retry++) {
+                Thread.sleep(1000);
+                response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+            }
+            ids.add(executionId(response));
         }
         return ids;
     }
 
     private UUID submit(String command) throws Exception {
-        return executionId(http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString()));
+        HttpResponse<String> response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+        for (int retry = 0; response.statusCode() == 503 && retry < 20; retry++) {
+            Thread.sleep(1000);
+            response = http.send(submitRequest(command), HttpResponse.BodyHandlers.ofString());
+        }
+        return executionId(response);
     }
 
     private HttpRequest submitRequest(String command) throws Exception {
-        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(30))
+        return HttpRequest.newBuilder(nodes.api("/v1/executions")).timeout(Duration.ofSeconds(180))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(Map.of("command", command)))).build();
     }

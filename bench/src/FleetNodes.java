@@ -36,7 +36,7 @@ final class FleetNodes implements AutoCloseable {
     private final List<Node> workers = new ArrayList<>();
     private Node api;
     private int apiPort;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(60)).build();
 
     FleetNodes(Path jar, Path logs, Path pids, String dbUrl, String dbUser) throws IOException {
         this.jar = jar;
@@ -103,7 +103,7 @@ final class FleetNodes implements AutoCloseable {
             long sum = 0;
             try {
                 String body = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + w.metricsPort() + "/metrics"))
-                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+                        .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString()).body();
                 Matcher m = line.matcher(body);
                 while (m.find()) {
                     sum += (long) Double.parseDouble(m.group(1));

@@ -34,7 +34,7 @@ final class FleetReport {
             new Metric("wal_bytes_per_execution", "WAL per execution, idle subtracted", "B", null, null),
             new Metric("idle_statements_per_s", "idle statements/s, whole fleet (log)", "/s", null, null),
             new Metric("idle_statements_per_s_pgss", "  same, pg_stat_statements", "/s", null, null),
-            new Metric("idle_sweep_tries_per_s", "  of which sweep tries (advisory lock)", "/s", "same at N=1 and N=max",
+            new Metric("idle_sweep_tries_per_s", "  of which the re-drive sweep", "/s", "same at N=1 and N=max",
                     v -> withinTenPercent(v)),
             new Metric("idle_wal_bytes_per_s_per_node", "idle WAL per worker node", "B/s", null, null),
             new Metric("connections_per_worker", "connections per worker node (pool + LISTEN)", "", "<= 4",

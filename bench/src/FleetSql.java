@@ -46,11 +46,14 @@ final class FleetSql {
     }
 
     /**
-     * A try for the fleet's re-drive sweep. Today: the advisory lock of RedriveSweep.sweepExclusive
-     * (AdvisoryLock.tryRunExclusive). Change this when the sweep takes a due-time row instead.
+     * A statement of the fleet's re-drive sweep: since V3 one node holds the sweep (taken in its
+     * heartbeat) and runs, once per interval, the expired-lease re-drive and the lost-dispatch
+     * check (and its watermark update). Before V3: the advisory-lock try of every node.
      */
     static boolean isSweepTry(String query) {
-        return query.toLowerCase(Locale.ROOT).contains("pg_try_advisory_lock");
+        String q = query.toLowerCase(Locale.ROOT);
+        return q.contains("pg_try_advisory_lock") || q.contains("select watermark from fleet_tasks")
+                || q.contains("update fleet_tasks set watermark") || q.contains("from leases where expires_at < now() -");
     }
 
     // ---- The big table (BigTable) ----
@@ -62,12 +65,13 @@ final class FleetSql {
      * constraints hold, and the transition trigger fires only on UPDATE. Parameter: M.
      */
     static final String GENERATE = "INSERT INTO executions (id, owner, command, timeout_ms, max_output_bytes, status,"
-            + " finished_at, lease_owner, lease_expires_at)"
+            + " finished_at, lease_owner, enqueued_at)"
             + " SELECT gen_random_uuid(), CASE WHEN r1 < 0.3 THEN '" + BigTable.BIG_OWNER + "'"
             + "   ELSE 'owner-' || (r1 * 1000)::int END, 'make test', 600000, 1048576, st,"
             + " CASE WHEN st IN ('queued', 'running') THEN NULL ELSE now() - r2 * interval '30 days' END,"
             + " CASE WHEN st = 'running' THEN 'node-' || (r1 * 50)::int END,"
-            + " CASE WHEN st = 'running' THEN now() + interval '1 hour' END"
+            // A backlog waits since long before the last sweep: only new rows are ever looked at.
+            + " now() - interval '1 hour' - r2 * interval '1 day'"
             + " FROM (SELECT r1, r2, CASE WHEN r2 < 0.005 THEN 'queued' WHEN r2 < 0.0051 THEN 'running'"
             + "   WHEN r2 < 0.06 THEN 'failed' WHEN r2 < 0.08 THEN 'timed_out' WHEN r2 < 0.09 THEN 'cancelled'"
             + "   ELSE 'succeeded' END AS st"
@@ -83,21 +87,36 @@ final class FleetSql {
             + " SELECT job_id::text, 1, '{}', 'bench.Generated', 'ENQUEUED', now(), now(), NULL"
             + " FROM executions WHERE status = 'queued' AND owner LIKE 'owner-%'";
 
+    /** The running rows' live leases (V3: a narrow table of its own). */
+    static final String GENERATE_LEASES = "INSERT INTO leases (execution_id, epoch, owner, expires_at)"
+            + " SELECT id, 1, lease_owner, now() + interval '1 hour' FROM executions WHERE status = 'running'";
+
+    /** As the fleet's sweep leaves it: it looked a moment ago. */
+    static final String STEADY_WATERMARK = "UPDATE fleet_tasks SET watermark = now() - interval '2 seconds' WHERE name = 'sweep'";
+
     static final String STATUS_MIX = "SELECT status, count(*) FROM executions GROUP BY 1 ORDER BY 2 DESC";
 
     /**
      * Lost-dispatch detection, as ExecutionStore.redispatchLost runs it (copy it from there when it
      * changes). RETURNING is cut to the id: what it costs is finding the rows, and it finds none.
-     * Parameters: grace in ms (0: every queued row is old enough), limit. Run in a rolled-back
-     * transaction.
+     * Parameters: grace in ms (twice; 0: every queued row is old enough), limit. Run in a
+     * rolled-back transaction, with the watermark as a sweep leaves it (STEADY_WATERMARK).
      */
-    static final String LOST_DISPATCH = "UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
-            + " WHERE id IN (SELECT x.id FROM executions x WHERE x.status = 'queued'"
-            + "   AND x.enqueued_at < now() - ? * interval '1 millisecond'"
+    static final String LOST_DISPATCH = "WITH mark AS (SELECT watermark FROM fleet_tasks WHERE name = 'sweep'),"
+            + " candidates AS ("
+            + "   SELECT x.id FROM executions x, mark WHERE x.status = 'queued'"
+            + "     AND x.enqueued_at > mark.watermark - ? * interval '1 millisecond' - interval '5 seconds'"
+            + "     AND x.enqueued_at <= now() - ? * interval '1 millisecond'"
+            + "   UNION"
+            + "   SELECT x.id FROM jobrunr_jobs j JOIN executions x ON x.job_id = j.id::uuid AND x.status = 'queued', mark"
+            + "     WHERE j.state IN ('SUCCEEDED', 'FAILED', 'DELETED')"
+            + "     AND j.updatedAt > (mark.watermark - interval '1 minute')::timestamp),"
+            + " lost AS (SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM candidates) AND x.status = 'queued'"
             + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar"
             + "     AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))"
             + "   ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)"
-            + " AND status = 'queued' RETURNING id";
+            + " UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()"
+            + " WHERE id IN (SELECT id FROM lost) AND status = 'queued' RETURNING id";
 
     /**
      * An owner's listing with a status filter, first page, as ExecutionListing.page builds it

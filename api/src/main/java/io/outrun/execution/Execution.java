@@ -9,7 +9,8 @@ import java.util.UUID;
 /**
  * One execution as stored: what was asked, where it stands, and what it printed so far.
  * {@code leaseOwner} is the incarnation (node id and per-process id) of the node that runs it;
- * {@code leaseEpoch} names its current (or last) claim; {@code leaseExpiresAt} is null unless it runs.
+ * {@code leaseEpoch} names its current (or last) claim; {@code outputEpoch} the run whose output
+ * it shows (output cursors name it); {@code leaseExpiresAt} is null unless it runs.
  * Times come from the database's clock.
  */
 public record Execution(
@@ -27,6 +28,7 @@ public record Execution(
         int maxAttempts,
         String leaseOwner,
         long leaseEpoch,
+        long outputEpoch,
         Instant leaseExpiresAt,
         boolean cancelRequested,
         String idempotencyKey,
@@ -44,7 +46,7 @@ public record Execution(
     /** The same execution with the output read for it. */
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
-                maxAttempts, leaseOwner, leaseEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err);
     }
 

@@ -136,12 +136,12 @@ final class ExecutionRoutes {
 
     private OutputChunk chunk(Execution e, OutputCursor cursor) {
         // A retried attempt starts its output from zero: a cursor of an older attempt starts over.
-        boolean restarted = cursor.attempt() != 0 && cursor.attempt() != e.attempt();
-        OutputCursor from = cursor.attempt() == e.attempt() ? cursor : new OutputCursor(e.attempt(), 0, 0);
+        boolean restarted = cursor.epoch() != 0 && cursor.epoch() != e.outputEpoch();
+        OutputCursor from = cursor.epoch() == e.outputEpoch() ? cursor : new OutputCursor(e.outputEpoch(), 0, 0);
         boolean complete = e.status().isTerminal();
         OutputSlicer.Slice out = OutputSlicer.since(e.stdout(), from.stdout(), complete);
         OutputSlicer.Slice err = OutputSlicer.since(e.stderr(), from.stderr(), complete);
-        String next = new OutputCursor(e.attempt(), out.next(), err.next()).encode();
+        String next = new OutputCursor(e.outputEpoch(), out.next(), err.next()).encode();
         return new OutputChunk(e.id().toString(), e.status().wire(), e.attempt(), restarted,
                 new StreamDelta(out.text(), out.droppedBytes(), e.stdout().totalBytes()),
                 new StreamDelta(err.text(), err.droppedBytes(), e.stderr().totalBytes()),
@@ -158,14 +158,14 @@ final class ExecutionRoutes {
         return load(id, owner);
     }
 
-    /** A reader after its cursor loads only the stored chunks after it; a cursor of another attempt starts over. */
+    /** A reader after its cursor loads only the stored chunks after it; a cursor of another run starts over. */
     private Execution sinceCursor(UUID id, String owner, OutputCursor cursor) {
-        if (cursor.attempt() == 0) {
+        if (cursor.epoch() == 0) {
             return load(id, owner);
         }
         Execution e = service.get(id, owner, OutputStore.Read.since(cursor.stdout(), cursor.stderr()))
                 .orElseThrow(() -> ApiError.notFound(id.toString()));
-        return e.attempt() == cursor.attempt() ? e : load(id, owner);
+        return e.outputEpoch() == cursor.epoch() ? e : load(id, owner);
     }
 
     /**

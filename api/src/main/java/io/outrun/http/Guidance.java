@@ -85,6 +85,10 @@ final class Guidance {
                     + " processes): make it lighter or split it.";
             case "sandbox_error" -> "The sandbox could not run the command (see error.message). Check image and"
                     + " workdir, then submit again.";
+            case "sandbox_lost" -> "Its container was ended from outside on every attempt (the Docker engine restarted,"
+                    + " or an operator stopped it; error.message says which): the command did not fail by itself and may"
+                    + " have run in part. Check what it changed, then submit it again; the operator should check the"
+                    + " workers' Docker engines.";
             case "image_not_allowed" -> "The operator does not allow that image. Submit again without `image` to use"
                     + " the default sandbox image.";
             case "image_not_found" -> "The image you named is not on the workers. Submit again without `image` to use"

@@ -31,7 +31,7 @@ final class Views {
         ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
         boolean complete = e.status().isTerminal();
         // The position after everything printed so far: passed to /output, it gives only what follows.
-        String cursor = new OutputCursor(e.attempt(), OutputSlicer.since(e.stdout(), Long.MAX_VALUE, complete).next(),
+        String cursor = new OutputCursor(e.outputEpoch(), OutputSlicer.since(e.stdout(), Long.MAX_VALUE, complete).next(),
                 OutputSlicer.since(e.stderr(), Long.MAX_VALUE, complete).next()).encode();
         String command = mode == OutputMode.FULL || e.command().length() <= COMMAND_PREVIEW ? e.command()
                 : e.command().substring(0, cutAt(e.command(), COMMAND_PREVIEW)) + "…";

@@ -54,8 +54,14 @@ public final class ExecutionStore {
 
     /** Hand-backs (sandbox refused to start the run) after which an execution fails instead. */
     public static final int MAX_HANDBACKS = 20;
-    /** A worker's own run, still running: the fence of its end, hand-back and release. */
-    private static final String FENCE = " e.id = ? AND e.lease_epoch = ? AND e.status = 'running'";
+    /**
+     * A worker's own run, still running under a lease that has not expired: the fence of its end,
+     * hand back, drain back and release. Past expiry the run's kill switch may have fired: its end
+     * and its last output land together, or not at all (the sweep then decides).
+     */
+    private static final String FENCE = " e.id = ? AND e.lease_epoch = ? AND e.status = 'running'"
+            + " AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch"
+            + " AND l.expires_at > now())";
 
     private final DataSource dataSource;
 
@@ -243,6 +249,27 @@ public final class ExecutionStore {
     }
 
     /**
+     * Hands a started run back because its node drains (a rolling deploy): its run was killed,
+     * no attempt is spent (the command did nothing wrong), and it is re-driven at once; a cancel
+     * request ends it {@code cancelled}.
+     *
+     * @return the new state, or empty when the lease was already lost
+     */
+    public Optional<Redriven> drainBack(Lease lease) {
+        return depart(Departure.DRAIN, " WHERE" + FENCE, "sandbox_error", "%7$s", "drained",
+                lease.executionId(), lease.epoch());
+    }
+
+    /**
+     * A queued execution this node will not run (it drains): a new dispatch, so that a fresh
+     * JobRunr job carries it to another node. Empty when it is no longer queued.
+     */
+    public Optional<Execution> redispatch(UUID id) {
+        return query("UPDATE executions SET dispatch_seq = dispatch_seq + 1, updated_at = now()"
+                + " WHERE id = ? AND status = 'queued'" + RETURNING_ROW, id).stream().findFirst();
+    }
+
+    /**
      * Gives a started attempt up because this node cannot run it (its sandbox lost it, e.g. the
      * Docker engine restarted): re-driven for another attempt while any remain, else
      * {@code failed} with {@code errorCode}.
@@ -279,15 +306,20 @@ public final class ExecutionStore {
      * while hand-backs remain; either way a cancel request ends it {@code cancelled}.
      */
     private enum Departure {
-        ABANDON("e.attempt < e.max_attempts", false),
-        HAND_BACK("e.handbacks + 1 < " + MAX_HANDBACKS, true);
+        ABANDON("e.attempt < e.max_attempts", false, false),
+        HAND_BACK("e.handbacks + 1 < " + MAX_HANDBACKS, true, true),
+        /** A started run its draining node killed: like a hand back, but not counted as one. */
+        DRAIN("true", true, false);
 
         final String attemptsLeft;
+        /** No attempt spent, and the previous attempt's output shown again. */
         final boolean handBack;
+        final boolean countsHandBack;
 
-        Departure(String attemptsLeft, boolean handBack) {
+        Departure(String attemptsLeft, boolean handBack, boolean countsHandBack) {
             this.attemptsLeft = attemptsLeft;
             this.handBack = handBack;
+            this.countsHandBack = countsHandBack;
         }
 
         /** The one decision, evaluated on the locked, current row. */
@@ -305,7 +337,7 @@ public final class ExecutionStore {
             String next = next();
             String queued = "(" + next + " = 'queued')";
             return "UPDATE executions e SET status = " + next + ","
-                    + " attempt = e.attempt - " + (handBack ? 1 : 0) + ", handbacks = e.handbacks + " + (handBack ? 1 : 0) + ","
+                    + " attempt = e.attempt - " + (handBack ? 1 : 0) + ", handbacks = e.handbacks + " + (countsHandBack ? 1 : 0) + ","
                     + (handBack ? " output_epoch = e.prev_output_epoch, started_at = NULL," : "")
                     + " dispatch_seq = e.dispatch_seq + CASE WHEN " + queued + " THEN 1 ELSE 0 END,"
                     + " enqueued_at = CASE WHEN " + queued + " THEN now() ELSE e.enqueued_at END,"
@@ -327,7 +359,11 @@ public final class ExecutionStore {
 
     private List<Redriven> departAll(Departure d, String where, String errorCode, String failTemplate, String why,
                                      Object... whereArgs) {
-        String cancelMessage = d.handBack ? Messages.CANCELLED_BEFORE_START : Messages.CANCELLED_WORKER_LOST;
+        String cancelMessage = switch (d) {
+            case HAND_BACK -> Messages.CANCELLED_BEFORE_START;
+            case DRAIN -> Messages.CANCELLED_WHILE_DRAINING;
+            case ABANDON -> Messages.CANCELLED_WORKER_LOST;
+        };
         Object[] args = new Object[4 + whereArgs.length];
         args[0] = errorCode;
         args[1] = cancelMessage;
@@ -609,6 +645,7 @@ public final class ExecutionStore {
                 rs.getInt("max_attempts"),
                 rs.getString("lease_owner"),
                 rs.getLong("lease_epoch"),
+                outputEpoch,
                 instant(rs, "lease_expires_at"),
                 rs.getTimestamp("cancel_requested_at") != null,
                 rs.getString("idempotency_key"),

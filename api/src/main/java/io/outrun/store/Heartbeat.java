@@ -24,8 +24,11 @@ public final class Heartbeat {
                             int running, boolean draining) {
     }
 
-    /** What a beat learnt: the leases still held, those asked to cancel, and whether this node sweeps. */
-    public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper) {
+    /**
+     * What a beat learnt: the leases still held, those asked to cancel, whether this node sweeps,
+     * and whether someone asked it to drain ({@code outrun drain}).
+     */
+    public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper, boolean drainRequested) {
     }
 
     private Heartbeat() {
@@ -39,7 +42,8 @@ public final class Heartbeat {
             throws SQLException {
         String sql = "WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining)"
                 + "   VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),"
-                + "   slots = EXCLUDED.slots, running = EXCLUDED.running, draining = EXCLUDED.draining RETURNING 1),"
+                + "   slots = EXCLUDED.slots, running = EXCLUDED.running,"
+                + "   draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),"
                 + " renewed AS (UPDATE leases l SET expires_at = now() + ? * interval '1 millisecond', renewed_at = now()"
                 + "   FROM unnest(?::uuid[], ?::int8[]) AS r(id, epoch)"
                 + "   WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = ? AND l.expires_at > now()"
@@ -48,10 +52,11 @@ public final class Heartbeat {
                 + "   WHERE name = 'sweep' AND (holder = ? OR held_until < now()) RETURNING 1)"
                 + " SELECT 'L', execution_id, epoch, cancel_requested FROM renewed"
                 + " UNION ALL SELECT 'S', NULL, NULL, NULL FROM sweep"
-                + " UNION ALL SELECT 'N', NULL, NULL, NULL FROM node";
+                + " UNION ALL SELECT 'N', NULL, NULL, drain_requested FROM node";
         Set<Lease> held = new HashSet<>();
         Set<Lease> cancel = new HashSet<>();
         boolean sweeper = false;
+        boolean drain = false;
         java.util.Map<String, Lease> asked = new java.util.HashMap<>();
         leases.forEach(l -> asked.put(l.executionId() + "/" + l.epoch(), l));
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -83,20 +88,59 @@ public final class Heartbeat {
                             }
                         }
                         case "S" -> sweeper = true;
+                        case "N" -> drain = rs.getBoolean(4);
                         default -> { }
                     }
                 }
             }
         }
-        return new Answer(held, cancel, sweeper);
+        return new Answer(held, cancel, sweeper, drain);
     }
 
-    /** Gives the sweep up at a graceful stop, so another node takes it at its next beat. */
+    /**
+     * At a graceful stop: gives the sweep up, so another node takes it at its next beat, and
+     * leaves the list of live nodes.
+     */
     public static void resign(Connection c, String incarnation) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(
-                "UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = ?")) {
+                "WITH s AS (UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = ?)"
+                        + " DELETE FROM nodes WHERE incarnation = ?")) {
             ps.setString(1, incarnation);
+            ps.setString(2, incarnation);
             ps.executeUpdate();
+        }
+    }
+
+    /** A live node as {@code outrun nodes} shows it. */
+    public record LiveNode(String nodeId, String incarnation, String version, int slots, int running,
+                           double heartbeatAgeSeconds, boolean draining) {
+    }
+
+    /** Nodes that beat within the last {@code within}: a dead node drops out once its beats stop. */
+    public static java.util.List<LiveNode> live(Connection c, Duration within) throws SQLException {
+        java.util.List<LiveNode> nodes = new java.util.ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT node_id, incarnation, version, slots, running,"
+                + " extract(epoch FROM now() - heartbeat_at), draining OR drain_requested FROM nodes"
+                + " WHERE heartbeat_at > now() - ? * interval '1 millisecond' ORDER BY node_id, started_at")) {
+            ps.setLong(1, within.toMillis());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    nodes.add(new LiveNode(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5),
+                            rs.getDouble(6), rs.getBoolean(7)));
+                }
+            }
+        }
+        return nodes;
+    }
+
+    /** Asks live nodes named {@code node} (a node id or an incarnation) to drain; how many were asked. */
+    public static int requestDrain(Connection c, String node, Duration within) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET drain_requested = true"
+                + " WHERE (node_id = ? OR incarnation = ?) AND heartbeat_at > now() - ? * interval '1 millisecond'")) {
+            ps.setString(1, node);
+            ps.setString(2, node);
+            ps.setLong(3, within.toMillis());
+            return ps.executeUpdate();
         }
     }
 }

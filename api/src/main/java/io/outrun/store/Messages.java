@@ -11,6 +11,9 @@ final class Messages {
     static final String CANCELLED_WORKER_LOST = "Cancelled by its owner; its worker was lost before it could confirm"
             + " the command stopped (its run kills itself once its lease lapses).";
 
+    static final String CANCELLED_WHILE_DRAINING = "Cancelled by its owner while its worker was draining; the command was"
+            + " killed.";
+
     private Messages() {
     }
 

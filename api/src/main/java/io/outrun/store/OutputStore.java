@@ -64,12 +64,12 @@ public final class OutputStore {
                 }
             }
         }
-        drop(c, updates);
+        drop(c, owner, updates);
         return written;
     }
 
     /** Deletes stored tail chunks that fell out of the kept tail (rare: once per tail's worth of output). */
-    private static void drop(Connection c, Collection<OutputUpdate> updates) throws SQLException {
+    private static void drop(Connection c, String owner, Collection<OutputUpdate> updates) throws SQLException {
         List<OutputUpdate> dropping = updates.stream()
                 .filter(u -> u.dropStdoutBelow() > 0 || u.dropStderrBelow() > 0).toList();
         if (dropping.isEmpty()) {
@@ -80,6 +80,9 @@ public final class OutputStore {
         String sql = "DELETE FROM execution_output o USING executions e,"
                 + "   unnest(?::uuid[], ?::int8[], ?::int8[], ?::int8[]) AS d(id, epoch, out_below, err_below)"
                 + " WHERE e.id = d.id AND o.execution_id = d.id AND o.epoch = d.epoch"
+                // Fenced like the append: a stale flush never deletes what it does not replace.
+                + "   AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.owner = ?"
+                + "     AND l.expires_at > now())"
                 + "   AND o.start_offset >= e.max_output_bytes / 2"
                 + "   AND o.end_offset <= CASE o.stream WHEN 1 THEN d.out_below ELSE d.err_below END";
         try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -87,6 +90,7 @@ public final class OutputStore {
             ps.setArray(2, c.createArrayOf("int8", dropping.stream().map(u -> u.lease().epoch()).toArray()));
             ps.setArray(3, c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStdoutBelow).toArray()));
             ps.setArray(4, c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStderrBelow).toArray()));
+            ps.setString(5, owner);
             ps.executeUpdate();
         }
     }

@@ -21,7 +21,7 @@ class GuidanceTest {
     private static Execution execution(ExecutionStatus status, int attempt, int maxAttempts, boolean cancelRequested,
                                        int maxOutputBytes, Integer exitCode, String errorCode, Captured out, Captured err) {
         return new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, maxOutputBytes,
-                status, attempt, maxAttempts, null, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), Instant.now(),
+                status, attempt, maxAttempts, null, attempt, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), Instant.now(),
                 attempt > 0 ? Instant.now() : null, status.isTerminal() ? Instant.now() : null, exitCode, errorCode,
                 errorCode == null ? null : "message", out, err);
     }
@@ -103,6 +103,13 @@ class GuidanceTest {
         String killed = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 137, "command_failed",
                 Captured.EMPTY, Captured.EMPTY));
         assertThat(killed).contains("SIGKILL").contains("not by the memory limit");
+    }
+
+    @Test
+    void anEngineFaultDoesNotSendTheCallerToFixTheCommand() {
+        String lost = guidance.forExecution(execution(ExecutionStatus.FAILED, 3, 3, false, 1000, 143, "sandbox_lost",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(lost).contains("ended from outside").contains("did not fail by itself").doesNotContain("fix the command");
     }
 
     @Test

@@ -1,7 +1,13 @@
 package io.outrun.sandbox;
 
 /**
- * How a run ended.
+ * How a run ended, and who ended it.
+ *
+ * <p>The run's end is the command's own result (its exit code) when the command exited by itself,
+ * or when Outrun ended it (its timeout, a cancel, a lost lease). When something else ended it
+ * (the engine shut down, an operator stopped the container, the engine stopped answering), the
+ * exit code says nothing about the command: {@link #lostTo} names what happened, and the attempt
+ * is lost, not failed.
  *
  * @param exitCode the command's exit code (128+signal when killed)
  * @param timedOut true when the run was killed at its timeout
@@ -9,13 +15,30 @@ package io.outrun.sandbox;
  *                 (killed by SIGKILL, not for memory) after a kill was asked for, never from the
  *                 mere fact that one was sent: a command that exits by itself first keeps its exit
  * @param oomKilled true when the kernel killed it for memory (the engine's own flag)
+ * @param lostTo   null when the command or Outrun ended the run; else what ended it from outside,
+ *                 as a sentence for the execution's error message ("the container was stopped
+ *                 outside Outrun …")
  */
-public record Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled) {
+public record Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled, String lostTo) {
 
     /** 128 + SIGKILL: what a run killed outright exits with. */
     public static final int SIGKILL_EXIT = 137;
 
     public Exit(int exitCode, boolean timedOut, boolean killed) {
-        this(exitCode, timedOut, killed, false);
+        this(exitCode, timedOut, killed, false, null);
+    }
+
+    public Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled) {
+        this(exitCode, timedOut, killed, oomKilled, null);
+    }
+
+    /** A run that something outside the command and Outrun ended: the attempt is lost. */
+    public static Exit lost(int exitCode, String why) {
+        return new Exit(exitCode, false, false, false, why);
+    }
+
+    /** True when the engine or an operator ended the run, not the command or Outrun. */
+    public boolean lost() {
+        return lostTo != null;
     }
 }

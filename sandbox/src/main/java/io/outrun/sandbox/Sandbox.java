@@ -32,6 +32,19 @@ public interface Sandbox extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * False while the backend's engine is known not to answer (restarting, stopped): as last seen,
+     * without calling it. A backend without an engine is always up.
+     */
+    default boolean engineUp() {
+        return true;
+    }
+
+    /** How many times the backend lost its engine since it started. */
+    default long engineLosses() {
+        return 0;
+    }
+
     @Override
     default void close() {
     }

@@ -2,6 +2,7 @@ package io.outrun.cleanup;
 
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.sandbox.SandboxUnavailableException;
 import io.outrun.store.ExecutionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +22,7 @@ public final class LeftoverCleaner {
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
     private final ExecutionStore store;
+    private volatile boolean engineAway;
     public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store) {
         this.sandbox = sandbox;
         this.keeper = keeper;
@@ -28,12 +30,24 @@ public final class LeftoverCleaner {
     }
 
     public void clean() {
+        if (!sandbox.engineUp()) {
+            // Away (restarting, upgrading): nothing can be listed or removed, and what a live
+            // attempt runs must wait for its own verdict once the engine answers. Next round.
+            if (!engineAway) {
+                LOG.info("the sandbox engine does not answer; leftover clean-up waits for it");
+            }
+            engineAway = true;
+            return;
+        }
+        engineAway = false;
         try {
             int removed = sandbox.removeLeftovers((id, epoch) ->
                     keeper.isLive(id, epoch) || !store.isStaleRun(id, epoch, keeper.incarnation()));
             if (removed > 0) {
                 LOG.info("removed {} leftover runs", removed);
             }
+        } catch (SandboxUnavailableException e) {
+            LOG.info("leftover clean-up skipped: {}; retrying later", e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("leftover clean-up failed; retrying later", e);
         }

@@ -32,6 +32,12 @@ public final class SandboxOptions {
     @Option(names = "--docker-host", description = "Docker engine (default unix:///var/run/docker.sock)")
     String dockerHost;
 
+    @Option(names = "--engine-grace-s", defaultValue = "60",
+            description = "How long a run waits for a Docker engine that stopped answering before its attempt counts"
+                    + " as lost (default ${DEFAULT-VALUE}); with the engine's live-restore, runs whose engine is back"
+                    + " within it go on in the same attempt")
+    long engineGraceS;
+
     @Option(names = "--memory-mb", defaultValue = "512", description = "Memory limit per execution in MiB, no swap (default ${DEFAULT-VALUE})")
     long memoryMb;
 
@@ -93,6 +99,10 @@ public final class SandboxOptions {
         if (imageAllow != null) {
             config = config.withAllowedImages(imageAllow);
         }
+        if (engineGraceS < 1 || engineGraceS > 3600) {
+            throw new ConfigException("--engine-grace-s must be between 1 and 3600, got: " + engineGraceS);
+        }
+        config = config.withEngineGrace(java.time.Duration.ofSeconds(engineGraceS));
         DockerSandbox sandbox;
         try {
             sandbox = new DockerSandbox(config);

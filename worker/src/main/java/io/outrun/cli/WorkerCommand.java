@@ -63,6 +63,11 @@ final class WorkerCommand implements Callable<Integer> {
             + " the same path (default ${DEFAULT-VALUE})")
     String leaseDir;
 
+    @Option(names = "--drain-timeout-ms", defaultValue = "300000", description = "On SIGTERM (or outrun drain), how long"
+            + " running executions may finish before the rest are handed back without spending an attempt"
+            + " (default ${DEFAULT-VALUE}: give the platform's grace period a little more)")
+    long drainTimeoutMs;
+
     @Option(names = "--dashboard-no-auth", description = "Serve the dashboard without a password, on purpose (it shows every command and can delete jobs)")
     boolean dashboardNoAuth;
 
@@ -78,10 +83,37 @@ final class WorkerCommand implements Callable<Integer> {
         String user = blankToNull(dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER"));
         String password = blankToNull(dashboardPassword != null ? dashboardPassword : System.getenv("OUTRUN_DASHBOARD_PASSWORD"));
         checkDashboardAccess(dashboardPort, user, password, dashboardNoAuth);
+        if (drainTimeoutMs < 0) {
+            throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
+        }
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
         WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password);
         CountDownLatch stopped = new CountDownLatch(1);
+        // SIGTERM (a platform's rolling deploy) drains: running executions may finish within
+        // --drain-timeout-ms, the rest are handed back without spending an attempt, then exit 0.
+        // A second SIGTERM stops at once. Other exits (SIGINT) stop at once too.
+        java.util.concurrent.atomic.AtomicInteger terms = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean drainStarted = new java.util.concurrent.atomic.AtomicBoolean();
+        Runnable drainThenStop = () -> {
+            if (!drainStarted.compareAndSet(false, true)) {
+                return; // a SIGTERM and `outrun drain` share one drain
+            }
+            node.drain(Duration.ofMillis(drainTimeoutMs));
+            node.close();
+            stopped.countDown();
+        };
+        node.onDrainRequest(drainThenStop);
+        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> {
+            if (terms.incrementAndGet() == 1) {
+                Thread t = new Thread(drainThenStop, "outrun-drain");
+                t.setDaemon(true);
+                t.start();
+            } else {
+                node.close();
+                stopped.countDown();
+            }
+        });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
             stopped.countDown();

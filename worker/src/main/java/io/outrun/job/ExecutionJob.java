@@ -6,6 +6,7 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.lease.Attempt;
+import io.outrun.logging.ExecutionMdc;
 import io.outrun.store.OutputUpdate;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
@@ -51,6 +52,8 @@ public final class ExecutionJob implements ExecutionRunner {
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
+    /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
+    static final Duration ENGINE_AWAY_RETRY_DELAY = Duration.ofSeconds(15);
 
     /**
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
@@ -77,6 +80,14 @@ public final class ExecutionJob implements ExecutionRunner {
     }
 
     private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {
+        if (keeper.isDraining()) {
+            // This node drains: it claims nothing more. A new dispatch carries the work elsewhere.
+            store.redispatch(executionId).ifPresent(e -> {
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
+                dispatcher.wake();
+            });
+            return;
+        }
         long sent = System.nanoTime();
         Optional<Execution> claimed = store.claim(executionId, keeper.incarnation(), ttl);
         if (claimed.isEmpty()) {
@@ -86,6 +97,14 @@ public final class ExecutionJob implements ExecutionRunner {
         }
         Execution execution = claimed.get();
         job.claimed(execution);
+        // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
+        try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
+            runClaimed(execution, sent, job);
+        }
+    }
+
+    private void runClaimed(Execution execution, long sent, JobOutcome.ThisJob job) throws InterruptedException {
+        UUID executionId = execution.id();
         Attempt attempt = keeper.begin(execution, sent);
         Lease lease = attempt.lease();
         LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", executionId, execution.attempt(),
@@ -128,9 +147,16 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.end(attempt);
             // The command never ran: hand it back without spending an attempt. If the engine did
             // start a container after all, its epoch is never live again: the clean-up removes it.
-            LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
             metrics.handedBack();
-            requeue(store.handBack(lease, e.getMessage()), lease);
+            if (sandbox.engineUp()) {
+                LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
+                requeue(store.handBack(lease, e.getMessage()), lease);
+            } else {
+                // The engine is away (restarting, upgrading): expected, and hand-backs are counted,
+                // so space them out to outlast an engine restart rather than spend them in a minute.
+                LOG.warn("execution {}: the sandbox's engine is away ({}); handing it back", executionId, e.getMessage());
+                requeue(store.handBack(lease, e.getMessage()), lease, ENGINE_AWAY_RETRY_DELAY);
+            }
             return;
         } catch (RuntimeException e) {
             // A bug or an unexpected failure before the run existed: forget the attempt (its lease
@@ -141,18 +167,46 @@ public final class ExecutionJob implements ExecutionRunner {
         keeper.started(attempt, run);
         try {
             Exit exit = awaitExit(attempt);
+            if (exit == null && attempt.drained() && !attempt.leaseLost()) {
+                // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
+                if (!awaitDeath(run)) {
+                    // Never hand back a run that may live: its lease lapses and the sweep decides.
+                    LOG.error("{}: the drained run is not confirmed dead; its lease will expire", attempt);
+                    return;
+                }
+                LOG.info("{} handed back by its draining node; no attempt spent", attempt);
+                Optional<Redriven> back = store.drainBack(lease);
+                // Nothing is wrong with the work, only with where it ran: another node takes it now.
+                back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
+                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+                    dispatcher.wake();
+                });
+                back.ifPresent(r -> changed(lease.executionId()));
+                return;
+            }
             if (exit == null) {
                 // Lease lost: the watchdog kills the run; close() removes it. Nothing more is written.
                 LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, "lease lost");
                 return;
             }
             attempt.ending();
+            if (exit.lost()) {
+                // The engine or an operator ended the container, not the command: exit code
+                // meaningless, attempt lost, re-driven like a dead worker's.
+                LOG.warn("{}: {}; the attempt is lost (re-driven while attempts remain)", attempt, exit.lostTo());
+                metrics.sandboxLost();
+                loseToSandbox(lease, capitalized(exit.lostTo()));
+                return;
+            }
             finish(attempt, outcome(execution, attempt, exit, memoryBytes));
         } catch (SandboxException e) {
-            // The sandbox lost the run (e.g. the Docker engine restarted): not the command's fault.
-            LOG.error("{}: the sandbox lost the run", attempt, e);
+            // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
+            // command's fault. The run may still live: its next attempt waits at least a ttl, by
+            // when the run's kill switch has ended it (its lease is released, so never renewed).
+            LOG.error("{}: the sandbox lost the run; the attempt is lost", attempt, e);
             run.kill();
-            giveBack(lease, "The sandbox lost the run: " + e.getMessage());
+            metrics.sandboxLost();
+            loseToSandbox(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
             if (!job.deletedOnDashboard()) {
                 // JobRunr stops (node shutdown): the lease decides what happens next, so write
@@ -186,10 +240,26 @@ public final class ExecutionJob implements ExecutionRunner {
             return; // lease lost meanwhile: the sweep ends it (cancelled, since the request is recorded)
         }
         attempt.ending();
+        Attempt.Last last = attempt.lastOutput();
         finish(attempt, new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled", JobOutcome.ADMIN_CANCEL,
-                attempt.lastOutput(), attempt.run().stdout().totalBytes(), attempt.run().stderr().totalBytes()));
+                last.update(), last.stdoutTotal(), last.stderrTotal()));
     }
 
+    /** Waits (bounded) until a run being killed is dead; true when it is. */
+    private static boolean awaitDeath(Run run) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            if (run.awaitExit(TICK).isPresent()) {
+                return true; // the watchdog re-sends the kill every second meanwhile
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Null when the run must not be written as ended: its lease is lost, or its draining node
+     * killed it (a run that exited by itself first keeps its own end).
+     */
     private static Exit awaitExit(Attempt attempt) throws InterruptedException {
         while (true) {
             Optional<Exit> exit = attempt.run().awaitExit(TICK);
@@ -197,15 +267,21 @@ public final class ExecutionJob implements ExecutionRunner {
                 return null;
             }
             if (exit.isPresent()) {
-                return exit.get();
+                if (attempt.killedBySwitch(exit.get())) {
+                    attempt.loseLease("its kill switch fired: the lease could not be confirmed in time");
+                    return null;
+                }
+                return attempt.drained() && exit.get().killed() ? null : exit.get();
             }
         }
     }
 
     private static Outcome outcome(Execution e, Attempt attempt, Exit exit, long memoryBytes) {
-        OutputUpdate last = attempt.lastOutput();
-        long out = attempt.run().stdout().totalBytes();
-        long err = attempt.run().stderr().totalBytes();
+        // The totals of the very bytes written with the end (more may arrive meanwhile).
+        Attempt.Last lastOutput = attempt.lastOutput();
+        OutputUpdate last = lastOutput.update();
+        long out = lastOutput.stdoutTotal();
+        long err = lastOutput.stderrTotal();
         if (exit.timedOut()) {
             return new Outcome(ExecutionStatus.TIMED_OUT, exit.exitCode(), "timed_out",
                     "The command ran past its timeout of " + e.timeoutMs() + " ms and was killed. Raise timeoutMs"
@@ -287,21 +363,32 @@ public final class ExecutionJob implements ExecutionRunner {
     }
 
     /**
-     * Hands the execution back for another attempt (on any node, after a short delay) or, with
-     * none left, fails it with {@code sandbox_error}.
+     * A started attempt the sandbox lost (the engine restarted, an operator stopped its container):
+     * re-driven for another attempt, or with none left failed with {@code sandbox_lost}. The next
+     * attempt waits at least a lease ttl: a container the engine could not confirm stopped has
+     * killed itself by then (its kill switch), so it never runs beside its next attempt.
      */
-    private void giveBack(Lease lease, String why) {
-        requeue(store.release(lease, "sandbox_error", why
-                + ". No attempts remain; resubmit once the node's sandbox is healthy."), lease);
+    private void loseToSandbox(Lease lease, String why) {
+        Duration delay = ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
+        requeue(store.release(lease, "sandbox_lost", why + ". The attempt was lost, not the command's failure, and no"
+                + " attempts remain; resubmit it (and have the operator check the node's Docker engine)."), lease, delay);
+    }
+
+    private static String capitalized(String sentence) {
+        return sentence.isEmpty() ? sentence : Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1);
     }
 
     private void requeue(Optional<Redriven> released, Lease lease) {
+        requeue(released, lease, RETRY_DELAY);
+    }
+
+    private void requeue(Optional<Redriven> released, Lease lease, Duration delay) {
         if (released.isEmpty()) {
             return; // lease already lost: the sweep decided
         }
         Redriven r = released.get();
         if (r.status() == ExecutionStatus.QUEUED) {
-            dispatcher.enqueueIn(RETRY_DELAY, r.id(), r.dispatchSeq(), r.owner(), r.command());
+            dispatcher.enqueueIn(delay, r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
         }
         changed(lease.executionId());
     }

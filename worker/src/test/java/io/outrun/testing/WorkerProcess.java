@@ -100,6 +100,41 @@ public final class WorkerProcess implements AutoCloseable {
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** SIGTERM, as a platform's rolling deploy sends; waits for the exit and returns its code. */
+    public int terminate(Duration within) throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("worker " + nodeId + " did not exit within " + within + " of SIGTERM");
+        }
+        return process.exitValue();
+    }
+
+    /** SIGTERM without waiting. */
+    public void sendTerm() {
+        process.destroy();
+    }
+
+    /** Waits for the exit and returns its code. */
+    public int awaitExit(Duration within) throws InterruptedException {
+        if (!process.waitFor(within.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("worker " + nodeId + " did not exit within " + within);
+        }
+        return process.exitValue();
+    }
+
+    /** Runs {@code outrun ARGS} (a CLI command on the same jar) and returns what it printed. */
+    public static String cli(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(javaBinary(), "-jar", jar().toString()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("outrun " + String.join(" ", args) + " did not end");
+        }
+        return out;
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }

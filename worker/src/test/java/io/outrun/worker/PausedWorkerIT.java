@@ -44,7 +44,7 @@ class PausedWorkerIT {
             long since = System.currentTimeMillis() / 1000 - 1;
             try (WorkerProcess a = worker(db, "paused-docker-a", "docker")) {
                 for (int i = 0; i < 2; i++) {
-                    ids.add(api.service().submit(Submission.of("alice", "echo start; sleep 15; echo done")).execution().id());
+                    ids.add(api.service().submit(Submission.of("alice", "echo start; sleep 40; echo done")).execution().id());
                 }
                 awaitRunningOn(api, ids, "paused-docker-a/");
                 Await.until("containers running", Duration.ofSeconds(30), () -> ids.stream().allMatch(id -> events(id, since)
@@ -84,7 +84,7 @@ class PausedWorkerIT {
                 for (int i = 0; i < 2; i++) {
                     // Each run writes its pid and a timestamp (ns) every 50 ms to a file shared by both attempts.
                     String f = dir.resolve("run-" + i).toString();
-                    ids.add(api.service().submit(Submission.of("alice", "echo start; for i in $(seq 300); do echo \"$$ $(date +%s%N)\" >> "
+                    ids.add(api.service().submit(Submission.of("alice", "echo start; for i in $(seq 800); do echo \"$$ $(date +%s%N)\" >> "
                             + f + "; sleep 0.05; done; echo done")).execution().id());
                 }
                 awaitRunningOn(api, ids, "paused-proc-a/");
@@ -144,7 +144,7 @@ class PausedWorkerIT {
 
     private static Map<UUID, Execution> awaitEnded(Core api, List<UUID> ids) throws InterruptedException {
         Map<UUID, Execution> done = new HashMap<>();
-        Await.until("all ended", Duration.ofSeconds(90), () -> {
+        Await.until("all ended", Duration.ofSeconds(150), () -> {
             ids.forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
             return done.size() == ids.size();
         });

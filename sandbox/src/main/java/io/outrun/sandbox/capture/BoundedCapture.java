@@ -27,6 +27,7 @@ public final class BoundedCapture {
     private int ringStart;
     private int ringLength;
     private long total;
+    private int gaps;
 
     /** @param maxBytes bytes kept in all, head plus tail; at least 2 */
     public BoundedCapture(int maxBytes) {
@@ -75,6 +76,21 @@ public final class BoundedCapture {
 
     public void append(byte[] bytes) {
         append(bytes, 0, bytes.length);
+    }
+
+    /**
+     * Notes that bytes of the stream were lost here (how many is unknown: the engine was away and
+     * nobody read them): the marker is written into the stream, so a reader sees the gap where
+     * it happened instead of two pieces silently joined.
+     */
+    public synchronized void noteGap(String marker) {
+        gaps++;
+        append(marker.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** How many gaps were noted ({@link #noteGap}). */
+    public synchronized int gaps() {
+        return gaps;
     }
 
     public synchronized long totalBytes() {

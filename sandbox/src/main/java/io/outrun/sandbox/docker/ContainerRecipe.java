@@ -66,6 +66,10 @@ final class ContainerRecipe {
             // but the watchdog itself; docker-init then exits and the container ends. Once a
             // second, with builtins only (read -t on a FIFO as the sleep), so a fork bomb's pids
             // limit cannot stop it; a missing or half-written file is read again a second later.
+            // First look before the command starts: a run whose lease lapsed already (its worker
+            // paused between claim and start, a start slower than the lease) never starts.
+            "if [ -n \"$2\" ]; then d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
+            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi; fi",
             "if [ -n \"$2\" ] && mkfifo /tmp/.outrun-tick 2>/dev/null; then",
             "  ( exec 9<>/tmp/.outrun-tick </dev/null >/dev/null 2>&1",
             "    while :; do read -r -t 1 -u 9 _; d=; read -r d < \"$2\";",

@@ -33,12 +33,26 @@ final class DockerRun implements Run {
     /** 128 + SIGKILL, what the engine reports for a killed container. */
     private static final int KILLED_EXIT_CODE = 137;
 
+    /** How often a run whose engine is away asks whether it is back. */
+    private static final long RECONNECT_MILLIS = 500;
+
     private final DockerClients clients;
+    private final EngineWatch watch;
+    private final String host;
+    private final long engineGraceNanos;
     private final String containerId;
-    private final OutputCallback output;
+    private volatile OutputCallback output;
     private final long deadlineNanos;
     private final Consumer<DockerRun> onClose;
+    /** {@link EngineWatch#losses()} when the run started: a loss since means nobody watched throughout. */
+    private final long lossesAtStart;
     private volatile ExitCallback exit;
+    /** When the engine stopped answering this run's calls (System.nanoTime), 0 while it answers. */
+    private volatile long awaySinceNanos;
+    /** False once the exit could only be learnt by asking the engine after its streams were cut. */
+    private volatile boolean endSeenLive = true;
+    /** What ended the run from outside (see {@link Exit#lostTo}), null when the command or Outrun did. */
+    private volatile String lostTo;
     private volatile Integer exitCode;
     private volatile boolean timedOut;
     /**
@@ -50,9 +64,13 @@ final class DockerRun implements Run {
     private volatile boolean oomKilled;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DockerRun(DockerClients clients, String containerId, OutputCallback output, Duration timeout,
-              Consumer<DockerRun> onClose) {
+    DockerRun(DockerClients clients, EngineWatch watch, DockerSandboxConfig config, String containerId,
+              OutputCallback output, Duration timeout, long lossesAtStart, Consumer<DockerRun> onClose) {
         this.clients = clients;
+        this.watch = watch;
+        this.host = config.dockerHost();
+        this.engineGraceNanos = saturatedNanos(config.engineGrace());
+        this.lossesAtStart = lossesAtStart;
         this.containerId = containerId;
         this.output = output;
         this.deadlineNanos = System.nanoTime() + saturatedNanos(timeout);
@@ -86,8 +104,28 @@ final class DockerRun implements Run {
     @Override
     public Optional<Exit> awaitExit(Duration wait) throws InterruptedException {
         long now = System.nanoTime();
+        long callerEnd = now + saturatedNanos(wait);
         long waitEnd = now + Math.min(saturatedNanos(wait), Math.max(0, deadlineNanos - now));
         while (exitCode == null) {
+            if (awaySinceNanos != 0) {
+                // The engine stopped answering: ask again now and then until it answers (it may
+                // have kept the container running: live-restore) or the grace runs out.
+                if (reconnect()) {
+                    continue;
+                }
+                if (System.nanoTime() - awaySinceNanos > engineGraceNanos) {
+                    exitCode = -1;
+                    lostTo = "the Docker engine at " + host + " stopped answering while the command ran and did not"
+                            + " answer again within " + TimeUnit.NANOSECONDS.toSeconds(engineGraceNanos) + " s";
+                    break;
+                }
+                long left = callerEnd - System.nanoTime();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                Thread.sleep(Math.max(1, Math.min(RECONNECT_MILLIS, TimeUnit.NANOSECONDS.toMillis(left))));
+                continue;
+            }
             if (exit.awaitEnded(Math.max(0, waitEnd - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 settleExit();
                 continue;
@@ -104,6 +142,15 @@ final class DockerRun implements Run {
             waitEnd = System.nanoTime() + STOP_GRACE_NANOS;
         }
         output.awaitEnded(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+        if (lostTo == null && !killAsked && !timedOut && !oomKilled) {
+            // Outrun did not end it: ask the engine's events whether someone else did.
+            EngineWatch.Verdict verdict = watch.verdict(containerId, exitCode, lossesAtStart, endSeenLive, host);
+            lostTo = verdict.lost() ? verdict.why() : null;
+        }
+        if (lostTo != null) {
+            log.warn("container {} was ended from outside (exit {}): {}", containerId, exitCode, lostTo);
+            return Optional.of(Exit.lost(exitCode, lostTo));
+        }
         // Killed only if it really died of SIGKILL (not for memory) after our kill reached the
         // engine: a command that exited by itself before the kill landed keeps its own exit.
         boolean killed = killAsked && !timedOut && !oomKilled && exitCode == KILLED_EXIT_CODE;
@@ -129,19 +176,99 @@ final class DockerRun implements Run {
         try {
             state = clients.control.inspectContainerCmd(containerId).exec().getState();
         } catch (NotFoundException e) {
-            throw new SandboxException("container " + containerId + " disappeared before its exit was seen", e);
+            removedOutside();
+            return;
         } catch (RuntimeException e) {
-            throw new SandboxException("lost the Docker engine while waiting for container " + containerId
-                    + ": " + e.getMessage(), e);
+            // The engine is away (restarting, upgrading, crashed): the run may still be alive
+            // (live-restore); awaitExit asks again until it answers or the grace runs out.
+            awaySinceNanos = System.nanoTime();
+            endSeenLive = false;
+            log.warn("lost the Docker engine at {} while container {} runs ({}); waiting up to {} s for it",
+                    host, containerId, e.getMessage(), TimeUnit.NANOSECONDS.toSeconds(engineGraceNanos));
+            return;
         }
         if (Boolean.TRUE.equals(state.getRunning())) {
+            // Both streams cut while the container runs: the engine went away and is back already
+            // (live-restore keeps containers through a quick restart). The attach is cut at the
+            // same moment as the wait, though seen on another thread: give it a second to show.
+            if (output.awaitEnded(1000, TimeUnit.MILLISECONDS)) {
+                log.info("the Docker engine restarted under container {}, which still runs (live-restore): re-attaching",
+                        containerId);
+                reattach("");
+                return;
+            }
             log.warn("wait stream of container {} broke while it runs; watching again", containerId);
             Thread.sleep(100); // an engine that drops every wait at once must not be hammered
             exit = watchExit();
         } else {
-            Long stateCode = state.getExitCodeLong();
-            oomKilled = Boolean.TRUE.equals(state.getOOMKilled());
-            exitCode = stateCode == null ? -1 : stateCode.intValue();
+            takeStoppedState(state);
+        }
+    }
+
+    /**
+     * The engine away, asks again: false while it does not answer. Once it does, a container that
+     * kept running (live-restore) is re-attached and watched again in the same run, its output
+     * marked with a gap; a stopped one gives its exit.
+     */
+    private boolean reconnect() {
+        InspectContainerResponse.ContainerState state;
+        try {
+            state = clients.control.inspectContainerCmd(containerId).exec().getState();
+        } catch (NotFoundException e) {
+            awaySinceNanos = 0;
+            removedOutside();
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+        long awaySeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - awaySinceNanos);
+        awaySinceNanos = 0;
+        if (Boolean.TRUE.equals(state.getRunning())) {
+            log.info("the Docker engine answers again after {} s and container {} still runs (live-restore):"
+                    + " re-attaching", awaySeconds, containerId);
+            reattach(" for about " + awaySeconds + " s");
+        } else {
+            log.info("the Docker engine answers again after {} s; container {} has stopped", awaySeconds, containerId);
+            takeStoppedState(state);
+        }
+        return true;
+    }
+
+    /** Attaches again (new output only: there is no log to replay) and arms a fresh wait. */
+    private void reattach(String awayFor) {
+        OutputCallback before = output;
+        before.closeQuietly();
+        String marker = "\n[outrun: the Docker engine was away" + awayFor
+                + "; output printed meanwhile may be missing here]\n";
+        before.stdout.noteGap(marker);
+        before.stderr.noteGap(marker);
+        try {
+            output = clients.streams.attachContainerCmd(containerId)
+                    .withStdOut(true)
+                    .withStdErr(true)
+                    .withFollowStream(true)
+                    .withLogs(false)
+                    .exec(new OutputCallback(before.stdout, before.stderr));
+            exit = watchExit();
+            endSeenLive = true; // watched again: its end will be seen as it happens
+        } catch (RuntimeException e) {
+            // Gone again at once: the next await sees the broken wait and asks again.
+            log.warn("re-attaching to container {} failed ({})", containerId, e.toString());
+            awaySinceNanos = System.nanoTime();
+        }
+    }
+
+    private void takeStoppedState(InspectContainerResponse.ContainerState state) {
+        Long stateCode = state.getExitCodeLong();
+        oomKilled = Boolean.TRUE.equals(state.getOOMKilled());
+        exitCode = stateCode == null ? -1 : stateCode.intValue();
+    }
+
+    /** The container vanished before its exit was seen: Outrun's doing only if it asked a kill. */
+    private void removedOutside() {
+        exitCode = KILLED_EXIT_CODE;
+        if (!killAsked) {
+            lostTo = "the container was removed outside Outrun (a `docker rm -f` or a prune) before its exit was seen";
         }
     }
 
@@ -190,8 +317,15 @@ final class DockerRun implements Run {
         } catch (NotFoundException e) {
             log.debug("container {} was already removed", containerId);
         } catch (RuntimeException e) {
-            log.warn("removing container {} failed; removeLeftovers will remove it", containerId, e);
+            if (watch.connected()) {
+                log.warn("removing container {} failed; removeLeftovers will remove it", containerId, e);
+            } else {
+                // Expected while the engine is away: not worth a stack trace.
+                log.info("the Docker engine does not answer; the leftover clean-up removes container {} once it does",
+                        containerId);
+            }
         } finally {
+            watch.untrack(containerId);
             onClose.accept(this);
         }
     }

@@ -43,6 +43,7 @@ public final class DockerSandbox implements Sandbox {
 
     private final DockerSandboxConfig config;
     private final DockerClients clients;
+    private final EngineWatch watch;
     private final Set<DockerRun> open = ConcurrentHashMap.newKeySet();
     /** The VOLUMEs each image declares, looked up once a minute at most (an operator may re-tag). */
     private final Map<String, ImageVolumes> volumes = new ConcurrentHashMap<>();
@@ -54,6 +55,19 @@ public final class DockerSandbox implements Sandbox {
     public DockerSandbox(DockerSandboxConfig config) {
         this.config = config;
         this.clients = new DockerClients(config);
+        this.watch = new EngineWatch(clients, config.nodeId());
+    }
+
+    /** False while the engine's event stream is down: the engine is away (restarting, stopped). */
+    @Override
+    public boolean engineUp() {
+        return watch.connected();
+    }
+
+    /** How many times this node lost its engine (the event stream) since it started. */
+    @Override
+    public long engineLosses() {
+        return watch.losses();
     }
 
     @Override
@@ -90,7 +104,13 @@ public final class DockerSandbox implements Sandbox {
         }
         String containerId = create(spec, image);
         OutputCallback output = null;
+        watch.track(containerId);
         try {
+            // Who ends the container is told by the engine's events: be listening before it starts.
+            // (An engine that answered the create does answer; a stream that is slow to open only
+            // costs the verdict its evidence, so the wait is short.)
+            watch.awaitConnected(config.connectTimeout().toMillis());
+            long lossesAtStart = watch.losses();
             output = clients.streams.attachContainerCmd(containerId)
                     .withStdIn(ContainerRecipe.commandStdin(spec.command()))
                     .withStdOut(true)
@@ -105,14 +125,17 @@ public final class DockerSandbox implements Sandbox {
                         + attachMillis + " ms");
             }
             clients.control.startContainerCmd(containerId).exec();
-            DockerRun run = new DockerRun(clients, containerId, output, spec.timeout(), open::remove);
+            DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
+                    open::remove);
             open.add(run);
             return run;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            watch.untrack(containerId);
             discard(containerId, output);
             throw new SandboxException("interrupted while starting container " + containerId, e);
         } catch (RuntimeException e) {
+            watch.untrack(containerId);
             discard(containerId, output);
             if (e instanceof SandboxException) {
                 throw e;
@@ -184,7 +207,13 @@ public final class DockerSandbox implements Sandbox {
         Map<String, String> filter = config.leftoverScope() == DockerSandboxConfig.LeftoverScope.NODE
                 ? Map.of(ContainerRecipe.LABEL_OUTRUN, "1", ContainerRecipe.LABEL_NODE, config.nodeId())
                 : Map.of(ContainerRecipe.LABEL_OUTRUN, "1");
-        List<Container> containers = clients.control.listContainersCmd().withShowAll(true).withLabelFilter(filter).exec();
+        List<Container> containers;
+        try {
+            containers = clients.control.listContainersCmd().withShowAll(true).withLabelFilter(filter).exec();
+        } catch (RuntimeException e) {
+            throw new SandboxUnavailableException("the Docker engine at " + config.dockerHost() + " does not answer: "
+                    + e.getMessage(), e);
+        }
         int removed = 0;
         for (Container container : containers) {
             if (!isCurrent(container, stillCurrent) && remove(container.getId())) {
@@ -226,6 +255,7 @@ public final class DockerSandbox implements Sandbox {
         for (DockerRun run : List.copyOf(open)) {
             run.close();
         }
+        watch.close();
         clients.close();
     }
 }

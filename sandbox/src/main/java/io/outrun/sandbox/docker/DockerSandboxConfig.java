@@ -28,6 +28,10 @@ import java.util.regex.Pattern;
  * @param allowedImages   images an execution may ask for besides {@code image}: exact references,
  *                        {@code prefix*}, or {@code *} for any image on the engine; default none
  *                        (every command is hostile: the operator decides what it may run in)
+ * @param engineGrace     how long a run whose engine stopped answering waits for it to answer
+ *                        again before the attempt counts as lost; default 60 s. With the engine's
+ *                        {@code live-restore} on, a run whose engine comes back within it goes on
+ *                        in the same attempt
  */
 public record DockerSandboxConfig(
         String dockerHost,
@@ -37,7 +41,8 @@ public record DockerSandboxConfig(
         Duration responseTimeout,
         int maxConnections,
         LeftoverScope leftoverScope,
-        List<String> allowedImages) {
+        List<String> allowedImages,
+        Duration engineGrace) {
 
     public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
     public static final String DEFAULT_IMAGE = "outrun-sandbox:latest";
@@ -67,6 +72,10 @@ public record DockerSandboxConfig(
         Objects.requireNonNull(responseTimeout, "responseTimeout");
         Objects.requireNonNull(leftoverScope, "leftoverScope");
         allowedImages = allowedImages == null ? List.of() : List.copyOf(allowedImages);
+        Objects.requireNonNull(engineGrace, "engineGrace");
+        if (engineGrace.isNegative() || engineGrace.isZero()) {
+            throw new IllegalArgumentException("engineGrace must be positive: " + engineGrace);
+        }
         String scheme = schemeOf(dockerHost);
         if (!scheme.equals("unix") && !scheme.equals("tcp")) {
             throw new IllegalArgumentException("dockerHost must be unix:///path or tcp://host:port: " + dockerHost);
@@ -91,31 +100,36 @@ public record DockerSandboxConfig(
     /** Defaults for everything but the node id. */
     public static DockerSandboxConfig defaults(String nodeId) {
         return new DockerSandboxConfig(DEFAULT_HOST, DEFAULT_IMAGE, nodeId, Duration.ofSeconds(5),
-                Duration.ofSeconds(30), 256, LeftoverScope.NODE, List.of());
+                Duration.ofSeconds(30), 256, LeftoverScope.NODE, List.of(), Duration.ofSeconds(60));
     }
 
     public DockerSandboxConfig withDockerHost(String host) {
         return new DockerSandboxConfig(host, image, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope,
-                allowedImages);
+                allowedImages, engineGrace);
     }
 
     public DockerSandboxConfig withImage(String newImage) {
         return new DockerSandboxConfig(dockerHost, newImage, nodeId, connectTimeout, responseTimeout, maxConnections, leftoverScope,
-                allowedImages);
+                allowedImages, engineGrace);
     }
 
     public DockerSandboxConfig withTimeouts(Duration connect, Duration response) {
         return new DockerSandboxConfig(dockerHost, image, nodeId, connect, response, maxConnections, leftoverScope,
-                allowedImages);
+                allowedImages, engineGrace);
     }
 
     public DockerSandboxConfig withLeftoverScope(LeftoverScope scope) {
-        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections, scope, allowedImages);
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections, scope, allowedImages, engineGrace);
     }
 
     public DockerSandboxConfig withAllowedImages(List<String> images) {
         return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections,
-                leftoverScope, images);
+                leftoverScope, images, engineGrace);
+    }
+
+    public DockerSandboxConfig withEngineGrace(Duration grace) {
+        return new DockerSandboxConfig(dockerHost, image, nodeId, connectTimeout, responseTimeout, maxConnections,
+                leftoverScope, allowedImages, grace);
     }
 
     /** True when an execution may run in {@code requested} (its default image always may). */

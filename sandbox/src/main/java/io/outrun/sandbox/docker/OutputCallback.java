@@ -20,9 +20,14 @@ final class OutputCallback extends StreamCallback<Frame> {
     private final CountDownLatch attached = new CountDownLatch(1);
 
     OutputCallback(int maxBytesPerStream) {
+        this(new BoundedCapture(maxBytesPerStream), new BoundedCapture(maxBytesPerStream));
+    }
+
+    /** Goes on filling the captures of an earlier attach (re-attached after the engine came back). */
+    OutputCallback(BoundedCapture stdout, BoundedCapture stderr) {
         super("output");
-        this.stdout = new BoundedCapture(maxBytesPerStream);
-        this.stderr = new BoundedCapture(maxBytesPerStream);
+        this.stdout = stdout;
+        this.stderr = stderr;
     }
 
     @Override

@@ -26,9 +26,15 @@ abstract class StreamCallback<T> extends ResultCallback.Adapter<T> {
     @Override
     public void onError(Throwable error) {
         // Closing a run closes its streams under their readers: expected, not an error.
+        // Also an engine that restarts cuts every stream: its verdict is the run's to draw, so no
+        // stack trace at ERROR here (the template's own onError would log one).
         log.debug("{} stream ended with an error", name, error);
         ended.countDown();
-        super.onError(error);
+        try {
+            close();
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("closing a broken {} stream failed", name, e);
+        }
     }
 
     @Override

@@ -32,6 +32,8 @@ public final class ProcessSandbox implements Sandbox {
      */
     static final String WRAPPER = String.join("\n",
             "if [ -n \"$2\" ]; then",
+            "  d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
+            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
             "  ( exec </dev/null >/dev/null 2>&1",
             "    while :; do sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
             "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL 0; fi; done ) &",
@@ -73,13 +75,17 @@ public final class ProcessSandbox implements Sandbox {
                 } catch (IllegalArgumentException | IOException e) {
                     continue;
                 }
+                if (!ProcessRun.isOurs(pid)) {
+                    // Its process is gone (ended, or killed by its own kill switch): only the file is
+                    // left, and deciding about it costs the database nothing.
+                    Files.deleteIfExists(file);
+                    continue;
+                }
                 if (stillCurrent.isCurrent(id, epoch)) {
                     continue;
                 }
-                if (ProcessRun.isOurs(pid)) {
-                    ProcessRun.killGroup(pid);
-                    removed++;
-                }
+                ProcessRun.killGroup(pid);
+                removed++;
                 Files.deleteIfExists(file);
             }
         } catch (IOException e) {

@@ -147,4 +147,13 @@ class BoundedCaptureTest {
         writer.join();
         assertThat(capture.snapshot().totalBytes()).isEqualTo(1_000_000);
     }
+
+    @Test
+    void aNotedGapIsMarkedWhereItHappenedNeverSilentlyJoined() {
+        BoundedCapture capture = capture(1024, "before\n");
+        capture.noteGap("[gap]\n");
+        capture.append("after\n".getBytes(StandardCharsets.UTF_8));
+        assertThat(capture.snapshot().text()).isEqualTo("before\n[gap]\nafter\n");
+        assertThat(capture.gaps()).isEqualTo(1);
+    }
 }

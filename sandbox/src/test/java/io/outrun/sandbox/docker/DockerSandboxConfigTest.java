@@ -31,7 +31,8 @@ class DockerSandboxConfigTest {
         assertThatThrownBy(() -> ok.withTimeouts(ok.connectTimeout(), Duration.ofSeconds(-1)))
                 .hasMessageContaining("responseTimeout");
         assertThatThrownBy(() -> new DockerSandboxConfig(ok.dockerHost(), ok.image(), "n", ok.connectTimeout(),
-                ok.responseTimeout(), 1, ok.leftoverScope(), List.of())).hasMessageContaining("maxConnections");
+                ok.responseTimeout(), 1, ok.leftoverScope(), List.of(), ok.engineGrace())).hasMessageContaining("maxConnections");
+        assertThatThrownBy(() -> ok.withEngineGrace(Duration.ZERO)).hasMessageContaining("engineGrace");
         assertThatThrownBy(() -> ok.withLeftoverScope(null)).hasMessageContaining("leftoverScope");
     }
 

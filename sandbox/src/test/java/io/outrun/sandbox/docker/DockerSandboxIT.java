@@ -263,6 +263,7 @@ class DockerSandboxIT {
         // file: the run ends itself, read-only file and all, fork-happy command included.
         java.nio.file.Path file = java.nio.file.Files.createTempFile("outrun-lease-", "");
         java.nio.file.Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 + 2));
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
         RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE,
                 "echo x > /run/outrun-lease 2>/dev/null || echo read-only; trap '' TERM; sleep 100 & sleep 100 & wait",
                 null, null, Map.of(), Duration.ofSeconds(60), 4096, Limits.DEFAULTS, file);
@@ -322,6 +323,8 @@ class DockerSandboxIT {
                 Map.of(), Duration.ofSeconds(60), 64 * 1024, new Limits(64L << 20, 1_000_000_000L, 64, 64L << 20, null), null);
         Result result = run(spec);
         assertThat(result.exit().exitCode()).isEqualTo(137);
+        assertThat(result.exit().oomKilled()).as("the engine's own OOM flag").isTrue();
+        assertThat(result.exit().killed()).as("not killed by us").isFalse();
         assertThat(result.exit().timedOut()).isFalse();
         assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(30));
         assertThat(run("echo still-fine").out()).isEqualTo("still-fine\n");
