@@ -10,7 +10,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.UUID;
+import java.time.Instant;
+import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
+import org.jobrunr.jobs.states.ProcessingState;
+import org.jobrunr.jobs.states.StateName;
+import org.jobrunr.storage.BackgroundJobServerStatus;
+import org.jobrunr.storage.ConcurrentJobModificationException;
 import org.jobrunr.scheduling.JobBuilder;
 import org.jobrunr.scheduling.JobScheduler;
 import org.jobrunr.storage.JobNotFoundException;
@@ -57,24 +63,37 @@ public final class Dispatcher {
 
     /** Enqueues the current dispatch of a queued execution and wakes idle nodes. */
     public void dispatch(Execution e) {
-        enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+        enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
         wake();
     }
 
     /** Enqueues without waking; call {@link #wake()} once after a batch. */
     public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
-        scheduler.create(job(executionId, dispatchSeq, owner, command));
+        enqueue(executionId, dispatchSeq, owner, command, 1);
+    }
+
+    /**
+     * As {@link #enqueue(UUID, int, String, String)}, for the given attempt (1 for a first run),
+     * which the job's name on the dashboard carries from the second on.
+     */
+    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
+        scheduler.create(job(executionId, dispatchSeq, owner, command, attempt));
     }
 
     /** Enqueues after a delay (a node gave the execution back; give its trouble time to pass). */
     public void enqueueIn(Duration delay, UUID executionId, int dispatchSeq, String owner, String command) {
-        scheduler.create(job(executionId, dispatchSeq, owner, command).scheduleIn(delay));
+        enqueueIn(delay, executionId, dispatchSeq, owner, command, 1);
     }
 
-    private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command) {
+    /** As {@link #enqueueIn(Duration, UUID, int, String, String)}, for the given attempt. */
+    public void enqueueIn(Duration delay, UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
+        scheduler.create(job(executionId, dispatchSeq, owner, command, attempt).scheduleIn(delay));
+    }
+
+    private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
         return aJob()
                 .withId(JobIds.of(executionId, dispatchSeq))
-                .withName(jobName(owner, command))
+                .withName(jobName(owner, command, attempt))
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
                 .<ExecutionRunner>withJobLambda(runner -> runner.run(executionId));
@@ -115,15 +134,77 @@ public final class Dispatcher {
         }
     }
 
-    /** Removes a job that no longer carries anything (cancelled, or its attempt died). */
+    /**
+     * Removes a job that no longer carries anything (its execution was cancelled). A job that
+     * already ended (deleted by an admin, failed as lost) is left as it is.
+     */
     public void retire(UUID jobId, String reason) {
         try {
-            scheduler.delete(jobId, reason);
+            Job job = storage.getJobById(jobId);
+            if (job.hasState(StateName.DELETED) || job.hasState(StateName.SUCCEEDED) || job.hasState(StateName.FAILED)) {
+                return;
+            }
+            job.delete(reason);
+            storage.save(job);
         } catch (JobNotFoundException e) {
             // Already gone: nothing to retire.
+        } catch (ConcurrentJobModificationException e) {
+            LOG.debug("JobRunr job {} changed while being retired; left as it is now", jobId);
         } catch (RuntimeException e) {
             LOG.warn("could not retire JobRunr job {}: {}", jobId, e.toString());
         }
+    }
+
+    /** True when the job exists and is DELETED (an admin's delete on the dashboard, or ours). */
+    public boolean isDeleted(UUID jobId) {
+        try {
+            return storage.getJobById(jobId).hasState(StateName.DELETED);
+        } catch (JobNotFoundException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Ends the job of an attempt that lost its lease {@code FAILED} with {@code why}, so the
+     * dashboard shows the dead attempt as failed, not processing on a dead server. Only a job
+     * still PROCESSING on a JobRunr server that is gone (no heartbeat for a poll interval and
+     * two seconds) is touched: a live server's job ends through its own node (which sees the lease
+     * lost), and changing it under that node would make its JobRunr steward report an
+     * unresolvable concurrent modification.
+     *
+     * @return true when the job was failed here
+     */
+    public boolean failLost(UUID jobId, String why) {
+        try {
+            Job job = storage.getJobById(jobId);
+            if (!job.hasState(StateName.PROCESSING) || serverIsLive(job.<ProcessingState>getJobState().getServerId())) {
+                return false;
+            }
+            job.failed("Outrun: " + why, new LostAttempt(why));
+            storage.save(job);
+            return true;
+        } catch (JobNotFoundException e) {
+            return false;
+        } catch (ConcurrentJobModificationException e) {
+            LOG.debug("JobRunr job {} changed while being failed as lost; left as it is now", jobId);
+            return false;
+        } catch (RuntimeException e) {
+            LOG.warn("could not mark JobRunr job {} failed: {}", jobId, e.toString());
+            return false;
+        }
+    }
+
+    private boolean serverIsLive(UUID serverId) {
+        for (BackgroundJobServerStatus s : storage.getBackgroundJobServers()) {
+            if (s.getId().equals(serverId)) {
+                Duration quiet = Duration.between(s.getLastHeartbeat(), Instant.now());
+                // A live server beats every poll interval; one that missed a beat (dead, or paused
+                // like the worker whose lease just expired) is not live. JobRunr's own orphan task
+                // would fail the job anyway, later and without saying why.
+                return s.isRunning() && quiet.compareTo(Duration.ofSeconds(s.getPollIntervalInSeconds() + 2L)) < 0;
+            }
+        }
+        return false;
     }
 
     public StorageProvider storage() {
@@ -140,11 +221,11 @@ public final class Dispatcher {
         }
     }
 
-    /** What an admin sees on the dashboard: the owner and the start of the command. */
-    static String jobName(String owner, String command) {
+    /** What an admin sees on the dashboard: the owner, the start of the command, and the attempt from the second on. */
+    static String jobName(String owner, String command, int attempt) {
         String oneLine = command.strip().replaceAll("\\s+", " ");
         String start = oneLine.length() > 80 ? oneLine.substring(0, 79) + "…" : oneLine;
-        return "[" + owner + "] " + start;
+        return "[" + owner + "] " + start + (attempt > 1 ? " · attempt " + attempt : "");
     }
 
     private static String label(String text) {

@@ -1,10 +1,12 @@
 package io.outrun.redrive;
 
 import io.outrun.dispatch.Dispatcher;
+import io.outrun.dispatch.JobIds;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.notify.Channels;
 import io.outrun.store.ExecutionStore;
+import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.Redriven;
 import java.time.Duration;
 import java.util.List;
@@ -15,8 +17,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Repairs what dead nodes leave behind. Expired leases: back to {@code queued} with a fresh
  * JobRunr job while attempts remain, else reaped to {@code failed} ({@code lease_expired}). Lost
- * dispatches: {@code queued} rows whose job vanished get a fresh job. The dead attempt's job is
- * deleted so the dashboard never shows it PROCESSING on a dead server.
+ * dispatches: {@code queued} rows whose job vanished get a fresh job, unless an admin deleted that
+ * job on the dashboard, which cancels the execution. The dead attempt's job ends {@code FAILED}
+ * with what became of the execution, so the dashboard never shows it PROCESSING on a dead server.
  *
  * <p>One node of the fleet sweeps, once per interval, whatever the number of nodes: the node
  * whose heartbeat holds the {@code sweep} row of {@code fleet_tasks} (taken by the first live
@@ -74,8 +77,11 @@ public final class RedriveSweep {
         do {
             lost = store.redispatchLost(lostDispatchGrace, BATCH);
             for (Execution e : lost) {
+                if (deletedByAnAdmin(e)) {
+                    continue;
+                }
                 LOG.warn("execution {} of {} was queued without a live JobRunr job; dispatching it again", e.id(), e.owner());
-                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
                 redispatched++;
             }
         } while (lost.size() == BATCH);
@@ -105,13 +111,42 @@ public final class RedriveSweep {
         return !moved.isEmpty();
     }
 
+    /**
+     * A queued execution whose job an admin deleted on the dashboard (the only way a queued
+     * execution's own job ends DELETED; Outrun deletes a job only once its execution has left
+     * {@code queued}): the admin meant to cancel it, so it is cancelled, not dispatched again.
+     */
+    private boolean deletedByAnAdmin(Execution e) {
+        // redispatchLost moved the row to its next dispatch: the job it lost is the previous one.
+        UUID lostJob = JobIds.of(e.id(), e.dispatchSeq() - 1);
+        if (!dispatcher.isDeleted(lostJob)) {
+            return false;
+        }
+        CancelResult result = store.requestCancelAsOperator(e.id(), ADMIN_CANCEL);
+        LOG.warn("execution {} of {}: its queued job {} was deleted on the dashboard; cancelled ({})", e.id(), e.owner(),
+                lostJob, result);
+        dispatcher.wake(Channels.CHANGED, e.id().toString());
+        return true;
+    }
+
+    /** What an execution cancelled by deleting its job on the JobRunr dashboard says. */
+    public static final String ADMIN_CANCEL = "Cancelled by an admin from the dashboard (its JobRunr job was deleted).";
+
     /** @return true when re-queued (a new job was enqueued), false when it ended (reaped or cancelled) */
     private boolean apply(Redriven r) {
         boolean requeued = r.status() == ExecutionStatus.QUEUED;
-        dispatcher.retire(r.deadJobId(), "attempt " + r.attempt() + " lost its lease");
+        String lost = "attempt " + r.attempt() + " lost its lease (its worker stopped renewing it); ";
+        switch (r.status()) {
+            case QUEUED -> dispatcher.failLost(r.deadJobId(), lost + "re-driven as attempt " + (r.attempt() + 1)
+                    + " (JobRunr job " + r.newJobId() + ")");
+            case CANCELLED -> dispatcher.retire(r.deadJobId(), "cancelled by its owner; attempt " + r.attempt()
+                    + " lost its lease before it could confirm the command stopped");
+            default -> dispatcher.failLost(r.deadJobId(), lost + "reaped: no attempts remain, the execution ended "
+                    + r.status().wire() + " (lease_expired)");
+        }
         if (requeued) {
             LOG.warn("execution {} of {}: attempt {} lost its lease; re-queued", r.id(), r.owner(), r.attempt());
-            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
+            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
         } else {
             LOG.warn("execution {} of {}: attempt {} lost its lease; ended {}", r.id(), r.owner(), r.attempt(), r.status().wire());
             // Long polls of it answer now: no worker will write this execution again.

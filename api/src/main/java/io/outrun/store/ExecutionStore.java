@@ -113,6 +113,11 @@ public final class ExecutionStore {
         return read(" WHERE e.id = ?", OutputStore.Read.ALL, id);
     }
 
+    /** An execution with the output {@code read} asks for (none, all, or after a cursor). */
+    public Optional<Execution> find(UUID id, OutputStore.Read read) {
+        return read(" WHERE e.id = ?", read, id);
+    }
+
     /** An owner's execution with all its kept output; someone else's answers exactly like a missing one. */
     public Optional<Execution> findOwned(UUID id, String owner) {
         return findOwned(id, owner, OutputStore.Read.ALL);
@@ -395,6 +400,28 @@ public final class ExecutionStore {
      * lease row too, where its worker's next renewal reads it) and its worker kills it.
      */
     public CancelResult requestCancel(UUID id, String owner) {
+        Optional<CancelResult> r = cancel(" AND owner = ?", Messages.CANCELLED_BEFORE_START, id, owner);
+        if (r.isPresent()) {
+            return r.get();
+        }
+        return statusOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+    }
+
+    /**
+     * Cancels an execution for an operator, whoever owns it (an admin deleted its JobRunr job on
+     * the dashboard): as {@link #requestCancel}, with {@code message} (who cancelled) recorded
+     * when it ends while queued. A running one is flagged; its worker kills it and writes its end.
+     */
+    public CancelResult requestCancelAsOperator(UUID id, String message) {
+        Optional<CancelResult> r = cancel("", message, id);
+        if (r.isPresent()) {
+            return r.get();
+        }
+        return find(id, OutputStore.Read.NONE).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+    }
+
+    /** The cancel statement; binds the queued message, the id, then {@code whereMore}'s own. Empty: not queued or running. */
+    private Optional<CancelResult> cancel(String whereMore, String queuedMessage, Object... whereArgs) {
         // One statement, so that a row moving between queued and running (claimed, re-driven,
         // handed back) at the same moment is cancelled in whichever state it is in.
         String queued = "status = 'queued'";
@@ -404,20 +431,23 @@ public final class ExecutionStore {
                 + " error_code = CASE WHEN " + queued + " THEN 'cancelled' ELSE error_code END,"
                 + " error_message = CASE WHEN " + queued + " THEN ?::text ELSE error_message END,"
                 + " updated_at = now()"
-                + " WHERE id = ? AND owner = ? AND status IN ('queued', 'running') RETURNING id, status),"
+                + " WHERE id = ?" + whereMore + " AND status IN ('queued', 'running') RETURNING id, status),"
                 + " l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))"
                 + " SELECT status FROM c";
+        Object[] args = new Object[1 + whereArgs.length];
+        args[0] = queuedMessage;
+        System.arraycopy(whereArgs, 0, args, 1, whereArgs.length);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(ps, Messages.CANCELLED_BEFORE_START, id, owner);
+            bind(ps, args);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    return rs.getString(1).equals("cancelled") ? CancelResult.CANCELLED_WHILE_QUEUED : CancelResult.REQUESTED;
+                    return Optional.of(rs.getString(1).equals("cancelled") ? CancelResult.CANCELLED_WHILE_QUEUED : CancelResult.REQUESTED);
                 }
             }
         } catch (SQLException e) {
-            throw new StoreException("cannot cancel execution " + id, e);
+            throw new StoreException("cannot cancel execution " + whereArgs[0], e);
         }
-        return statusOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+        return Optional.empty();
     }
 
     /**

@@ -48,6 +48,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private final Function<Execution, RunSpec> specs;
     private final Dispatcher dispatcher;
     private final NodeMetrics metrics;
+    private final JobOutcome outcomes;
 
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
@@ -58,8 +59,9 @@ public final class ExecutionJob implements ExecutionRunner {
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
     public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
-                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics) {
+                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes) {
         this.metrics = metrics;
+        this.outcomes = outcomes;
         this.dispatcher = dispatcher;
         this.store = store;
         this.sandbox = sandbox;
@@ -69,12 +71,19 @@ public final class ExecutionJob implements ExecutionRunner {
         this.specs = specs;
     }
 
+    /** Runs the execution, then ends the JobRunr job as the execution ended (see {@link JobOutcome}). */
     @Override
     public void run(UUID executionId) throws InterruptedException {
+        JobOutcome.ThisJob job = outcomes.begin(executionId);
+        execute(executionId, job);
+        job.end();
+    }
+
+    private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {
         if (keeper.isDraining()) {
             // This node drains: it claims nothing more. A new dispatch carries the work elsewhere.
             store.redispatch(executionId).ifPresent(e -> {
-                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
                 dispatcher.wake();
             });
             return;
@@ -87,13 +96,14 @@ public final class ExecutionJob implements ExecutionRunner {
             return;
         }
         Execution execution = claimed.get();
+        job.claimed(execution);
         // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
         try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
-            runClaimed(execution, sent);
+            runClaimed(execution, sent, job);
         }
     }
 
-    private void runClaimed(Execution execution, long sent) throws InterruptedException {
+    private void runClaimed(Execution execution, long sent, JobOutcome.ThisJob job) throws InterruptedException {
         UUID executionId = execution.id();
         Attempt attempt = keeper.begin(execution, sent);
         Lease lease = attempt.lease();
@@ -168,7 +178,7 @@ public final class ExecutionJob implements ExecutionRunner {
                 Optional<Redriven> back = store.drainBack(lease);
                 // Nothing is wrong with the work, only with where it ran: another node takes it now.
                 back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
-                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command());
+                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
                     dispatcher.wake();
                 });
                 back.ifPresent(r -> changed(lease.executionId()));
@@ -198,14 +208,41 @@ public final class ExecutionJob implements ExecutionRunner {
             metrics.sandboxLost();
             loseToSandbox(lease, "The sandbox lost the run: " + e.getMessage());
         } catch (InterruptedException e) {
-            // JobRunr stops (node shutdown) or deleted the job: the lease decides what happens
-            // next, so write nothing here (close() kills and removes the run).
-            LOG.warn("{} interrupted on {}; its lease will expire", attempt, node);
-            throw e;
+            if (!job.deletedOnDashboard()) {
+                // JobRunr stops (node shutdown): the lease decides what happens next, so write
+                // nothing here (close() kills and removes the run).
+                LOG.warn("{} interrupted on {}; its lease will expire", attempt, node);
+                throw e;
+            }
+            cancelFromDashboard(attempt);
         } finally {
             run.close();
             keeper.end(attempt);
         }
+    }
+
+    /**
+     * An admin deleted this job on the dashboard while its command ran (JobRunr interrupted us at
+     * its steward's next poll): the admin meant to cancel it. Recorded first (a re-drive after a
+     * crash of this node now ends it cancelled), then killed as an owner's cancel is, and its end
+     * written as cancelled by an admin, on this attempt: no attempt spent, nothing re-driven.
+     */
+    private void cancelFromDashboard(Attempt attempt) throws InterruptedException {
+        LOG.warn("{}: its JobRunr job was deleted on the dashboard; cancelling it", attempt);
+        try {
+            store.requestCancelAsOperator(attempt.lease().executionId(), JobOutcome.ADMIN_CANCEL);
+        } catch (StoreException e) {
+            LOG.warn("{}: could not record the dashboard's cancel ({}); killing it anyway", attempt, e.getMessage());
+        }
+        keeper.cancel(attempt.lease().executionId());
+        Exit exit = awaitExit(attempt);
+        if (exit == null) {
+            return; // lease lost meanwhile: the sweep ends it (cancelled, since the request is recorded)
+        }
+        attempt.ending();
+        Attempt.Last last = attempt.lastOutput();
+        finish(attempt, new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled", JobOutcome.ADMIN_CANCEL,
+                last.update(), last.stdoutTotal(), last.stderrTotal()));
     }
 
     /** Waits (bounded) until a run being killed is dead; true when it is. */
@@ -351,7 +388,7 @@ public final class ExecutionJob implements ExecutionRunner {
         }
         Redriven r = released.get();
         if (r.status() == ExecutionStatus.QUEUED) {
-            dispatcher.enqueueIn(delay, r.id(), r.dispatchSeq(), r.owner(), r.command());
+            dispatcher.enqueueIn(delay, r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
         }
         changed(lease.executionId());
     }

@@ -4,6 +4,8 @@ import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
+import io.outrun.job.JobOutcome;
+import io.outrun.job.LostAttemptPolicy;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Channels;
@@ -76,8 +78,9 @@ public final class WorkerNode implements AutoCloseable {
         String wakeChannel = Channels.WAKE + "_" + randomHex(16);
         this.keeper = new LeaseKeeper(incarnation, node, version(), wakeChannel, config.slots(), config.leaseTtl(),
                 config.leaseDir(), metrics);
+        JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics);
+                e -> spec(e, node, limits), metrics, outcomes);
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
 
@@ -95,7 +98,9 @@ public final class WorkerNode implements AutoCloseable {
                         .andName(node)
                         .andWorkerCount(config.slots())
                         .andPollInterval(config.pollInterval())
+                        .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
+        outcomes.attach(server.getJobSteward());
         this.wake = new StewardWake(server, config.slots());
         // The node's one direct connection: its own wake channel (instant pickup wakes only the
         // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
