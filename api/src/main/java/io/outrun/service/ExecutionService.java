@@ -80,7 +80,7 @@ public final class ExecutionService {
         CancelResult result = store.requestCancel(id, owner);
         switch (result) {
             case CANCELLED_WHILE_QUEUED -> {
-                store.find(id).ifPresent(e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
+                store.find(id, OutputStore.Read.NONE).ifPresent(e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
                 // Wake anyone long-polling it: no worker will ever write this execution again.
                 dispatcher.wake(Channels.CHANGED, id.toString());
             }
