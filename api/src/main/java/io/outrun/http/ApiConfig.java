@@ -1,7 +1,7 @@
 package io.outrun.http;
 
+import io.outrun.config.ConfigException;
 import io.outrun.sandbox.Allowlist;
-import io.outrun.store.ConfigException;
 import java.util.List;
 
 /**

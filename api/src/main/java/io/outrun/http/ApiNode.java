@@ -2,10 +2,10 @@ package io.outrun.http;
 
 import io.outrun.auth.Authenticator;
 import io.outrun.auth.TokenStore;
-import io.outrun.notify.Channels;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.notify.Listener;
 import io.outrun.service.Core;
+import io.outrun.store.Channels;
 
 /**
  * The API role of a node on a shared {@link Core}: the HTTP server, its token lookups, and the

@@ -1,10 +1,10 @@
 package io.outrun.redrive;
 
 import io.outrun.dispatch.Dispatcher;
-import io.outrun.dispatch.JobIds;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.notify.Channels;
+import io.outrun.execution.JobIds;
+import io.outrun.store.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.Redriven;

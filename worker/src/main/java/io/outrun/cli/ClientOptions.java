@@ -1,7 +1,7 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

@@ -1,8 +1,8 @@
 package io.outrun.cli;
 
+import io.outrun.config.ConfigException;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Sandbox;
-import io.outrun.store.ConfigException;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
 import java.nio.file.Path;

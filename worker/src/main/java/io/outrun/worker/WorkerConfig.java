@@ -1,6 +1,6 @@
 package io.outrun.worker;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import java.nio.file.Path;
 import java.time.Duration;
 

@@ -1,22 +1,23 @@
 package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
+import io.outrun.config.ConfigException;
 import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.dispatch.LostAttemptPolicy;
+import io.outrun.dispatch.ServerWatch;
+import io.outrun.dispatch.StewardWake;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
 import io.outrun.job.JobOutcome;
-import io.outrun.job.LostAttemptPolicy;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.metrics.NodeMetrics;
-import io.outrun.notify.Channels;
 import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.service.Core;
-import io.outrun.store.ConfigException;
+import io.outrun.store.Channels;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.wake.StewardWake;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.UUID;
@@ -49,12 +50,12 @@ public final class WorkerNode implements AutoCloseable {
     private final NodeMetrics metrics;
     private final BackgroundJobServer server;
     private final StewardWake wake;
+    private final ServerWatch serverWatch;
     private final Listener listener;
     private final ScheduledExecutorService timer;
     private final JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
-    private int serverDownChecks;
 
     private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
                        String dashboardUser, String dashboardPassword) {
@@ -102,6 +103,7 @@ public final class WorkerNode implements AutoCloseable {
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         outcomes.attach(server.getJobSteward());
         this.wake = new StewardWake(server, config.slots());
+        this.serverWatch = new ServerWatch(server, node);
         // The node's one direct connection: its own wake channel (instant pickup wakes only the
         // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
@@ -205,11 +207,7 @@ public final class WorkerNode implements AutoCloseable {
         }
     }
 
-    /**
-     * JobRunr OSS stops its server for good after six storage errors in a row (a database outage
-     * of about a minute does it), leaving a live process that never takes work again. Seen
-     * stopped twice in a row (not merely changing state), the server is started again.
-     */
+    /** Passes on a drain asked for by {@code outrun drain}, then checks JobRunr's server is still up. */
     private void watchServer() {
         if (keeper.drainRequested() && drainRequestHandler != null && !keeper.isDraining()) {
             LOG.warn("worker {} was asked to drain (outrun drain)", config.nodeId());
@@ -218,20 +216,8 @@ public final class WorkerNode implements AutoCloseable {
             t.setDaemon(true);
             t.start();
         }
-        if (closing || server.isRunning()) {
-            serverDownChecks = 0;
-            return;
-        }
-        if (++serverDownChecks < 2) {
-            return;
-        }
-        LOG.error("JobRunr's background job server of {} has stopped (it does after repeated database errors); restarting it",
-                config.nodeId());
-        try {
-            server.start();
-            serverDownChecks = 0;
-        } catch (RuntimeException e) {
-            LOG.warn("could not restart JobRunr's server; retrying in 5 s", e);
+        if (!closing) {
+            serverWatch.check();
         }
     }
 
