@@ -34,6 +34,9 @@ import org.slf4j.LoggerFactory;
 public final class RedriveSweep {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedriveSweep.class);
+
+    /** Default of {@code --lost-dispatch-grace-s}, for API and worker nodes alike. */
+    public static final int DEFAULT_LOST_DISPATCH_GRACE_S = 15;
     private static final int BATCH = 500;
 
     private final ExecutionStore store;

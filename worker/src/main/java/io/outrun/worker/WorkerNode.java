@@ -57,14 +57,15 @@ public final class WorkerNode implements AutoCloseable {
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
 
-    private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
-                       String dashboardUser, String dashboardPassword) {
+    private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox) {
         this.ownsCore = ownsCore;
         this.config = config;
         this.core = core;
         this.sandbox = sandbox;
+        LOG.info("worker config: {}", config);
         sandbox.verify();
         String node = config.nodeId();
+        Limits limits = config.limits();
         this.metrics = new NodeMetrics(node);
         if (config.metricsPort() > 0) {
             // First, while nothing else runs: a port in use stops the start with nothing to undo.
@@ -136,8 +137,9 @@ public final class WorkerNode implements AutoCloseable {
             var dashboardConfig = usingStandardDashboardConfiguration()
                     .andPort(config.dashboardPort())
                     .andAllowAnonymousDataUsage(false);
-            if (dashboardUser != null && !dashboardUser.isBlank()) {
-                dashboardConfig.andBasicAuthentication(dashboardUser, dashboardPassword);
+            DashboardAccess access = config.dashboardAccess();
+            if (access.hasCredentials()) {
+                dashboardConfig.andBasicAuthentication(access.user(), access.password());
             }
             this.dashboard = new JobRunrDashboardWebServer(core.storage(), core.jsonMapper(), dashboardConfig);
             dashboard.start();
@@ -159,32 +161,30 @@ public final class WorkerNode implements AutoCloseable {
     }
 
     /** Starts a node on an existing {@link Core} (shared with an API in {@code outrun dev}). */
-    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits) {
-        return new WorkerNode(core, false, config, sandbox, limits, null, null);
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox) {
+        return new WorkerNode(core, false, config, sandbox);
     }
 
-    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits,
-                                   String dashboardUser, String dashboardPassword) {
-        return new WorkerNode(core, false, config, sandbox, limits, dashboardUser, dashboardPassword);
+    /** As {@link #start(Core, WorkerConfig, Sandbox)}, with {@code limits} for its runs. */
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return start(core, config.withLimits(limits), sandbox);
     }
 
     /** Opens its own {@link Core} and starts; closing the node closes it. */
-    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
-        return open(db, config, sandbox, limits, null, null);
-    }
-
-    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits)}, with basic auth on the dashboard. */
-    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
-                                  String dashboardUser, String dashboardPassword) {
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox) {
         Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace());
         try {
-            return new WorkerNode(core, true, config, sandbox, limits, dashboardUser, dashboardPassword);
+            return new WorkerNode(core, true, config, sandbox);
         } catch (RuntimeException e) {
             core.close();
             throw e;
         }
     }
 
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox)}, with {@code limits} for its runs. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return open(db, config.withLimits(limits), sandbox);
+    }
 
     /**
      * JobRunr announces the server asynchronously; until it has, the node takes no work. Waiting
