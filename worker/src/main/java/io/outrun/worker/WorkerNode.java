@@ -10,6 +10,8 @@ import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
 import io.outrun.job.JobOutcome;
 import io.outrun.lease.LeaseKeeper;
+import io.outrun.maintenance.Maintenance;
+import io.outrun.maintenance.Periodic;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
@@ -21,9 +23,6 @@ import io.outrun.store.DatabaseConfig;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.jobrunr.dashboard.JobRunrDashboardWebServer;
 import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.server.JobActivator;
@@ -46,33 +45,48 @@ public final class WorkerNode implements AutoCloseable {
     private final Core core;
     private final boolean ownsCore;
     private final Sandbox sandbox;
-    private final LeaseKeeper keeper;
     private final NodeMetrics metrics;
-    private final BackgroundJobServer server;
-    private final StewardWake wake;
-    private final ServerWatch serverWatch;
-    private final Listener listener;
-    private final ScheduledExecutorService timer;
-    private final JobRunrDashboardWebServer dashboard;
+    // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
+    private LeaseKeeper keeper;
+    private BackgroundJobServer server;
+    private StewardWake wake;
+    private ServerWatch serverWatch;
+    private Listener listener;
+    private Maintenance maintenance;
+    private JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
 
+    /**
+     * Starts the node's parts in order: metrics endpoint, lease keeper (and a first clean-up of
+     * leftovers), JobRunr's server with instant pickup, the node's connection (heartbeat, output
+     * flush, wake and cancel), the maintenance loops, the dashboard. If one fails, those already
+     * started are stopped, in reverse order, before the error is thrown.
+     */
     private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox) {
         this.ownsCore = ownsCore;
         this.config = config;
         this.core = core;
         this.sandbox = sandbox;
+        this.metrics = new NodeMetrics(config.nodeId());
         LOG.info("worker config: {}", config);
+        try {
+            start();
+        } catch (RuntimeException | Error e) {
+            stop();
+            throw e;
+        }
+    }
+
+    private void start() {
         sandbox.verify();
         String node = config.nodeId();
         Limits limits = config.limits();
-        this.metrics = new NodeMetrics(node);
         if (config.metricsPort() > 0) {
             // First, while nothing else runs: a port in use stops the start with nothing to undo.
             try {
                 metrics.serve(config.metricsPort());
             } catch (UncheckedIOException e) {
-                metrics.close();
                 throw new ConfigException("--metrics-port " + config.metricsPort() + ": " + e.getCause().getMessage());
             }
         }
@@ -123,16 +137,16 @@ public final class WorkerNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outrun-maintenance");
-            t.setDaemon(true);
-            return t;
-        });
-        long sweepEvery = config.sweepInterval().toMillis();
-        timer.scheduleWithFixedDelay(this::sweepQuietly, sweepEvery, sweepEvery, TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(this::watchServer, 5, 5, TimeUnit.SECONDS);
-        long cleanEvery = config.cleanupInterval().toMillis();
-        timer.scheduleWithFixedDelay(cleaner::clean, cleanEvery, cleanEvery, TimeUnit.MILLISECONDS);
+        this.maintenance = new Maintenance("outrun-maintenance")
+                // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
+                .add(Periodic.of("re-drive sweep", config.sweepInterval(), () -> {
+                    if (keeper.isSweeper()) {
+                        core.sweep().sweep();
+                    }
+                }))
+                .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watchServer))
+                .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
+        maintenance.start();
         if (config.dashboardPort() > 0) {
             var dashboardConfig = usingStandardDashboardConfiguration()
                     .andPort(config.dashboardPort())
@@ -143,9 +157,9 @@ public final class WorkerNode implements AutoCloseable {
             }
             this.dashboard = new JobRunrDashboardWebServer(core.storage(), core.jsonMapper(), dashboardConfig);
             dashboard.start();
-        } else {
-            this.dashboard = null;
         }
+        LeaseKeeper keeper = this.keeper;
+        BackgroundJobServer server = this.server;
         metrics.gauge("outrun.node.slots", "Executions this node runs at once", config::slots);
         metrics.gauge("outrun.node.runs", "Runs on this node now", keeper::size);
         metrics.gauge("outrun.node.heartbeat.age.seconds", "Time since this node last renewed its leases (beats every ttl/3)",
@@ -156,8 +170,9 @@ public final class WorkerNode implements AutoCloseable {
                 sandbox::engineLosses);
         metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
                 () -> server.isRunning() ? 1 : 0);
-        LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}", node,
-                incarnation, config.slots(), sandbox.name(), config.leaseTtl().toMillis(), config.leaseDir());
+        LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}; loops: {}",
+                node, incarnation, config.slots(), sandbox.name(), config.leaseTtl().toMillis(), config.leaseDir(),
+                maintenance.names());
     }
 
     /** Starts a node on an existing {@link Core} (shared with an API in {@code outrun dev}). */
@@ -218,18 +233,6 @@ public final class WorkerNode implements AutoCloseable {
         }
         if (!closing) {
             serverWatch.check();
-        }
-    }
-
-    /** Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet. */
-    private void sweepQuietly() {
-        if (!keeper.isSweeper()) {
-            return;
-        }
-        try {
-            core.sweep().sweep();
-        } catch (RuntimeException e) {
-            LOG.warn("re-drive sweep failed; retrying at the next interval", e);
         }
     }
 
@@ -317,20 +320,43 @@ public final class WorkerNode implements AutoCloseable {
         if (closing) {
             return;
         }
+        stop();
+        if (ownsCore) {
+            core.close();
+        }
+    }
+
+    /** Stops every part that started, whether the node is closing or its start failed half-way. */
+    private synchronized void stop() {
         closing = true;
-        wake.close();
-        timer.shutdownNow();
+        if (wake != null) {
+            wake.close();
+        }
+        if (maintenance != null) {
+            maintenance.close();
+        }
         if (dashboard != null) {
             dashboard.stop();
         }
-        try {
-            server.stop();
-        } catch (RuntimeException e) {
-            LOG.warn("JobRunr server did not stop cleanly", e);
+        if (server != null) {
+            try {
+                server.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("JobRunr server did not stop cleanly", e);
+            }
         }
         sandbox.close();
-        listener.close();
-        keeper.close();
+        if (listener != null) {
+            listener.close();
+        }
+        if (keeper != null) {
+            keeper.close();
+            releaseLeases();
+        }
+        metrics.close();
+    }
+
+    private void releaseLeases() {
         try {
             if (keeper.size() == 0) {
                 int released = core.store().expireLeases(keeper.incarnation());
@@ -346,10 +372,6 @@ public final class WorkerNode implements AutoCloseable {
             }
         } catch (RuntimeException | java.sql.SQLException e) {
             LOG.warn("could not release leases at shutdown; they expire on their own", e);
-        }
-        metrics.close();
-        if (ownsCore) {
-            core.close();
         }
     }
 }
