@@ -49,7 +49,7 @@ final class OwnerCommand implements Runnable {
             TokenStore.validOwner(owner);
             Integer running = cap("--max-running", maxRunning);
             Integer queued = cap("--max-queued", maxQueued);
-            try (var pool = Database.pool(db.toConfig(2), "owner")) {
+            try (var pool = Database.pool(db.toConfig(), "owner")) {
                 Database.migrate(pool);
                 OwnerStore.Caps caps = new OwnerStore(pool).set(owner, running, queued);
                 spec.commandLine().getOut().println("outrun: owner " + owner + ": " + describe(caps));
