@@ -1,6 +1,6 @@
 package io.outrun.owner;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 
 /**
  * How one fleet is shared between owners, as the operator set it for owners without their own

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.notify.Channels;
 import io.outrun.sandbox.capture.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -2,7 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.auth.TokenStore;
 import io.outrun.owner.OwnerStore;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import io.outrun.store.Database;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
