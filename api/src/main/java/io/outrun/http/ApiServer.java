@@ -6,6 +6,7 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HttpResponseException;
 import io.outrun.auth.Authenticator;
+import io.outrun.auth.TokenStore;
 import io.outrun.http.FleetMetrics;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.http.wire.Json;
@@ -13,6 +14,7 @@ import io.outrun.logging.ExecutionMdc;
 import io.outrun.mcp.McpHttpEndpoint;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
+import io.outrun.owner.TooManyQueuedException;
 import io.outrun.store.Outage;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,6 +41,7 @@ public final class ApiServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String OWNER = "outrun.owner";
+    private static final String ADMIN = "outrun.admin";
     private static final String ERROR_WRITTEN = "outrun.error";
     /** {@code /v1/executions/{id}} and its sub-routes: their log lines carry the execution id. */
     private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/([^/]+)");
@@ -52,7 +55,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions/{id}"),
             new Route("GET", "/v1/executions/{id}/output"),
             new Route("POST", "/v1/executions/{id}/cancel"),
-            new Route("GET", "/metrics"));
+            new Route("GET", "/metrics"),
+            new Route("GET", "/v1/admin/nodes"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -81,7 +85,8 @@ public final class ApiServer implements AutoCloseable {
                 ROUTES.get(5), executions::output,
                 ROUTES.get(6), executions::cancel,
                 ROUTES.get(7), ctx -> ctx.status(200).contentType("text/plain; version=0.0.4; charset=utf-8")
-                        .result(metrics.scrape()));
+                        .result(metrics.scrape()),
+                ROUTES.get(8), ctx -> AdminRoutes.nodes(ctx, dataSource));
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -114,6 +119,7 @@ public final class ApiServer implements AutoCloseable {
             }
         }
         app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
+        app.exception(TooManyQueuedException.class, (e, ctx) -> write(ctx, ApiError.tooManyQueued(e)));
         app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
         app.exception(Exception.class, (e, ctx) -> {
             if (Outage.is(e)) {
@@ -164,6 +170,11 @@ public final class ApiServer implements AutoCloseable {
 
     // --- shared by the handlers ---------------------------------------------------------------
 
+    /** True when the request's token is an admin token (set by the authentication of /v1). */
+    static boolean admin(Context ctx) {
+        return Boolean.TRUE.equals(ctx.attribute(ADMIN));
+    }
+
     static String owner(Context ctx) {
         String owner = ctx.attribute(OWNER);
         if (owner == null) {
@@ -187,11 +198,12 @@ public final class ApiServer implements AutoCloseable {
         if (header == null || header.isBlank()) {
             throw ApiError.identityRequired("This call needs an owner identity: no Authorization header was sent.");
         }
-        Optional<String> owner = auth.owner(header);
-        if (owner.isEmpty()) {
+        Optional<TokenStore.Principal> principal = auth.principal(header);
+        if (principal.isEmpty()) {
             throw ApiError.identityRequired("The bearer token is malformed, unknown or revoked.");
         }
-        ctx.attribute(OWNER, owner.get());
+        ctx.attribute(OWNER, principal.get().owner());
+        ctx.attribute(ADMIN, principal.get().admin());
     }
 
     /** Log lines of this request (and a job it enqueues: JobRunr keeps the MDC) name the owner and execution. */
@@ -245,6 +257,9 @@ public final class ApiServer implements AutoCloseable {
         }
         if (e.httpStatus() == 503) {
             ctx.header("Retry-After", "5");
+        }
+        if (e.httpStatus() == 429) {
+            ctx.header("Retry-After", String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
         }
         json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance()));
     }

@@ -22,6 +22,9 @@ final class ApiCommand implements Callable<Integer> {
     @Mixin
     ApiOptions apiOptions;
 
+    @Mixin
+    OwnerOptions owners;
+
     @Option(names = "--image-allow", split = ",", description = "Images a submission may name: NAME, PREFIX* or *;"
             + " others answer 400 at submit. Give the workers' --image and --image-allow (default outrun-sandbox:latest;"
             + " * leaves the check to the workers)")
@@ -36,7 +39,7 @@ final class ApiCommand implements Callable<Integer> {
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);
         }
-        Core core = Core.open(db.toConfig(), "api", config.lostDispatchGrace());
+        Core core = Core.open(db.toConfig(), "api", config.lostDispatchGrace(), owners.toLimits());
         ApiNode api;
         try {
             api = ApiNode.start(core, config, "api");

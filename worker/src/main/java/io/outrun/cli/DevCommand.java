@@ -62,6 +62,9 @@ final class DevCommand implements Callable<Integer> {
     int slots;
 
     @Mixin
+    OwnerOptions owners;
+
+    @Mixin
     ApiOptions apiOptions;
 
     @Mixin
@@ -139,7 +142,7 @@ final class DevCommand implements Callable<Integer> {
         ApiNode api = null;
         try {
             DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "");
-            core = Core.open(db, "dev", apiConfig.lostDispatchGrace());
+            core = Core.open(db, "dev", apiConfig.lostDispatchGrace(), owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
             // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when

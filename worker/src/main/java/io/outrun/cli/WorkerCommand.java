@@ -24,6 +24,9 @@ final class WorkerCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    OwnerOptions owners;
+
+    @Mixin
     SandboxOptions sandboxOptions;
 
     @Option(names = "--node-id", description = "This node's id (default: host-random)")
@@ -89,7 +92,7 @@ final class WorkerCommand implements Callable<Integer> {
         }
         DatabaseConfig dbConfig = db.toConfig(DatabaseConfig.WORKER_POOL_SIZE);
         Sandbox sandbox = sandboxOptions.open(id);
-        WorkerNode node = WorkerNode.open(dbConfig, config, sandbox);
+        WorkerNode node = WorkerNode.open(dbConfig, config, sandbox, owners.toLimits());
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM (a platform's rolling deploy) drains: running executions may finish within
         // --drain-timeout-ms, the rest are handed back without spending an attempt, then exit 0.

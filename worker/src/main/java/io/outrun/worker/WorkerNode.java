@@ -17,6 +17,7 @@ import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
 import io.outrun.store.Channels;
 import io.outrun.store.DatabaseConfig;
@@ -96,7 +97,7 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseDir(), metrics);
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics, outcomes);
+                e -> spec(e, node, limits), metrics, outcomes, core.held());
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
 
@@ -187,7 +188,12 @@ public final class WorkerNode implements AutoCloseable {
 
     /** Opens its own {@link Core} and starts; closing the node closes it. */
     public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox) {
-        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace());
+        return open(db, config, sandbox, OwnerLimits.DEFAULTS);
+    }
+
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox)}, sharing the fleet between owners by {@code owners}. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, OwnerLimits owners) {
+        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace(), owners);
         try {
             return new WorkerNode(core, true, config, sandbox);
         } catch (RuntimeException e) {
