@@ -9,6 +9,7 @@ import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.OutputStore;
+import io.outrun.store.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -84,6 +85,9 @@ public final class JobOutcome {
         private final JobContext context;
         private int attempt;
         private int maxAttempts;
+        private Execution claimedRow;
+        private Execution endedHere;
+        private long claimedNanos;
 
         private ThisJob(UUID executionId, JobContext context) {
             this.executionId = executionId;
@@ -94,6 +98,28 @@ public final class JobOutcome {
         public void claimed(Execution claimed) {
             attempt = claimed.attempt();
             maxAttempts = claimed.maxAttempts();
+            claimedRow = claimed;
+            claimedNanos = System.nanoTime();
+        }
+
+        /**
+         * This job's attempt wrote its end ({@code outcome}, accepted by the fence): the row is
+         * known without reading it back, which saves a read per execution. Only a later change
+         * by someone else (none: an ended row never changes state) could make it differ.
+         */
+        public void wrote(Outcome outcome) {
+            Execution c = claimedRow;
+            if (c == null) {
+                return;
+            }
+            endedHere = new Execution(c.id(), c.owner(), c.command(), c.image(), c.workdir(), c.env(), c.labels(),
+                    c.timeoutMs(), c.maxOutputBytes(), outcome.status(), c.attempt(), c.maxAttempts(), null,
+                    c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
+                    c.jobId(), c.createdAt(), c.startedAt(), c.startedAt() == null ? null
+                    : c.startedAt().plus(Duration.ofNanos(System.nanoTime() - claimedNanos)), outcome.exitCode(),
+                    outcome.errorCode(), outcome.errorMessage(),
+                    new Captured(new byte[0], new byte[0], outcome.stdoutTotal()),
+                    new Captured(new byte[0], new byte[0], outcome.stderrTotal()));
         }
 
         /**
@@ -120,7 +146,8 @@ public final class JobOutcome {
             }
             Optional<Execution> found;
             try {
-                found = store.find(executionId, OutputStore.Read.NONE);
+                found = endedHere != null && !deletedOnDashboard() ? Optional.of(endedHere)
+                        : store.find(executionId, OutputStore.Read.NONE);
             } catch (RuntimeException e) {
                 // The database is away: the job's end cannot mirror what it cannot read.
                 if (interrupted) {
