@@ -24,6 +24,7 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         List<String> argv = Arrays.asList(args);
         boolean quick = argv.contains("--quick");
+        boolean fastDb = argv.contains("--fast-db");
         Path jar = Path.of(value(argv, "--jar", "worker/target/outrun.jar"));
         Path classes = Path.of(value(argv, "--classes", "bench/out/classes"));
         Path out = Path.of(value(argv, "--out", "bench/out"));
@@ -36,8 +37,11 @@ public final class Bench {
         List<Support.Result> results = new ArrayList<>();
         long started = System.nanoTime();
         String pgSettings;
-        try (Support.Pg pg = new Support.Pg()) {
+        try (Support.Pg pg = new Support.Pg(!fastDb)) {
             pgSettings = pg.settings();
+            results.add(new Support.Result("database", fastDb ? 0 : 1, fastDb ? "fast" : "durable", null, null, "", null,
+                    pg.flags() + (fastDb ? " (--fast-db: commits may be lost; not how Outrun is deployed)"
+                            : " (durable, as deployed)")));
             Support.log("%s; %s mode", pgSettings, quick ? "quick" : "full");
             Map<String, Figure> figures = new java.util.LinkedHashMap<>();
             figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200, quick ? 6 : 20));
