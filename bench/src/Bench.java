@@ -13,7 +13,7 @@ import java.util.Set;
  * writes results.json. Started by {@code bench/run}, which builds the jar and the image first.
  *
  * <p>Usage: Bench --jar worker/target/outrun.jar --classes DIR --out DIR [--quick] [--only a,b]
- * with names dispatch, throughput, docker, output, recovery, enqueue.
+ * [--fast-db] with names dispatch, throughput, docker, sandbox, output, recovery, enqueue.
  */
 public final class Bench {
 
@@ -47,6 +47,7 @@ public final class Bench {
             figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200, quick ? 6 : 20));
             figures.put("throughput", () -> ThroughputBench.run(pg, quick ? 300 : 1000, 3));
             figures.put("docker", () -> docker(quick ? 10 : 30, image));
+            figures.put("sandbox", () -> SandboxBench.run(pg, image, quick ? 20 : 60, quick ? 40 : 120));
             figures.put("output", () -> OutputBench.run(pg, image));
             figures.put("recovery", () -> RecoveryBench.run(pg, jar, classes, logs, quick ? 1 : 3, true));
             figures.put("enqueue", () -> EnqueueBench.run(pg, Duration.ofSeconds(quick ? 5 : 10),
