@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <li>sandbox start: submit returning → the command's first instruction in its container (it
  * prints bash's {@code $EPOCHREALTIME}; containers share the host's clock), with the warm pool
  * (the default) and without ({@code --pool-size 0}); baseline: {@code docker run --rm IMAGE bash
- * -c 'echo $EPOCHREALTIME'}, from before the CLI is spawned to that instruction, interleaved.
+ * -c 'echo $EPOCHREALTIME'} (with {@code --network none}, as ours: no network to set up on either
+ * side), from before the CLI is spawned to that instruction, interleaved.
  * <li>executions/s of {@code true}: N queued, then the node started; busy rate as in
  * {@link ThroughputBench}; baseline: N × {@code docker run --rm IMAGE true} in as many parallel
  * loops as the node has slots.
@@ -55,7 +56,7 @@ final class SandboxBench {
         Support.log("sandbox start: pool p50 %.0f p99 %.0f ms; no pool p50 %.0f ms; docker run --rm p50 %.0f p99 %.0f ms",
                 p50, p99, f50, b50, b99);
         String note = String.format(Locale.ROOT, "%d samples each, 1 idle node (4 slots, Docker sandbox, warm pool of 4),"
-                + " submit returning -> first instruction in the container; baseline: docker run --rm %s bash -c 'echo"
+                + " submit returning -> first instruction in the container; baseline: docker run --rm --network none %s bash -c 'echo"
                 + " $EPOCHREALTIME', spawn -> first instruction, interleaved (%d samples)", samples, image, dockerRun.size());
         List<Support.Result> results = new ArrayList<>();
         results.add(Support.Result.of("sandbox_start_p50_ms", p50, "ms", b50, "<= 100 ms and ratio <= 0.4",
@@ -69,7 +70,7 @@ final class SandboxBench {
         Support.log("docker throughput: ours %.1f/s, %d parallel docker run --rm loops %.1f/s", ours, SLOTS, base);
         results.add(Support.Result.of("docker_throughput_per_s", ours, "exec/s", base, "ratio >= 1.0", ours / base >= 1.0,
                 String.format(Locale.ROOT, "busy rate of %d x `true`, 1 node x %d slots, Docker sandbox with its warm pool;"
-                        + " baseline: %d parallel loops of docker run --rm %s true, %d runs in all", executions, SLOTS,
+                        + " baseline: %d parallel loops of docker run --rm --network none %s true, %d runs in all", executions, SLOTS,
                         SLOTS, image, executions)));
         return results;
     }
@@ -113,7 +114,7 @@ final class SandboxBench {
 
     static double dockerRunFirstInstruction(String image) throws Exception {
         long before = Support.micros(Instant.now());
-        Process p = new ProcessBuilder("docker", "run", "--rm", image, "bash", "-c", COMMAND).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder("docker", "run", "--rm", "--network", "none", image, "bash", "-c", COMMAND).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (p.waitFor() != 0) {
             throw new IllegalStateException("docker run failed: " + out);
@@ -161,7 +162,7 @@ final class SandboxBench {
             for (int l = 0; l < loops; l++) {
                 running.add(pool.submit(() -> {
                     while (left.getAndDecrement() > 0) {
-                        DockerOverhead.cli("docker", "run", "--rm", image, "true");
+                        DockerOverhead.cli("docker", "run", "--rm", "--network", "none", image, "true");
                     }
                     return null;
                 }));
