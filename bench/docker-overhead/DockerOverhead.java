@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
  */
 public class DockerOverhead {
 
-    static final String BASELINE = "docker run --rm IMAGE true (baseline)";
+    static final String BASELINE = "docker run --rm --network none IMAGE true (baseline)";
     static final String TO_EXIT = "DockerSandbox start -> exit seen (awaitExit)";
     static final String TO_REMOVED = "DockerSandbox start -> container removed (close)";
 
@@ -41,7 +41,7 @@ public class DockerOverhead {
         try (DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults("bench").withImage(image))) {
             sandbox.verify();
             Map<String, Callable<Long>> variants = new LinkedHashMap<>();
-            variants.put(BASELINE, () -> cli("docker", "run", "--rm", image, "true"));
+            variants.put(BASELINE, () -> cli("docker", "run", "--rm", "--network", "none", image, "true"));
             variants.put("docker run --rm, same hardening flags, true", () -> cli("docker", "run", "--rm",
                     "--user", "10001:10001", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only",
                     "--tmpfs", "/work:rw,exec,nosuid,nodev,size=268435456", "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=268435456",

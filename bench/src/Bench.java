@@ -13,7 +13,7 @@ import java.util.Set;
  * writes results.json. Started by {@code bench/run}, which builds the jar and the image first.
  *
  * <p>Usage: Bench --jar worker/target/outrun.jar --classes DIR --out DIR [--quick] [--only a,b]
- * with names dispatch, throughput, docker, output, recovery, enqueue.
+ * [--fast-db] with names dispatch, throughput, docker, sandbox, output, recovery, enqueue.
  */
 public final class Bench {
 
@@ -24,6 +24,7 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         List<String> argv = Arrays.asList(args);
         boolean quick = argv.contains("--quick");
+        boolean fastDb = argv.contains("--fast-db");
         Path jar = Path.of(value(argv, "--jar", "worker/target/outrun.jar"));
         Path classes = Path.of(value(argv, "--classes", "bench/out/classes"));
         Path out = Path.of(value(argv, "--out", "bench/out"));
@@ -36,13 +37,17 @@ public final class Bench {
         List<Support.Result> results = new ArrayList<>();
         long started = System.nanoTime();
         String pgSettings;
-        try (Support.Pg pg = new Support.Pg()) {
+        try (Support.Pg pg = new Support.Pg(!fastDb)) {
             pgSettings = pg.settings();
+            results.add(new Support.Result("database", fastDb ? 0 : 1, fastDb ? "fast" : "durable", null, null, "", null,
+                    pg.flags() + (fastDb ? " (--fast-db: commits may be lost; not how Outrun is deployed)"
+                            : " (durable, as deployed)")));
             Support.log("%s; %s mode", pgSettings, quick ? "quick" : "full");
             Map<String, Figure> figures = new java.util.LinkedHashMap<>();
             figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200, quick ? 6 : 20));
             figures.put("throughput", () -> ThroughputBench.run(pg, quick ? 300 : 1000, 3));
             figures.put("docker", () -> docker(quick ? 10 : 30, image));
+            figures.put("sandbox", () -> SandboxBench.run(pg, image, quick ? 20 : 60, quick ? 40 : 120));
             figures.put("output", () -> OutputBench.run(pg, image));
             figures.put("recovery", () -> RecoveryBench.run(pg, jar, classes, logs, quick ? 1 : 3, true));
             figures.put("enqueue", () -> EnqueueBench.run(pg, Duration.ofSeconds(quick ? 5 : 10),

@@ -46,8 +46,8 @@ final class DispatchBench {
         double b50 = Support.median(spawn);
         double b99 = Support.percentile(spawn, 0.99);
         String n = ours.size() + " samples, 1 idle node, process sandbox; baseline: bash spawned directly (ProcessBuilder)";
-        results.add(Support.Result.of("dispatch_p50_ms", p50, "ms", b50, "<= 20 ms", p50 <= 20, n));
-        results.add(Support.Result.of("dispatch_p99_ms", p99, "ms", b99, "<= 150 ms", p99 <= 150, n));
+        results.add(Support.Result.of("dispatch_p50_ms", p50, "ms", b50, "<= 10 ms", p50 <= 10, n));
+        results.add(Support.Result.of("dispatch_p99_ms", p99, "ms", b99, "<= 50 ms", p99 <= 50, n));
         Support.log("dispatch: p50 %.1f ms p99 %.1f ms (spawn p50 %.1f p99 %.1f), max %.1f", p50, p99, b50, b99,
                 Support.percentile(ours, 1.0));
 

@@ -38,10 +38,37 @@ final class Support {
     static final class Pg implements AutoCloseable {
         private final EmbeddedPostgres server;
 
-        Pg() throws IOException {
+        private final boolean durable;
+
+        /**
+         * @param durable true: fsync, synchronous_commit and full_page_writes on, as a deployment
+         *                runs (the default); false ({@code --fast-db}): all three off, as zonky's
+         *                embedded server comes, which flatters every figure that commits
+         */
+        Pg(boolean durable) throws IOException {
+            this.durable = durable;
+            String on = durable ? "on" : "off";
             this.server = EmbeddedPostgres.builder()
                     .setServerConfig("max_connections", "300")
+                    .setServerConfig("fsync", on)
+                    .setServerConfig("synchronous_commit", on)
+                    .setServerConfig("full_page_writes", on)
                     .start();
+        }
+
+        boolean durable() {
+            return durable;
+        }
+
+        /** The current WAL position in bytes (pg_current_wal_lsn), for WAL per execution. */
+        long walBytes() {
+            try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn")) {
+                rs.next();
+                return rs.getLong(1);
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read pg_current_wal_lsn", e);
+            }
         }
 
         DatabaseConfig fresh(String name) {
@@ -58,13 +85,29 @@ final class Support {
         String settings() {
             try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement();
                  ResultSet rs = st.executeQuery("SELECT current_setting('server_version'), current_setting('fsync'),"
-                         + " current_setting('synchronous_commit')")) {
+                         + " current_setting('synchronous_commit'), current_setting('full_page_writes')")) {
                 rs.next();
-                return "PostgreSQL " + rs.getString(1) + " (embedded), fsync=" + rs.getString(2)
-                        + ", synchronous_commit=" + rs.getString(3);
+                return "PostgreSQL " + rs.getString(1) + " (embedded, " + (durable ? "durable" : "FAST, NOT DURABLE: --fast-db")
+                        + "), " + flags(rs.getString(2), rs.getString(3), rs.getString(4));
             } catch (SQLException e) {
                 return "PostgreSQL (embedded)";
             }
+        }
+
+        /** The durability flags as results.json's {@code database} note has them. */
+        String flags() {
+            try (Connection c = server.getPostgresDatabase().getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT current_setting('fsync'), current_setting('synchronous_commit'),"
+                         + " current_setting('full_page_writes')")) {
+                rs.next();
+                return flags(rs.getString(1), rs.getString(2), rs.getString(3));
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read the database's settings", e);
+            }
+        }
+
+        private static String flags(String fsync, String synchronousCommit, String fullPageWrites) {
+            return "fsync=" + fsync + " synchronous_commit=" + synchronousCommit + " full_page_writes=" + fullPageWrites;
         }
 
         @Override

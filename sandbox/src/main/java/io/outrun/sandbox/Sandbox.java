@@ -45,6 +45,26 @@ public interface Sandbox extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * Called once by the node that owns this sandbox, after it has its identity: lets a backend
+     * get ready for that node's runs ahead of need (the Docker sandbox starts its warm pool).
+     */
+    default void prepare(NodeShape node) {
+    }
+
+    /**
+     * What a node's runs look like unless a submission asks otherwise.
+     *
+     * @param incarnation the node's incarnation (node id and per-process id): what a backend
+     *                    starts ahead of need is labelled with it, so a clean-up can tell when its
+     *                    process is gone
+     * @param limits      the node's default limits
+     * @param slots       runs at once
+     * @param leaseDir    where the node's lease files live (the engine must see the same path)
+     */
+    record NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir) {
+    }
+
     @Override
     default void close() {
     }
@@ -53,5 +73,13 @@ public interface Sandbox extends AutoCloseable {
     @FunctionalInterface
     interface LeftoverPolicy {
         boolean isCurrent(java.util.UUID executionId, long epoch);
+
+        /**
+         * Whether the node process {@code incarnation} still lives (beats), for what a backend
+         * started ahead of need and labelled with it. By default: assumed alive, kept.
+         */
+        default boolean incarnationLive(String incarnation) {
+            return true;
+        }
     }
 }

@@ -1,5 +1,14 @@
 package io.outrun.cleanup;
 
+import io.outrun.store.Heartbeat;
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.UUID;
+import javax.sql.DataSource;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
@@ -22,11 +31,25 @@ public final class LeftoverCleaner {
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
     private final ExecutionStore store;
+    private final DataSource db;
+    private final Duration liveWithin;
     private volatile boolean engineAway;
+
     public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store) {
+        this(sandbox, keeper, store, null, Duration.ZERO);
+    }
+
+    /**
+     * @param db         where the nodes' heartbeats are read, for what a sandbox started ahead of
+     *                   need for a node process (a warm pool): kept while that process beats
+     * @param liveWithin a node process that has not beaten for this long is gone
+     */
+    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store, DataSource db, Duration liveWithin) {
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.store = store;
+        this.db = db;
+        this.liveWithin = liveWithin;
     }
 
     public void clean() {
@@ -41,8 +64,28 @@ public final class LeftoverCleaner {
         }
         engineAway = false;
         try {
-            int removed = sandbox.removeLeftovers((id, epoch) ->
-                    keeper.isLive(id, epoch) || !store.isStaleRun(id, epoch, keeper.incarnation()));
+            int removed = sandbox.removeLeftovers(new Sandbox.LeftoverPolicy() {
+                private Set<String> live;
+
+                @Override
+                public boolean isCurrent(UUID id, long epoch) {
+                    return keeper.isLive(id, epoch) || !store.isStaleRun(id, epoch, keeper.incarnation());
+                }
+
+                @Override
+                public boolean incarnationLive(String incarnation) {
+                    if (incarnation.equals(keeper.incarnation())) {
+                        return true;
+                    }
+                    if (db == null) {
+                        return true; // cannot tell: keep
+                    }
+                    if (live == null) {
+                        live = liveIncarnations(); // once per round, and only when a foreign pool is seen
+                    }
+                    return live.contains(incarnation);
+                }
+            });
             if (removed > 0) {
                 LOG.info("removed {} leftover runs", removed);
             }
@@ -50,6 +93,16 @@ public final class LeftoverCleaner {
             LOG.info("leftover clean-up skipped: {}; retrying later", e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("leftover clean-up failed; retrying later", e);
+        }
+    }
+
+    private Set<String> liveIncarnations() {
+        try (Connection c = db.getConnection()) {
+            Set<String> live = new HashSet<>();
+            Heartbeat.live(c, liveWithin).forEach(n -> live.add(n.incarnation()));
+            return live;
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the live nodes", e);
         }
     }
 }

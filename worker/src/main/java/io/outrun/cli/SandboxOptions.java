@@ -38,6 +38,11 @@ public final class SandboxOptions {
                     + " within it go on in the same attempt")
     long engineGraceS;
 
+    @Option(names = "--pool-size", description = "Docker sandbox: started containers kept waiting per image (the default"
+            + " image and each exact --image-allow) so a run skips the container's create and start; 0 turns the warm pool"
+            + " off (default: the node's --slots)")
+    Integer poolSize;
+
     @Option(names = "--memory-mb", defaultValue = "512", description = "Memory limit per execution in MiB, no swap (default ${DEFAULT-VALUE})")
     long memoryMb;
 
@@ -108,6 +113,14 @@ public final class SandboxOptions {
             sandbox = new DockerSandbox(config);
         } catch (IllegalArgumentException e) {
             throw new ConfigException("--docker-host: " + e.getMessage());
+        }
+        if (poolSize != null) {
+            try {
+                sandbox.withPoolSize(poolSize);
+            } catch (IllegalArgumentException e) {
+                sandbox.close();
+                throw new ConfigException("--pool-size: " + e.getMessage());
+            }
         }
         try {
             sandbox.verify();

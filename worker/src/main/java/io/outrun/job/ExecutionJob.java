@@ -217,7 +217,10 @@ public final class ExecutionJob implements ExecutionRunner {
                 loseToSandbox(lease, capitalized(exit.lostTo()));
                 return;
             }
-            finish(attempt, outcome(execution, attempt, exit, memoryBytes));
+            Outcome outcome = outcome(execution, attempt, exit, memoryBytes);
+            if (finish(attempt, outcome)) {
+                job.wrote(outcome);
+            }
         } catch (SandboxException e) {
             // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
             // command's fault. The run may still live: its next attempt waits at least a ttl, by
@@ -332,7 +335,8 @@ public final class ExecutionJob implements ExecutionRunner {
      * stops the retries, and then the lease decides. A failure that is not an outage is not
      * retried: the run is untracked, its lease expires and the sweep re-drives the execution.
      */
-    private void finish(Attempt attempt, Outcome outcome) throws InterruptedException {
+    /** True when the end was written (the fence accepted it). */
+    private boolean finish(Attempt attempt, Outcome outcome) throws InterruptedException {
         Lease lease = attempt.lease();
         long pauseMs = 250;
         boolean written;
@@ -346,12 +350,12 @@ public final class ExecutionJob implements ExecutionRunner {
                     if (!Outage.is(e)) {
                         LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
                                 attempt, e);
-                        return;
+                        return false;
                     }
                     if (attempt.leaseLost()) {
                         LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
                                 attempt);
-                        return;
+                        return false;
                     }
                     LOG.warn("{}: writing its end failed ({}); retrying in {} ms", attempt, e.getMessage(), pauseMs);
                     // A stop of the job server interrupts us: the result is still worth writing
@@ -379,6 +383,7 @@ public final class ExecutionJob implements ExecutionRunner {
         } else {
             LOG.warn("{}: lease lost before the end was written; the write was fenced out", attempt);
         }
+        return written;
     }
 
     /**

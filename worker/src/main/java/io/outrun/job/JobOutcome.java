@@ -10,6 +10,7 @@ import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.OutputStore;
+import io.outrun.store.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -86,6 +87,9 @@ public final class JobOutcome {
         private int attempt;
         private int maxAttempts;
         private boolean held;
+        private Execution claimedRow;
+        private Execution endedHere;
+        private long claimedNanos;
 
         private ThisJob(UUID executionId, JobContext context) {
             this.executionId = executionId;
@@ -96,6 +100,28 @@ public final class JobOutcome {
         public void claimed(Execution claimed) {
             attempt = claimed.attempt();
             maxAttempts = claimed.maxAttempts();
+            claimedRow = claimed;
+            claimedNanos = System.nanoTime();
+        }
+
+        /**
+         * This job's attempt wrote its end ({@code outcome}, accepted by the fence): the row is
+         * known without reading it back, which saves a read per execution. Only a later change
+         * by someone else (none: an ended row never changes state) could make it differ.
+         */
+        public void wrote(Outcome outcome) {
+            Execution c = claimedRow;
+            if (c == null) {
+                return;
+            }
+            endedHere = new Execution(c.id(), c.owner(), c.command(), c.image(), c.workdir(), c.env(), c.labels(),
+                    c.timeoutMs(), c.maxOutputBytes(), outcome.status(), c.attempt(), c.maxAttempts(), null,
+                    c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
+                    c.jobId(), null, c.createdAt(), c.startedAt(), c.startedAt() == null ? null
+                    : c.startedAt().plus(Duration.ofNanos(System.nanoTime() - claimedNanos)), outcome.exitCode(),
+                    outcome.errorCode(), outcome.errorMessage(),
+                    new Captured(new byte[0], new byte[0], outcome.stdoutTotal()),
+                    new Captured(new byte[0], new byte[0], outcome.stderrTotal()));
         }
 
         /**
@@ -130,7 +156,8 @@ public final class JobOutcome {
             }
             Optional<Execution> found;
             try {
-                found = store.find(executionId, OutputStore.Read.NONE);
+                found = endedHere != null && !deletedOnDashboard() ? Optional.of(endedHere)
+                        : store.find(executionId, OutputStore.Read.NONE);
             } catch (RuntimeException e) {
                 // The database is away: the job's end cannot mirror what it cannot read.
                 if (interrupted) {

@@ -98,8 +98,11 @@ public final class WorkerNode implements AutoCloseable {
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
                 e -> spec(e, node, limits), metrics, outcomes, core.held());
-        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
+        // Pooled containers of a node process that stopped beating for 3 lease ttls are gone with it.
+        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), core.pool(),
+                config.leaseTtl().multipliedBy(3));
         cleaner.clean();
+        sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir()));
 
         JobActivator activator = new JobActivator() {
             @Override

@@ -47,8 +47,9 @@ class DashboardTruthIT {
         int port = freePort();
         String base = "http://127.0.0.1:" + port;
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             // No warm pool: the test counts each execution's containers by their execution label.
              WorkerProcess w = WorkerProcess.startWith(db, "dash-truth", 4, "docker", "--dashboard-port",
-                     String.valueOf(port), "--dashboard-no-auth")) {
+                     String.valueOf(port), "--dashboard-no-auth", "--pool-size", "0")) {
             UUID ok = submit(api, Submission.of("alice", "echo building; echo all good"));
             UUID failed = submit(api, Submission.of("bob", "echo compiling; echo 'make: *** [test] Error 3' >&2; exit 3"));
             UUID timedOut = submit(api, Submission.of("alice", "sleep 30").withTimeoutMs(1000));

@@ -52,13 +52,15 @@ class DockerWorkerIT {
         DatabaseConfig db = TestDatabase.migrated();
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120")).execution().id();
-            try (WorkerProcess a = WorkerProcess.startWith(db, "docker-a", 1, "docker")) {
+            // No warm pool: the test follows the run's container by its execution label.
+            try (WorkerProcess a = WorkerProcess.startWith(db, "docker-a", 1, "docker", "--pool-size", "0")) {
                 Await.until("running on a", Duration.ofSeconds(60), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
                 Await.until("container of attempt 1", Duration.ofSeconds(20), () -> containers(id).size() == 1);
                 a.kill();
             }
             assertThat(containers(id)).as("a SIGKILLed worker leaves its container running").hasSize(1);
-            try (WorkerProcess b = WorkerProcess.startWith(db, "docker-b", 1, "docker", "--cleanup-interval-s", "2")) {
+            try (WorkerProcess b = WorkerProcess.startWith(db, "docker-b", 1, "docker", "--cleanup-interval-s", "2",
+                    "--pool-size", "0")) {
                 Await.until("attempt 2 running on b", Duration.ofSeconds(40), () -> {
                     Execution e = api.store().find(id).orElseThrow();
                     return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && e.leaseOwner().startsWith("docker-b/");
@@ -87,6 +89,39 @@ class DockerWorkerIT {
     }
 
     /** Attempts of the execution's containers on this engine (running or not). */
+    @Test
+    void aSigkilledWorkersWarmPoolIsRemovedOnceItsProcessStopsBeating() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated();
+        String dead = "docker-pool-a-" + UUID.randomUUID().toString().substring(0, 6);
+        try (WorkerProcess a = WorkerProcess.startWith(db, dead, 2, "docker", "--lease-ttl-ms", "3000")) {
+            Await.until("a warm pool of 2 on " + dead, Duration.ofSeconds(60), () -> pooled(dead).size() == 2);
+            a.kill();
+        }
+        assertThat(pooled(dead)).as("a SIGKILLed worker leaves its pool behind").hasSize(2);
+        // Another node's clean-up (engine-wide, as the CLI's) removes them once the dead process's
+        // heartbeat is 3 lease ttls old.
+        try (WorkerProcess b = WorkerProcess.startWith(db, dead + "-b", 1, "docker", "--pool-size", "0",
+                "--cleanup-interval-s", "1", "--lease-ttl-ms", "3000")) {
+            Await.until("the dead worker's pool removed", Duration.ofSeconds(60), () -> pooled(dead).isEmpty());
+        }
+    }
+
+    /** Pooled containers of node {@code node} (running or not). */
+    private static List<String> pooled(String node) {
+        try {
+            Process p = new ProcessBuilder("docker", "ps", "-aq", "--filter", "label=outrun.pool=1", "--filter",
+                    "label=outrun.node=" + node).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor();
+            return out.isEmpty() ? List.of() : List.of(out.split("\\s+"));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static List<String> containers(UUID id) {
         try {
             Process p = new ProcessBuilder("docker", "ps", "-a", "--filter", "label=outrun.execution=" + id,

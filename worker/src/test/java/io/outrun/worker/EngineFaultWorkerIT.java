@@ -135,7 +135,10 @@ class EngineFaultWorkerIT {
 
     private static WorkerProcess worker(DatabaseConfig db, String node, PrivateDockerd engine, String... extra)
             throws Exception {
-        List<String> args = new ArrayList<>(List.of("--docker-host", engine.host(), "--cleanup-interval-s", "1"));
+        // No warm pool: these tests find each run's container by its execution label, which only
+        // a fresh container carries (a pooled one is made before its run is known).
+        List<String> args = new ArrayList<>(List.of("--docker-host", engine.host(), "--cleanup-interval-s", "1",
+                "--pool-size", "0"));
         args.addAll(List.of(extra));
         return WorkerProcess.startWith(db, node, 3, "docker", args.toArray(String[]::new));
     }

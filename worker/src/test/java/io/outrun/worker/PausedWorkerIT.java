@@ -117,8 +117,9 @@ class PausedWorkerIT {
     }
 
     private static WorkerProcess worker(DatabaseConfig db, String id, String sandbox) throws IOException, InterruptedException {
+        // No warm pool: the docker case follows each run's container by its execution label.
         return WorkerProcess.startWith(db, id, 2, sandbox, "--lease-ttl-ms", Long.toString(TTL.toMillis()),
-                "--sweep-interval-ms", "1000", "--cleanup-interval-s", "2");
+                "--sweep-interval-ms", "1000", "--cleanup-interval-s", "2", "--pool-size", "0");
     }
 
     private static void pause(WorkerProcess w, Duration howLong) throws Exception {

@@ -16,6 +16,7 @@ import io.outrun.sandbox.Workdir;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -50,11 +51,27 @@ final class ContainerRecipe {
     static final String USER = "10001:10001";
     static final String DEFAULT_WORKDIR = "/work";
     static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    /** Label of a pooled container: started ahead of need, its run not known yet (value: "1"). */
+    static final String LABEL_POOL = "outrun.pool";
+    /** How long a pooled container waits for a run before it exits (its node may be gone). */
+    static final long POOL_IDLE_S = 3600;
+    /** Stands for the read's timeout in {@link #BOOTSTRAP}: set by $3 (pooled) or none. */
+    private static final String IDLE_WAIT_MARK = "${3:+-t $3}";
     /** Exit code of the bootstrap when the command did not arrive whole. */
     static final int BOOTSTRAP_FAILED = 125;
 
     static final String BOOTSTRAP = String.join("\n",
-            "IFS= read -r n || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            // The header: the command's byte count; from a pooled container's run also its backstop
+            // (the container was started before its run was known) and the byte count of the
+            // run's environment, sent as `export` lines ahead of the command (a pooled container's
+            // own environment was fixed at its creation). A pooled container waits here for its
+            // run; one of a node that is gone gives up after POOL_IDLE_S (no lease to watch yet).
+            "read -r " + (IDLE_WAIT_MARK) + " n b e || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "[ -z \"$b\" ] || set -- \"$b\" \"$2\"",
+            "if [ -n \"$e\" ]; then g=/tmp/.outrun-env; head -c \"$e\" > \"$g\"",
+            "  [ \"$(stat -c %s \"$g\")\" = \"$e\" ] || { echo 'outrun: the environment arrived truncated' >&2; exit "
+                    + BOOTSTRAP_FAILED + "; }",
+            "  . \"$g\"; rm -f \"$g\"; fi",
             "f=/tmp/.outrun-command",
             "head -c \"$n\" > \"$f\"",
             "[ \"$(stat -c %s \"$f\")\" = \"$n\" ] || { echo 'outrun: the command arrived truncated' >&2; exit "
@@ -100,7 +117,7 @@ final class ContainerRecipe {
                         spec.leaseFile() == null ? "" : LEASE_MOUNT)
                 .withUser(USER)
                 .withWorkingDir(workdir)
-                .withEnv(env(spec, workdir))
+                .withEnv(env(spec.env(), workdir))
                 .withLabels(labels(spec, nodeId))
                 .withAttachStdin(true)
                 .withStdinOpen(true)
@@ -108,7 +125,78 @@ final class ContainerRecipe {
                 .withAttachStdout(true)
                 .withAttachStderr(true)
                 .withTty(false)
-                .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec));
+                .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec.leaseFile()));
+    }
+
+    /**
+     * The create call for a pooled container: the same hardening, limits and mounts as
+     * {@link #create} gives a run with {@code limits} in the default workdir, started before its
+     * run is known, so without the run's labels, environment and backstop: those arrive with
+     * the command ({@link #pooledStdin}). Its lease file is the pool's own file for it, which the
+     * run's lease file becomes (a hard link) when a run takes the container.
+     */
+    static CreateContainerCmd createPooled(DockerClient client, String image, String nodeId, String incarnation,
+                                           Limits limits, Path leaseFile, Collection<String> imageVolumes) {
+        Map<String, String> labels = new LinkedHashMap<>();
+        labels.put(LABEL_OUTRUN, "1");
+        labels.put(LABEL_NODE, nodeId);
+        labels.put(LABEL_INCARNATION, incarnation);
+        labels.put(LABEL_POOL, "1");
+        return client.createContainerCmd(image)
+                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", "",
+                        leaseFile == null ? "" : LEASE_MOUNT, Long.toString(POOL_IDLE_S))
+                .withUser(USER)
+                .withWorkingDir(DEFAULT_WORKDIR)
+                .withEnv(env(Map.of(), DEFAULT_WORKDIR))
+                .withLabels(labels)
+                .withAttachStdin(true)
+                .withStdinOpen(true)
+                .withStdInOnce(true)
+                .withAttachStdout(true)
+                .withAttachStderr(true)
+                .withTty(false)
+                .withHostConfig(withLeaseFile(hostConfig(limits, DEFAULT_WORKDIR, imageVolumes), leaseFile));
+    }
+
+    /** Names bash keeps for itself (read-only or special): a run that sets one gets a fresh container. */
+    private static final java.util.Set<String> SHELL_OWNED = java.util.Set.of("SHELLOPTS", "BASHOPTS", "EUID", "UID",
+            "PPID", "IFS", "GROUPS", "FUNCNAME", "HOSTNAME", "PS4");
+    private static final java.util.regex.Pattern SHELL_NAME = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    /**
+     * True when {@code env} can travel as {@code export} lines in a pooled run's script with the
+     * very effect a fresh container's environment has: names bash accepts as variables and does
+     * not own.
+     */
+    static boolean poolableEnv(Map<String, String> env) {
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            String name = e.getKey();
+            if (!SHELL_NAME.matcher(name).matches() || name.startsWith("BASH") || SHELL_OWNED.contains(name)
+                    || e.getValue().indexOf('\0') >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * What a pooled container's stdin gets: a header (the command's byte count, the backstop in
+     * seconds, the environment's byte count), the run's environment as {@code export} lines with
+     * every value single-quoted, then the command's bytes.
+     */
+    static InputStream pooledStdin(RunSpec spec) {
+        StringBuilder exports = new StringBuilder();
+        spec.env().forEach((name, value) -> exports.append("export ").append(name).append("='")
+                .append(value.replace("'", "'\\''")).append("'\n"));
+        byte[] envBytes = exports.toString().getBytes(StandardCharsets.UTF_8);
+        byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
+        long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
+        byte[] header = (script.length + " " + backstop + " " + envBytes.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(header.length + envBytes.length + script.length);
+        all.writeBytes(header);
+        all.writeBytes(envBytes);
+        all.writeBytes(script);
+        return new ByteArrayInputStream(all.toByteArray());
     }
 
     static HostConfig hostConfig(Limits limits, String workdir, Collection<String> imageVolumes) {
@@ -144,11 +232,11 @@ final class ContainerRecipe {
     }
 
     /** The lease file, bind-mounted read-only: the command can read its deadline, never move it. */
-    static HostConfig withLeaseFile(HostConfig host, RunSpec spec) {
-        if (spec.leaseFile() == null) {
+    static HostConfig withLeaseFile(HostConfig host, Path leaseFile) {
+        if (leaseFile == null) {
             return host;
         }
-        return host.withBinds(new Bind(spec.leaseFile().toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
+        return host.withBinds(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
     }
 
     static Map<String, String> labels(RunSpec spec, String nodeId) {
@@ -165,14 +253,14 @@ final class ContainerRecipe {
     }
 
     /** Only what the execution asked for, over the defaults that make tools print plainly. */
-    static List<String> env(RunSpec spec, String workdir) {
+    static List<String> env(Map<String, String> asked, String workdir) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", PATH);
         env.put("HOME", workdir);
         env.put("NO_COLOR", "1");
         env.put("TERM", "dumb");
         env.put("PAGER", "cat");
-        spec.env().forEach((name, value) -> {
+        asked.forEach((name, value) -> {
             if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
                 throw new RunRefusedException("invalid environment variable name or value: " + name);
             }

@@ -12,6 +12,7 @@ import io.outrun.sandbox.SandboxUnavailableException;
 import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -51,6 +52,11 @@ public final class DockerSandbox implements Sandbox {
 
     private record ImageVolumes(List<String> paths, long at) {
     }
+
+    /** Containers kept started per image: -1 until set means "as many as the node's slots"; 0: no pool. */
+    private volatile int poolSize = -1;
+    private volatile WarmPool pool;
+    private final java.util.concurrent.atomic.AtomicLong pooledRuns = new java.util.concurrent.atomic.AtomicLong();
 
     public DockerSandbox(DockerSandboxConfig config) {
         this.config = config;
@@ -94,6 +100,48 @@ public final class DockerSandbox implements Sandbox {
         }
     }
 
+    /**
+     * Sets how many started containers wait per pooled image ({@code --pool-size}); 0 turns the
+     * warm pool off. Takes effect at {@link #prepare}; by default the node's slots.
+     */
+    public DockerSandbox withPoolSize(int size) {
+        if (size < 0 || size > 64) {
+            throw new IllegalArgumentException("the warm pool size must be between 0 and 64, got: " + size);
+        }
+        this.poolSize = size;
+        return this;
+    }
+
+    /**
+     * Starts the warm pool for the node's runs: the default image and every exact image
+     * reference allowed (a pattern names no image to start ahead).
+     */
+    @Override
+    public synchronized void prepare(NodeShape node) {
+        int size = poolSize < 0 ? node.slots() : poolSize;
+        if (size == 0 || pool != null) {
+            return;
+        }
+        List<String> images = new java.util.ArrayList<>();
+        images.add(config.image());
+        config.allowedImages().stream().filter(i -> !i.contains("*") && !images.contains(i)).forEach(images::add);
+        WarmPool p = new WarmPool(clients, config.nodeId(), node, size, images, this::volumesOf);
+        pool = p;
+        p.fill();
+        log.info("warm pool: {} started container(s) kept waiting per image for {}", size, images);
+    }
+
+    /** Runs started in a pooled container since this sandbox was made. */
+    public long pooledRuns() {
+        return pooledRuns.get();
+    }
+
+    /** Containers of the warm pool waiting now (0 without a pool). */
+    public int poolWaiting() {
+        WarmPool p = pool;
+        return p == null ? 0 : p.waiting();
+    }
+
     @Override
     public Run start(RunSpec spec) {
         String image = spec.image() == null ? config.image() : spec.image();
@@ -101,6 +149,16 @@ public final class DockerSandbox implements Sandbox {
             throw new ImageNotAllowedException(image, "image " + image + " is not allowed on node " + config.nodeId()
                     + " (allowed: " + config.image() + (config.allowedImages().isEmpty() ? "" : ", "
                     + String.join(", ", config.allowedImages())) + ")");
+        }
+        WarmPool p = pool;
+        if (p != null && p.fits(spec, image)) {
+            Optional<WarmPool.Warm> warm = p.take(spec, image);
+            if (warm.isPresent()) {
+                Optional<Run> run = startPooled(spec, warm.get(), p);
+                if (run.isPresent()) {
+                    return run.get();
+                }
+            }
         }
         String containerId = create(spec, image);
         OutputCallback output = null;
@@ -145,6 +203,60 @@ public final class DockerSandbox implements Sandbox {
             }
             throw new SandboxException("cannot start container " + containerId + " for execution "
                     + spec.executionId() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Hands the run to a pooled container, already started and waiting in its bootstrap: attach,
+     * and the command (with its environment and backstop) goes down its stdin. Empty when the
+     * container cannot take it (it exited, the engine refuses): the caller starts a fresh one.
+     * Files a run needs in its workdir before the command starts (a put-archive of a tar) go in
+     * here, before the attach: the bootstrap runs nothing until the command arrives.
+     */
+    private Optional<Run> startPooled(RunSpec spec, WarmPool.Warm warm, WarmPool p) {
+        String containerId = warm.containerId();
+        OutputCallback output = null;
+        watch.track(containerId);
+        try {
+            watch.awaitConnected(config.connectTimeout().toMillis());
+            long lossesAtStart = watch.losses();
+            output = clients.streams.attachContainerCmd(containerId)
+                    .withStdIn(ContainerRecipe.pooledStdin(spec))
+                    .withStdOut(true)
+                    .withStdErr(true)
+                    .withFollowStream(true)
+                    .withLogs(false)
+                    .exec(new OutputCallback(spec.maxOutputBytes()));
+            long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
+            if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
+                throw new SandboxException("attaching to pooled container " + containerId + " failed or took over "
+                        + attachMillis + " ms");
+            }
+            DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
+                    r -> {
+                        open.remove(r);
+                        WarmPool.deleteLeaseFile(warm.leaseFile());
+                    });
+            open.add(run);
+            pooledRuns.incrementAndGet();
+            return Optional.of(run);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            watch.untrack(containerId);
+            if (output != null) {
+                output.closeQuietly();
+            }
+            p.discard(warm);
+            throw new SandboxException("interrupted while handing a run to pooled container " + containerId, e);
+        } catch (RuntimeException e) {
+            watch.untrack(containerId);
+            if (output != null) {
+                output.closeQuietly();
+            }
+            p.discard(warm);
+            log.warn("pooled container {} could not take execution {} ({}); starting a fresh container", containerId,
+                    spec.executionId(), e.toString());
+            return Optional.empty();
         }
     }
 
@@ -223,8 +335,28 @@ public final class DockerSandbox implements Sandbox {
         return removed;
     }
 
-    private static boolean isCurrent(Container container, LeftoverPolicy stillCurrent) {
+    /**
+     * A pooled container (started ahead of need, so without an execution's labels) stays while
+     * the node process it names lives: its own pool's, waiting or running a run, or another
+     * live node's.
+     */
+    private boolean isCurrentPooled(Container container, LeftoverPolicy stillCurrent) {
+        String incarnation = container.getLabels().get(ContainerRecipe.LABEL_INCARNATION);
+        WarmPool p = pool;
+        if (incarnation == null) {
+            return false;
+        }
+        if (p != null && incarnation.equals(p.incarnation())) {
+            return true;
+        }
+        return stillCurrent.incarnationLive(incarnation);
+    }
+
+    private boolean isCurrent(Container container, LeftoverPolicy stillCurrent) {
         Map<String, String> labels = container.getLabels();
+        if (labels != null && labels.containsKey(ContainerRecipe.LABEL_POOL)) {
+            return isCurrentPooled(container, stillCurrent);
+        }
         try {
             UUID execution = UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION));
             long epoch = Long.parseLong(labels.get(ContainerRecipe.LABEL_EPOCH));
@@ -252,6 +384,10 @@ public final class DockerSandbox implements Sandbox {
     /** Closes (kills and removes) every run still open, then the engine connections. */
     @Override
     public void close() {
+        WarmPool p = pool;
+        if (p != null) {
+            p.close();
+        }
         for (DockerRun run : List.copyOf(open)) {
             run.close();
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.github.dockerjava.api.model.Container;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
@@ -91,6 +92,45 @@ class DockerLeftoversIT {
 
         try (DockerSandbox restarted = new DockerSandbox(DockerSandboxConfig.defaults(node))) {
             assertThat(restarted.removeLeftovers((execution, attempt) -> false)).isEqualTo(1);
+        }
+        assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
+    }
+
+    @Test
+    void removesThePooledContainersOfASigkilledWorkerOnceItsProcessIsGone() throws Exception {
+        String node = node();
+        String incarnation = node + "/dead";
+        Process worker = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), AbandonedWorker.class.getName(), node, incarnation)
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            String line = new BufferedReader(new InputStreamReader(worker.getInputStream(), StandardCharsets.UTF_8)).readLine();
+            assertThat(line).as("the worker's first line").startsWith("started ");
+        } finally {
+            worker.destroyForcibly(); // SIGKILL: no shutdown hook, no close
+            worker.waitFor(30, TimeUnit.SECONDS);
+        }
+        // One pooled container runs the abandoned run, at least one more waits (a refill may be on its way).
+        List<Container> left = DockerSandboxIT.outrunContainers(node);
+        assertThat(left).hasSizeGreaterThanOrEqualTo(2)
+                .allSatisfy(c -> assertThat(c.getLabels()).containsEntry("outrun.pool", "1")
+                        .containsEntry("outrun.incarnation", incarnation));
+
+        Sandbox.LeftoverPolicy deadProcess = new Sandbox.LeftoverPolicy() {
+            @Override
+            public boolean isCurrent(UUID executionId, long epoch) {
+                return false;
+            }
+
+            @Override
+            public boolean incarnationLive(String inc) {
+                return !inc.equals(incarnation);
+            }
+        };
+        try (DockerSandbox restarted = new DockerSandbox(DockerSandboxConfig.defaults(node))) {
+            // While its process is deemed alive, its pool stays (the default policy keeps it).
+            assertThat(restarted.removeLeftovers((execution, epoch) -> false)).isZero();
+            assertThat(restarted.removeLeftovers(deadProcess)).isEqualTo(left.size());
         }
         assertThat(DockerSandboxIT.outrunContainers(node)).isEmpty();
     }

@@ -1,0 +1,82 @@
+package io.outrun.sandbox.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.Sandbox;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every test of {@link DockerSandboxIT} (hardening, limits, output, timeouts, the kill switch)
+ * again, each run served by a container of the warm pool: a pooled container must be the very
+ * container a fresh one is. Plus what only a pool does.
+ */
+class PooledDockerSandboxIT extends DockerSandboxIT {
+
+    static final int POOL = 2;
+    static final String INCARNATION = NODE + "/pooled";
+
+    /** Hides {@link DockerSandboxIT#startSandbox}: the same sandbox with a warm pool. */
+    @BeforeAll
+    static void startSandbox() {
+        DockerTests.requireDocker();
+        sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE)).withPoolSize(POOL);
+        sandbox.verify();
+        // The lease files of the tests are temp files: the pool's live beside them (a hard link).
+        sandbox.prepare(new Sandbox.NodeShape(INCARNATION, Limits.DEFAULTS, 4, Path.of(System.getProperty("java.io.tmpdir"))));
+    }
+
+    /** Each test's runs find the pool full, so they run pooled, not in a fresh fallback. */
+    @BeforeEach
+    void poolIsFull() throws InterruptedException {
+        awaitPoolFull();
+    }
+
+    static void awaitPoolFull() throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (sandbox.poolWaiting() < POOL) {
+            assertThat(System.nanoTime()).as("the warm pool refills within 60 s").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    void aPooledContainerServesExactlyOneRunAndIsRemovedWithIt() throws Exception {
+        long before = sandbox.pooledRuns();
+        String id;
+        try (Run run = sandbox.start(spec("echo served"))) {
+            id = ((DockerRun) run).containerId();
+            assertThat(run.awaitExit(Duration.ofSeconds(30)).orElseThrow().exitCode()).isZero();
+            assertThat(run.stdout().text()).isEqualTo("served\n");
+        }
+        assertThat(sandbox.pooledRuns()).isEqualTo(before + 1);
+        List<String> left = outrunContainers(NODE).stream().map(c -> c.getId()).toList();
+        assertThat(left).as("the used container is removed, never given back").doesNotContain(id);
+        awaitPoolFull();
+        assertThat(outrunContainers(NODE).stream().map(c -> c.getId()).toList()).doesNotContain(id)
+                .hasSize(POOL);
+    }
+
+    @Test
+    void aRunWithOtherLimitsGetsAFreshContainer() throws Exception {
+        long before = sandbox.pooledRuns();
+        Limits other = new Limits(256L << 20, Limits.DEFAULTS.nanoCpus(), Limits.DEFAULTS.pids(),
+                Limits.DEFAULTS.tmpfsBytes(), Limits.DEFAULTS.network());
+        assertThat(run(spec("cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes")
+                .withLimits(other)).out().trim()).isEqualTo(Long.toString(256L << 20));
+        assertThat(sandbox.pooledRuns()).isEqualTo(before);
+    }
+
+    @Test
+    void theEnvironmentTravelsWithTheCommandQuotesAndAll() throws Exception {
+        String tricky = "it's \"quoted\" $HOME `x` \\ \nsecond line";
+        assertThat(run(spec("printf '%s' \"$TRICKY\"").withEnv(java.util.Map.of("TRICKY", tricky))).out())
+                .isEqualTo(tricky);
+    }
+}
