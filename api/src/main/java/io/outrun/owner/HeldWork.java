@@ -46,6 +46,20 @@ public final class HeldWork {
         }
     }
 
+    /**
+     * At a run's end: releases for {@code owner} if it has held work now. Work held after the
+     * run's claim (at insert, or by another claim, while this one ran) is not in the claim's
+     * answer, and without this would wait for the fleet's next sweep. Never throws.
+     */
+    public int releaseIfHeld(String owner) {
+        try {
+            return store.ownerHasHeld(owner) ? release(owner) : 0;
+        } catch (RuntimeException e) {
+            LOG.warn("could not look for held executions of {} ({}); the sweep releases them", owner, e.toString());
+            return 0;
+        }
+    }
+
     /** Releases for every owner with held work; returns how many in all. */
     public int releaseAll() {
         int released = 0;

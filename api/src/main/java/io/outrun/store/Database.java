@@ -38,6 +38,10 @@ public final class Database {
         // Bounded waits everywhere: a half-open connection fails within a minute, not TCP's 2 h.
         hikari.addDataSourceProperty("socketTimeout", "60");
         hikari.addDataSourceProperty("connectTimeout", "10");
+        // READ COMMITTED whatever the database's default: the owner's running cap counts after
+        // taking its lock (outrun_owner_may_run) and must see the claims that committed meanwhile;
+        // under REPEATABLE READ it would count from an older snapshot and let cap + 1 run.
+        hikari.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
         // No server-side prepared statements: PgBouncer's transaction pooling cannot carry them.
         hikari.addDataSourceProperty("prepareThreshold", "0");
         try {

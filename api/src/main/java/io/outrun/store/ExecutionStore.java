@@ -554,6 +554,19 @@ public final class ExecutionStore {
         return released;
     }
 
+    /** Whether an owner has held executions now: one probe of the held index. */
+    public boolean ownerHasHeld(String owner) {
+        String sql = "SELECT EXISTS (SELECT 1 FROM executions WHERE owner = ? AND status = 'queued' AND held_since IS NOT NULL)";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot tell whether " + owner + " has held executions", e);
+        }
+    }
+
     /** Owners with held executions, read from the held index one owner at a time (a skip scan). */
     public List<String> ownersWithHeld() {
         String sql = "WITH RECURSIVE o AS ("

@@ -115,10 +115,9 @@ public final class ExecutionJob implements ExecutionRunner {
         try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
             runClaimed(execution, sent, job);
         } finally {
-            if (claim.ownerHasHeld()) {
-                // A slot of this owner freed (whatever the end): under a cap, its next held one may run.
-                held.release(execution.owner());
-            }
+            // A slot of this owner freed (whatever the end): under a cap, its next held one may run.
+            // Asked anew, not from the claim's answer: work may have been held since the claim.
+            held.releaseIfHeld(execution.owner());
         }
     }
 

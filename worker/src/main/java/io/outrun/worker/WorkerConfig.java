@@ -150,6 +150,10 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
+    public WorkerConfig withSweepInterval(Duration value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+    }
+
     public WorkerConfig withLimits(Limits value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess);
     }

@@ -1,0 +1,81 @@
+package io.outrun.owner;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outrun.execution.Submission;
+import io.outrun.store.Database;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.store.ExecutionStore;
+import io.outrun.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The running cap's check ({@code outrun_owner_may_run}) counts after taking the owner's lock and
+ * must see what committed while it waited: READ COMMITTED. A database whose sessions default to
+ * REPEATABLE READ (an operator's {@code ALTER DATABASE ... SET default_transaction_isolation})
+ * would count from a snapshot taken before the wait and let cap + 1 run; the pool pins READ COMMITTED.
+ */
+class CapIsolationIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final String OWNER = "rr";
+
+    @Test
+    void theCapHoldsOnADatabaseWhoseSessionsDefaultToRepeatableRead() throws Exception {
+        DatabaseConfig db = TestDatabase.fresh();
+        try (HikariDataSource setup = Database.pool(db, "setup"); Connection c = setup.getConnection();
+             Statement s = c.createStatement()) {
+            Database.migrate(setup);
+            s.execute("DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET default_transaction_isolation = %L',"
+                    + " current_database(), 'repeatable read'); END $$");
+        }
+        // New sessions only: the setting applies to connections made after it.
+        try (HikariDataSource pool = Database.pool(db, "test"); Connection lock = pool.getConnection();
+             Statement ls = lock.createStatement()) {
+            ExecutionStore store = new ExecutionStore(pool);
+            new OwnerStore(pool).set(OWNER, 1, null);
+            UUID first = store.insert(Submission.of(OWNER, "true")).execution().id();
+            UUID second = store.insert(Submission.of(OWNER, "true")).execution().id();
+            // Hold the owner's lock, so both claims take their snapshot, then wait on it in turn.
+            lock.setAutoCommit(false);
+            ls.execute("SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:" + OWNER + "', 0))");
+            ExecutorService threads = Executors.newFixedThreadPool(2);
+            try {
+                Future<ExecutionStore.Claim> a = threads.submit(() -> store.claim(first, "node/a", TTL, null));
+                awaitWaiters(pool, 1);
+                Future<ExecutionStore.Claim> b = threads.submit(() -> store.claim(second, "node/b", TTL, null));
+                awaitWaiters(pool, 2);
+                lock.commit();
+                int won = (a.get().execution().isPresent() ? 1 : 0) + (b.get().execution().isPresent() ? 1 : 0);
+                assertThat(won).as("claims won under a cap of 1").isEqualTo(1);
+            } finally {
+                threads.shutdownNow();
+            }
+        }
+    }
+
+    private static void awaitWaiters(HikariDataSource pool, int n) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+            while (true) {
+                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) {
+                    rs.next();
+                    if (rs.getInt(1) == n) {
+                        return;
+                    }
+                }
+                assertThat(System.nanoTime()).as(n + " claims waiting on the owner's lock").isLessThan(deadline);
+                Thread.sleep(10);
+            }
+        }
+    }
+}
