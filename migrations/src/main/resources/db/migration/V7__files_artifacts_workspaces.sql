@@ -1,0 +1,61 @@
+-- Files in, artifacts out, full output kept, named workspaces (issue 11).
+--
+-- Everything is stored in PostgreSQL, so any API node of the fleet can serve it, and in chunks of
+-- at most 1 MiB, so no row or bytea value grows without bound (a 200 MB artifact is 200 rows).
+-- Artifacts go with their execution (ON DELETE CASCADE: `outrun prune` deletes executions);
+-- workspaces belong to an owner and live until deleted.
+
+-- What a submission asked for beyond its command: input files (one tar, bounded by the API's
+-- files limit), artifact globs and a workspace name. Written in the insert's transaction.
+CREATE TABLE execution_inputs (
+    execution_id uuid  PRIMARY KEY REFERENCES executions (id) ON DELETE CASCADE,
+    files_tar    bytea,                 -- null: no input files
+    artifacts    jsonb NOT NULL DEFAULT '[]',
+    workspace    text
+);
+
+-- One row per collected file, per kept full stream (`stdout`, `stderr`) and per file that was
+-- asked for but not kept (status says why): what is over a limit is reported, not dropped.
+CREATE TABLE artifacts (
+    execution_id uuid        NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
+    name         text        NOT NULL,  -- path relative to the workdir, or stdout / stderr
+    status       text        NOT NULL CHECK (status IN ('stored', 'over_limit', 'not_regular', 'incomplete')),
+    size         bigint      NOT NULL,  -- bytes of the content as served (decompressed)
+    sha256       text,                  -- of the content as served; null unless stored
+    encoding     text        NOT NULL DEFAULT 'identity' CHECK (encoding IN ('identity', 'gzip')),
+    detail       text,                  -- why it is not stored, or what is missing
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (execution_id, name)
+);
+
+CREATE TABLE artifact_chunks (
+    execution_id uuid   NOT NULL,
+    name         text   NOT NULL,
+    seq          int    NOT NULL CHECK (seq >= 0),
+    data         bytea  NOT NULL,       -- at most 1 MiB, as stored (gzip for encoding gzip)
+    PRIMARY KEY (execution_id, name, seq),
+    FOREIGN KEY (execution_id, name) REFERENCES artifacts (execution_id, name) ON DELETE CASCADE
+);
+
+-- A workspace: a tar of the workdir as a run left it, restored into the next run that names it.
+CREATE TABLE workspaces (
+    owner        text        NOT NULL,
+    name         text        NOT NULL,
+    size         bigint      NOT NULL,
+    sha256       text        NOT NULL,
+    saved_at     timestamptz NOT NULL DEFAULT now(),
+    saved_by     uuid,                  -- the execution whose end saved it
+    PRIMARY KEY (owner, name)
+);
+
+CREATE TABLE workspace_chunks (
+    owner  text  NOT NULL,
+    name   text  NOT NULL,
+    seq    int   NOT NULL CHECK (seq >= 0),
+    data   bytea NOT NULL,
+    PRIMARY KEY (owner, name, seq),
+    FOREIGN KEY (owner, name) REFERENCES workspaces (owner, name) ON DELETE CASCADE
+);
+
+-- Finding the running execution of an (owner, workspace): the claim's serialization check.
+CREATE INDEX execution_inputs_workspace ON execution_inputs (workspace) WHERE workspace IS NOT NULL;
