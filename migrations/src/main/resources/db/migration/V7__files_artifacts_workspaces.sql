@@ -19,7 +19,7 @@ CREATE TABLE execution_inputs (
 CREATE TABLE artifacts (
     execution_id uuid        NOT NULL REFERENCES executions (id) ON DELETE CASCADE,
     name         text        NOT NULL,  -- path relative to the workdir, or stdout / stderr
-    status       text        NOT NULL CHECK (status IN ('stored', 'over_limit', 'not_regular', 'incomplete')),
+    status       text        NOT NULL CHECK (status IN ('stored', 'over_limit', 'not_regular', 'incomplete', 'missing')),
     size         bigint      NOT NULL,  -- bytes of the content as served (decompressed)
     sha256       text,                  -- of the content as served; null unless stored
     encoding     text        NOT NULL DEFAULT 'identity' CHECK (encoding IN ('identity', 'gzip')),

@@ -95,9 +95,29 @@ public final class ExecutionStore {
             ps.setInt(9, s.maxOutputBytes());
             ps.setInt(10, s.maxAttempts());
             ps.setString(11, s.idempotencyKey());
+            // With inputs (files, artifacts, workspace) the row and its inputs commit together.
+            boolean withInputs = !s.inputs().isEmpty();
+            if (withInputs) {
+                c.setAutoCommit(false);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    return new Inserted(map(rs, null), true);
+                    Execution inserted = map(rs, null);
+                    if (withInputs) {
+                        io.outrun.files.InputsStore.insert(c, inserted.id(), s.inputs());
+                        c.commit();
+                    }
+                    return new Inserted(inserted, true);
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (withInputs) {
+                    c.rollback();
+                }
+                throw e;
+            } finally {
+                if (withInputs && !c.getAutoCommit()) {
+                    c.rollback(); // nothing left to commit on the idempotent path; the pool wants autocommit back
+                    c.setAutoCommit(true);
                 }
             }
         } catch (SQLException e) {
