@@ -21,7 +21,7 @@ public final class Authenticator {
     private final long ttlNanos;
     private final Map<String, Entry> cache = new ConcurrentHashMap<>();
 
-    private record Entry(Optional<String> owner, long expiresAt) {
+    private record Entry(Optional<TokenStore.Principal> principal, long expiresAt) {
     }
 
     public Authenticator(TokenStore tokens, Duration ttl) {
@@ -35,6 +35,11 @@ public final class Authenticator {
 
     /** The owner behind {@code Authorization: Bearer <token>}; empty for a missing, malformed, unknown or revoked token. */
     public Optional<String> owner(String authorizationHeader) {
+        return principal(authorizationHeader).map(TokenStore.Principal::owner);
+    }
+
+    /** Who {@code Authorization: Bearer <token>} acts as; empty for a missing, malformed, unknown or revoked token. */
+    public Optional<TokenStore.Principal> principal(String authorizationHeader) {
         String token = bearer(authorizationHeader);
         if (token == null) {
             return Optional.empty();
@@ -42,15 +47,15 @@ public final class Authenticator {
         long now = System.nanoTime();
         Entry hit = cache.get(token);
         if (hit != null && hit.expiresAt - now > 0) {
-            return hit.owner;
+            return hit.principal;
         }
-        Optional<String> owner = tokens.ownerOf(token);
+        Optional<TokenStore.Principal> principal = tokens.principalOf(token);
         if (cache.size() >= MAX_ENTRIES) {
             // A flood of random tokens must not grow memory; a reset costs one query per caller.
             cache.clear();
         }
-        cache.put(token, new Entry(owner, now + ttlNanos));
-        return owner;
+        cache.put(token, new Entry(principal, now + ttlNanos));
+        return principal;
     }
 
     static String bearer(String header) {

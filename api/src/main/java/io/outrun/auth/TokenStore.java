@@ -39,15 +39,25 @@ public final class TokenStore {
         return owner;
     }
 
+    /** Who a live token acts as: an owner, and whether it may also read fleet-wide admin views. */
+    public record Principal(String owner, boolean admin) {
+    }
+
     public Issued create(String owner) {
+        return create(owner, false);
+    }
+
+    /** A token for {@code owner}; an admin one may also read fleet-wide views (GET /v1/admin/...). */
+    public Issued create(String owner, boolean admin) {
         validOwner(owner);
         UUID id = UUID.randomUUID();
         String token = Tokens.generate();
-        String sql = "INSERT INTO api_tokens (id, owner, token_hash) VALUES (?, ?, ?)";
+        String sql = "INSERT INTO api_tokens (id, owner, token_hash, admin) VALUES (?, ?, ?, ?)";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setObject(1, id);
             ps.setString(2, owner);
             ps.setBytes(3, Tokens.hash(token));
+            ps.setBoolean(4, admin);
             ps.executeUpdate();
         } catch (SQLException e) {
             throw new StoreException("cannot store a new token for owner " + owner, e);
@@ -57,11 +67,16 @@ public final class TokenStore {
 
     /** The owner of a live (not revoked) token. */
     public Optional<String> ownerOf(String token) {
-        String sql = "SELECT owner FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL";
+        return principalOf(token).map(Principal::owner);
+    }
+
+    /** Who a live (not revoked) token acts as. */
+    public Optional<Principal> principalOf(String token) {
+        String sql = "SELECT owner, admin FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setBytes(1, Tokens.hash(token));
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                return rs.next() ? Optional.of(new Principal(rs.getString(1), rs.getBoolean(2))) : Optional.empty();
             }
         } catch (SQLException e) {
             throw new StoreException("cannot look up a token", e);

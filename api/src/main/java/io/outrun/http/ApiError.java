@@ -48,6 +48,19 @@ public final class ApiError extends RuntimeException {
                         + " GET /v1/executions lists your executions.");
     }
 
+    /** Seconds a 429 asks the caller to wait: long enough for some of its queue to start. */
+    static final int QUEUE_RETRY_AFTER_S = 10;
+
+    /** 429: the owner has as many queued executions as it may; nothing was stored. */
+    public static ApiError tooManyQueued(io.outrun.owner.TooManyQueuedException e) {
+        return new ApiError(429, "too_many_queued", "This owner has " + e.queued() + " queued executions; its cap is "
+                + e.cap() + ". This submission was not accepted.",
+                "Wait for some of your queued executions to start (retry after the Retry-After seconds), or cancel"
+                        + " ones you no longer need (GET /v1/executions?status=queued lists them). Submit fewer,"
+                        + " larger executions (one script that loops) rather than thousands of small ones; the"
+                        + " operator sets the cap (outrun owner set --max-queued).");
+    }
+
     /** 503: the node cannot reach its database; nothing was changed by this request. */
     public static ApiError databaseUnavailable() {
         return new ApiError(503, "database_unavailable", "This node cannot reach its database right now.",

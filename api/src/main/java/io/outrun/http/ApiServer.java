@@ -9,6 +9,7 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HttpResponseException;
 import io.outrun.auth.Authenticator;
+import io.outrun.auth.TokenStore;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.http.wire.Json;
 import io.outrun.logging.ExecutionMdc;
@@ -16,6 +17,7 @@ import io.outrun.mcp.McpHttpEndpoint;
 import io.outrun.metrics.FleetMetrics;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.service.ExecutionService;
+import io.outrun.owner.TooManyQueuedException;
 import io.outrun.store.Outage;
 import java.io.IOException;
 import java.io.InputStream;
@@ -42,6 +44,7 @@ public final class ApiServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String OWNER = "outrun.owner";
+    private static final String ADMIN = "outrun.admin";
     private static final String ERROR_WRITTEN = "outrun.error";
     /** {@code /v1/executions/{id}} and its sub-routes: their log lines carry the execution id. */
     private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/([^/]+)");
@@ -56,6 +59,7 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions/{id}/output"),
             new Route("POST", "/v1/executions/{id}/cancel"),
             new Route("GET", "/metrics"),
+            new Route("GET", "/v1/admin/nodes"),
             new Route("GET", "/v1/executions/{id}/artifacts"),
             new Route("GET", "/v1/executions/{id}/artifacts/{name}"),
             new Route("GET", "/v1/workspaces"),
@@ -92,12 +96,13 @@ public final class ApiServer implements AutoCloseable {
                 ROUTES.get(5), executions::output,
                 ROUTES.get(6), executions::cancel,
                 ROUTES.get(7), ctx -> ctx.status(200).contentType("text/plain; version=0.0.4; charset=utf-8")
-                        .result(metrics.scrape())));
-        handlers.put(ROUTES.get(8), files::listArtifacts);
-        handlers.put(ROUTES.get(9), files::downloadArtifact);
-        handlers.put(ROUTES.get(10), files::listWorkspaces);
-        handlers.put(ROUTES.get(11), files::getWorkspace);
-        handlers.put(ROUTES.get(12), files::deleteWorkspace);
+                        .result(metrics.scrape()),
+                ROUTES.get(8), ctx -> AdminRoutes.nodes(ctx, dataSource)));
+        handlers.put(ROUTES.get(9), files::listArtifacts);
+        handlers.put(ROUTES.get(10), files::downloadArtifact);
+        handlers.put(ROUTES.get(11), files::listWorkspaces);
+        handlers.put(ROUTES.get(12), files::getWorkspace);
+        handlers.put(ROUTES.get(13), files::deleteWorkspace);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -133,6 +138,7 @@ public final class ApiServer implements AutoCloseable {
             }
         }
         app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
+        app.exception(TooManyQueuedException.class, (e, ctx) -> write(ctx, ApiError.tooManyQueued(e)));
         app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
         app.exception(Exception.class, (e, ctx) -> {
             if (Outage.is(e)) {
@@ -189,6 +195,11 @@ public final class ApiServer implements AutoCloseable {
 
     // --- shared by the handlers ---------------------------------------------------------------
 
+    /** True when the request's token is an admin token (set by the authentication of /v1). */
+    static boolean admin(Context ctx) {
+        return Boolean.TRUE.equals(ctx.attribute(ADMIN));
+    }
+
     static String owner(Context ctx) {
         String owner = ctx.attribute(OWNER);
         if (owner == null) {
@@ -212,11 +223,12 @@ public final class ApiServer implements AutoCloseable {
         if (header == null || header.isBlank()) {
             throw ApiError.identityRequired("This call needs an owner identity: no Authorization header was sent.");
         }
-        Optional<String> owner = auth.owner(header);
-        if (owner.isEmpty()) {
+        Optional<TokenStore.Principal> principal = auth.principal(header);
+        if (principal.isEmpty()) {
             throw ApiError.identityRequired("The bearer token is malformed, unknown or revoked.");
         }
-        ctx.attribute(OWNER, owner.get());
+        ctx.attribute(OWNER, principal.get().owner());
+        ctx.attribute(ADMIN, principal.get().admin());
     }
 
     /** Log lines of this request (and a job it enqueues: JobRunr keeps the MDC) name the owner and execution. */
@@ -270,6 +282,9 @@ public final class ApiServer implements AutoCloseable {
         }
         if (e.httpStatus() == 503) {
             ctx.header("Retry-After", "5");
+        }
+        if (e.httpStatus() == 429) {
+            ctx.header("Retry-After", String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
         }
         json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance()));
     }

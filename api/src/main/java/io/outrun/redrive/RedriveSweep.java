@@ -5,6 +5,7 @@ import io.outrun.dispatch.JobIds;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.notify.Channels;
+import io.outrun.owner.HeldWork;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.Redriven;
@@ -18,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * Repairs what dead nodes leave behind. Expired leases: back to {@code queued} with a fresh
  * JobRunr job while attempts remain, else reaped to {@code failed} ({@code lease_expired}). Lost
  * dispatches: {@code queued} rows whose job vanished get a fresh job, unless an admin deleted that
- * job on the dashboard, which cancels the execution. The dead attempt's job ends {@code FAILED}
+ * job on the dashboard, which cancels the execution. Held work: released as its owner has room. The dead attempt's job ends {@code FAILED}
  * with what became of the execution, so the dashboard never shows it PROCESSING on a dead server.
  *
  * <p>One node of the fleet sweeps, once per interval, whatever the number of nodes: the node
@@ -39,21 +40,23 @@ public final class RedriveSweep {
     private final ExecutionStore store;
     private final Dispatcher dispatcher;
     private final Duration lostDispatchGrace;
+    private final HeldWork held;
 
     /**
      * @param lostDispatchGrace how long a queued row may wait before its missing job counts as
      *                          lost (covers the moment between commit and enqueue)
      */
-    public RedriveSweep(ExecutionStore store, Dispatcher dispatcher, Duration lostDispatchGrace) {
+    public RedriveSweep(ExecutionStore store, Dispatcher dispatcher, Duration lostDispatchGrace, HeldWork held) {
+        this.held = held;
         this.store = store;
         this.dispatcher = dispatcher;
         this.lostDispatchGrace = lostDispatchGrace;
     }
 
     /** What one sweep did. */
-    public record Result(int requeued, int reaped, int redispatched) {
+    public record Result(int requeued, int reaped, int redispatched, int released) {
         public boolean any() {
-            return requeued + reaped + redispatched > 0;
+            return requeued + reaped + redispatched + released > 0;
         }
     }
 
@@ -88,9 +91,11 @@ public final class RedriveSweep {
         if (requeued + redispatched > 0) {
             dispatcher.wake();
         }
-        Result result = new Result(requeued, reaped, redispatched);
-        if (result.any()) {
-            LOG.info("sweep: {} re-queued, {} reaped, {} re-dispatched", requeued, reaped, redispatched);
+        // Held work whose owner has room that no claim or end released (a crash, a raised cap).
+        int released = held.releaseAll();
+        Result result = new Result(requeued, reaped, redispatched, released);
+        if (requeued + reaped + redispatched > 0) {
+            LOG.info("sweep: {} re-queued, {} reaped, {} re-dispatched, {} released", requeued, reaped, redispatched, released);
         }
         return result;
     }

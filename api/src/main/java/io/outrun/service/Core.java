@@ -1,5 +1,9 @@
 package io.outrun.service;
 
+import io.outrun.owner.HeldWork;
+import io.outrun.owner.OwnerLimits;
+import io.outrun.owner.OwnerStore;
+import io.outrun.owner.QueueGate;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.dispatch.JobRunrStorage;
@@ -25,8 +29,10 @@ public final class Core implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
     private final ExecutionService service;
+    private final OwnerStore owners;
+    private final HeldWork held;
 
-    private Core(DatabaseConfig config, String name, Duration lostDispatchGrace) {
+    private Core(DatabaseConfig config, String name, Duration lostDispatchGrace, OwnerLimits limits) {
         this.config = config;
         this.pool = Database.pool(config, name);
         try {
@@ -37,8 +43,10 @@ public final class Core implements AutoCloseable {
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.dispatcher = new Dispatcher(storage, store);
-            this.sweep = new RedriveSweep(store, dispatcher, lostDispatchGrace);
-            this.service = new ExecutionService(store, dispatcher, sweep);
+            this.owners = new OwnerStore(pool);
+            this.held = new HeldWork(store, dispatcher, limits);
+            this.sweep = new RedriveSweep(store, dispatcher, lostDispatchGrace, held);
+            this.service = new ExecutionService(store, dispatcher, sweep, held, new QueueGate(owners, limits.maxQueued()));
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -47,7 +55,12 @@ public final class Core implements AutoCloseable {
 
     /** Opens the pool, applies migrations (Outrun's, then JobRunr's) and wires the rest. */
     public static Core open(DatabaseConfig config, String name, Duration lostDispatchGrace) {
-        return new Core(config, name, lostDispatchGrace);
+        return new Core(config, name, lostDispatchGrace, OwnerLimits.DEFAULTS);
+    }
+
+    /** As {@link #open(DatabaseConfig, String, Duration)}, sharing the fleet between owners by {@code limits}. */
+    public static Core open(DatabaseConfig config, String name, Duration lostDispatchGrace, OwnerLimits limits) {
+        return new Core(config, name, lostDispatchGrace, limits);
     }
 
     public DatabaseConfig config() {
@@ -80,6 +93,15 @@ public final class Core implements AutoCloseable {
 
     public ExecutionService service() {
         return service;
+    }
+
+    public OwnerStore owners() {
+        return owners;
+    }
+
+    /** Releases held executions as their owners get room; also what the claim's owner limits are. */
+    public HeldWork held() {
+        return held;
     }
 
     @Override

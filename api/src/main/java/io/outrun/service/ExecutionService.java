@@ -5,6 +5,10 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
 import io.outrun.notify.Channels;
+import io.outrun.owner.HeldWork;
+import io.outrun.owner.OwnerLimits;
+import io.outrun.owner.QueueGate;
+import io.outrun.owner.TooManyQueuedException;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.OutputStore;
@@ -26,8 +30,13 @@ public final class ExecutionService {
     private final ExecutionStore store;
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
+    private final HeldWork held;
+    private final QueueGate queueGate;
 
-    public ExecutionService(ExecutionStore store, Dispatcher dispatcher, RedriveSweep sweep) {
+    public ExecutionService(ExecutionStore store, Dispatcher dispatcher, RedriveSweep sweep, HeldWork held,
+                            QueueGate queueGate) {
+        this.held = held;
+        this.queueGate = queueGate;
         this.store = store;
         this.dispatcher = dispatcher;
         this.sweep = sweep;
@@ -39,11 +48,30 @@ public final class ExecutionService {
 
     /**
      * Stores the execution, then enqueues its job (never the other way round: the sweep repairs
-     * a crash in between). A repeat with the same idempotency key returns the first execution
-     * and enqueues nothing.
+     * a crash in between), unless it is held behind its owner's earlier work. A repeat with the
+     * same idempotency key returns the first execution and enqueues nothing.
+     *
+     * @throws TooManyQueuedException when the owner has as many queued executions as it may
      */
     public Inserted submit(Submission submission) {
-        Inserted inserted = store.insert(submission);
+        try {
+            queueGate.admit(submission.owner());
+        } catch (TooManyQueuedException full) {
+            // A repeat of an accepted submission is answered as accepted, full queue or not.
+            if (submission.idempotencyKey() != null) {
+                Optional<Execution> first = store.findByIdempotencyKey(submission.owner(), submission.idempotencyKey());
+                if (first.isPresent()) {
+                    return new Inserted(first.get(), false);
+                }
+            }
+            throw full;
+        }
+        OwnerLimits limits = held.limits();
+        Inserted inserted = store.insert(submission, limits.maxRunning(), limits.window());
+        if (inserted.created() && inserted.execution().heldSince() != null) {
+            // Behind its owner's window or cap: released (and enqueued) as the owner gets room.
+            return inserted;
+        }
         if (inserted.created()) {
             try {
                 dispatcher.dispatch(inserted.execution());

@@ -38,7 +38,7 @@ public final class ExecutionStore {
     /** The row's own columns, as every query and RETURNING names them. */
     private static final String ROW = "id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,"
             + " timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,"
-            + " cancel_requested_at, idempotency_key, dispatch_seq, job_id, created_at, started_at, finished_at,"
+            + " cancel_requested_at, idempotency_key, dispatch_seq, job_id, held_since, created_at, started_at, finished_at,"
             + " exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes";
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     private static final String READ = "SELECT e." + ROW.replace(", ", ", e.")
@@ -77,10 +77,23 @@ public final class ExecutionStore {
     public record Inserted(Execution execution, boolean created) {
     }
 
+    /** Stores a submission that is never held (its caller enqueues it): what tests and tools use. */
     public Inserted insert(Submission s) {
+        return insert(s, null, 0);
+    }
+
+    /**
+     * Stores a submission. It is held (queued outside JobRunr's queue: its caller must not
+     * enqueue it) when its owner already has {@code window} executions in JobRunr's queue, or
+     * as many running and dispatched as its running cap ({@code owners.max_running}, else
+     * {@code defaultMaxRunning}; null: none). A window of 0 never holds. The count is not locked: a burst may put a few more
+     * in the queue than the window, which costs fairness a little, never the cap (the claim checks it).
+     */
+    public Inserted insert(Submission s, Integer defaultMaxRunning, int window) {
         String sql = "INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,"
-                + " max_output_bytes, max_attempts, idempotency_key)"
-                + " VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?)"
+                + " max_output_bytes, max_attempts, idempotency_key, held_since)"
+                + " VALUES (?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?, ?,"
+                + (window > 0 ? " CASE WHEN outrun_owner_room(?, ?::integer, ?) > 0 THEN NULL ELSE now() END)" : " NULL)")
                 + " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
                 + RETURNING_ROW;
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
@@ -95,6 +108,11 @@ public final class ExecutionStore {
             ps.setInt(9, s.maxOutputBytes());
             ps.setInt(10, s.maxAttempts());
             ps.setString(11, s.idempotencyKey());
+            if (window > 0) {
+                ps.setString(12, s.owner());
+                ps.setObject(13, defaultMaxRunning, java.sql.Types.INTEGER);
+                ps.setInt(14, window);
+            }
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();
             if (withInputs) {
@@ -123,9 +141,13 @@ public final class ExecutionStore {
         } catch (SQLException e) {
             throw new StoreException("cannot store a new execution for owner " + s.owner(), e);
         }
-        return new Inserted(read(" WHERE e.owner = ? AND e.idempotency_key = ?", OutputStore.Read.NONE,
-                s.owner(), s.idempotencyKey()).orElseThrow(
+        return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
                 () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+    }
+
+    /** The execution an owner submitted with this idempotency key, without its output. */
+    public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
+        return read(" WHERE e.owner = ? AND e.idempotency_key = ?", OutputStore.Read.NONE, owner, idempotencyKey);
     }
 
     /** An execution with all its kept output. */
@@ -162,31 +184,63 @@ public final class ExecutionStore {
     }
 
     /**
-     * Claims a queued execution for the node incarnation {@code owner}: one guarded statement, so at
-     * most one worker ever wins a claim. It takes a new lease epoch (never reused), makes the
-     * lease row, and points the shown output at the new epoch. Empty: someone else has it, it was
-     * cancelled, or it is gone.
+     * Claims a queued execution for the node incarnation {@code owner}, with no running cap but
+     * the owners table's. Empty: someone else has it, it was cancelled, it is gone, or held.
      */
     public Optional<Execution> claim(UUID id, String owner, Duration ttl) {
-        String sql = "WITH claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,"
+        return claim(id, owner, ttl, null).execution();
+    }
+
+    /**
+     * What a claim did: {@code execution} is present when it won; {@code held} when the
+     * execution's owner was at its running cap, so the execution was held instead (released when
+     * a slot of that owner frees); {@code ownerHasHeld} when the owner has held work waiting, which
+     * the claimer releases as it takes a slot and as its run ends.
+     */
+    public record Claim(Optional<Execution> execution, boolean held, boolean ownerHasHeld) {
+    }
+
+    /**
+     * Claims a queued execution for the node incarnation {@code owner}: one guarded statement, so at
+     * most one worker ever wins a claim, and no owner ever runs more than its cap (checked in the
+     * same statement under the owner's lock: see {@code outrun_owner_may_run}). It takes a new
+     * lease epoch (never reused), makes the lease row, and points the shown output at the new
+     * epoch. A claim refused by the cap holds the execution instead, in the same statement.
+     *
+     * @param defaultMaxRunning the operator's cap for owners without their own; null: none
+     */
+    public Claim claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
+        String sql = "WITH target AS (SELECT id, owner FROM executions WHERE id = ? AND status = 'queued'"
+                + "   AND held_since IS NULL AND cancel_requested_at IS NULL AND attempt < max_attempts FOR UPDATE),"
+                + " gate AS (SELECT id, owner, outrun_owner_may_run(owner, ?::integer) AS ok FROM target),"
+                + " claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,"
                 + " lease_epoch = lease_epoch + 1, lease_owner = ?, prev_output_epoch = output_epoch,"
                 + " output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,"
                 + " error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,"
                 + " stdout_truncated = false, stderr_truncated = false"
-                + " WHERE id = ? AND status = 'queued' AND cancel_requested_at IS NULL AND attempt < max_attempts"
+                + " WHERE id IN (SELECT id FROM gate WHERE ok)"
                 + " RETURNING " + ROW + "),"
+                + " held AS (UPDATE executions SET held_since = now(), updated_at = now()"
+                + "   WHERE id IN (SELECT id FROM gate WHERE NOT ok) RETURNING id),"
                 + " lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)"
                 + "   SELECT id, lease_epoch, lease_owner, now() + ? * interval '1 millisecond' FROM claimed"
                 + "   ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,"
                 + "   expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false RETURNING expires_at)"
-                // The claim and its NOTIFY (live readers see "running") in one round trip.
+                // The claim and its NOTIFY (live readers see "running") in one round trip; one row
+                // always, so a refusal says whether it held the execution.
                 + " SELECT claimed.*, (SELECT expires_at FROM lease) AS lease_expires_at, NULL::int8 AS stdout_end,"
-                + " NULL::int8 AS stderr_end, pg_notify('" + Channels.CHANGED + "', claimed.id::text) FROM claimed";
+                + " NULL::int8 AS stderr_end, pg_notify('" + Channels.CHANGED + "', claimed.id::text) AS notified,"
+                + " EXISTS (SELECT 1 FROM held) AS was_held,"
+                + " EXISTS (SELECT 1 FROM executions h, gate WHERE h.owner = gate.owner AND h.status = 'queued'"
+                + "   AND h.held_since IS NOT NULL AND h.id <> gate.id) AS owner_has_held"
+                + " FROM (SELECT 1) one LEFT JOIN claimed ON true";
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            bind(ps, owner, id, ttl.toMillis());
+            bind(ps, id, defaultMaxRunning, owner, ttl.toMillis());
             ps.setQueryTimeout(WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? Optional.of(map(rs, null)) : Optional.empty();
+                rs.next();
+                Optional<Execution> won = rs.getObject("id") == null ? Optional.empty() : Optional.of(map(rs, null));
+                return new Claim(won, rs.getBoolean("was_held"), rs.getBoolean("owner_has_held"));
             }
         } catch (SQLException e) {
             throw new StoreException("cannot claim execution " + id, e);
@@ -487,7 +541,9 @@ public final class ExecutionStore {
                 + "   SELECT x.id FROM jobrunr_jobs j JOIN executions x ON x.job_id = j.id::uuid AND x.status = 'queued', mark"
                 + "     WHERE j.state IN ('SUCCEEDED', 'FAILED', 'DELETED')"
                 + "     AND j.updatedAt > (mark.watermark - interval '1 minute')::timestamp),"
+                // A held row has no job by design (its owner's release gives it one).
                 + " lost AS (SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM candidates) AND x.status = 'queued'"
+                + "   AND x.held_since IS NULL"
                 + "   AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar"
                 + "     AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))"
                 + "   ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)"
@@ -498,6 +554,44 @@ public final class ExecutionStore {
             update("UPDATE fleet_tasks SET watermark = now() WHERE name = 'sweep'");
         }
         return rows;
+    }
+
+    /**
+     * Releases as many of an owner's held executions as it has room for now (see
+     * {@code outrun_owner_room}), oldest first, each with a fresh dispatch: the caller enqueues
+     * their jobs. A crash before it does is repaired like any lost dispatch. Releases of one owner
+     * take its lock, so two releasers never both fill the same room.
+     */
+    public List<Execution> releaseHeld(String owner, Integer defaultMaxRunning, int window) {
+        String sql = "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:' || ?, 0)) AS locked),"
+                + " room AS (SELECT outrun_owner_room(?, ?::integer, ?) AS n FROM lock),"
+                + " pick AS (SELECT id FROM executions WHERE owner = ? AND status = 'queued' AND held_since IS NOT NULL"
+                + "   ORDER BY created_at, id LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED)"
+                + " UPDATE executions SET held_since = NULL, dispatch_seq = dispatch_seq + 1, enqueued_at = now(),"
+                + " updated_at = now() WHERE id IN (SELECT id FROM pick) AND status = 'queued'" + RETURNING_ROW;
+        List<Execution> released = query(sql, owner, owner, defaultMaxRunning, window, owner);
+        // RETURNING has no order: enqueue oldest first, so JobRunr runs them in submission order.
+        released.sort(java.util.Comparator.comparing(Execution::createdAt).thenComparing(Execution::id));
+        return released;
+    }
+
+    /** Owners with held executions, read from the held index one owner at a time (a skip scan). */
+    public List<String> ownersWithHeld() {
+        String sql = "WITH RECURSIVE o AS ("
+                + " SELECT (SELECT min(owner) FROM executions WHERE status = 'queued' AND held_since IS NOT NULL) AS owner"
+                + " UNION ALL SELECT (SELECT min(e.owner) FROM executions e WHERE e.status = 'queued'"
+                + "   AND e.held_since IS NOT NULL AND e.owner > o.owner) FROM o WHERE o.owner IS NOT NULL)"
+                + " SELECT owner FROM o WHERE owner IS NOT NULL";
+        List<String> owners = new ArrayList<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql);
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                owners.add(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot list owners with held executions", e);
+        }
+        return owners;
     }
 
     /**
@@ -677,6 +771,7 @@ public final class ExecutionStore {
                 rs.getString("idempotency_key"),
                 rs.getInt("dispatch_seq"),
                 rs.getObject("job_id", UUID.class),
+                instant(rs, "held_since"),
                 instant(rs, "created_at"),
                 instant(rs, "started_at"),
                 instant(rs, "finished_at"),

@@ -112,6 +112,9 @@ public final class Heartbeat {
     }
 
     /** A live node as {@code outrun nodes} shows it. */
+    /** A node that has not beaten for this long is gone (its leases have expired by then too). */
+    public static final Duration LIVE_WITHIN = Duration.ofSeconds(30);
+
     public record LiveNode(String nodeId, String incarnation, String version, int slots, int running,
                            double heartbeatAgeSeconds, boolean draining) {
     }

@@ -21,7 +21,7 @@ class GuidanceTest {
     private static Execution execution(ExecutionStatus status, int attempt, int maxAttempts, boolean cancelRequested,
                                        int maxOutputBytes, Integer exitCode, String errorCode, Captured out, Captured err) {
         return new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, maxOutputBytes,
-                status, attempt, maxAttempts, null, attempt, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), Instant.now(),
+                status, attempt, maxAttempts, null, attempt, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), null, Instant.now(),
                 attempt > 0 ? Instant.now() : null, status.isTerminal() ? Instant.now() : null, exitCode, errorCode,
                 errorCode == null ? null : "message", out, err);
     }

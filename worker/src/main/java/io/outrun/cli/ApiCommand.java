@@ -23,6 +23,9 @@ final class ApiCommand implements Callable<Integer> {
     @Mixin
     ApiOptions apiOptions;
 
+    @Mixin
+    OwnerOptions owners;
+
     @Option(names = "--image-allow", split = ",", description = "Images a submission may name: NAME, PREFIX* or *;"
             + " others answer 400 at submit. Give the workers' --image and --image-allow (default outrun-sandbox:latest;"
             + " * leaves the check to the workers)")
@@ -37,7 +40,7 @@ final class ApiCommand implements Callable<Integer> {
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);
         }
-        Core core = Core.open(db.toConfig(), "api", Duration.ofSeconds(15));
+        Core core = Core.open(db.toConfig(), "api", Duration.ofSeconds(15), owners.toLimits());
         ApiNode api;
         try {
             api = ApiNode.start(core, config, "api");

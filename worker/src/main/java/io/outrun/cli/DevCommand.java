@@ -61,6 +61,9 @@ final class DevCommand implements Callable<Integer> {
     int slots;
 
     @Mixin
+    OwnerOptions owners;
+
+    @Mixin
     ApiOptions apiOptions;
 
     @Mixin
@@ -138,7 +141,7 @@ final class DevCommand implements Callable<Integer> {
         ApiNode api = null;
         try {
             DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "");
-            core = Core.open(db, "dev", Duration.ofSeconds(15));
+            core = Core.open(db, "dev", Duration.ofSeconds(15), owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
             // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when

@@ -16,8 +16,7 @@ import picocli.CommandLine.Option;
         description = "List live worker nodes: id, incarnation, version, slots, running, heartbeat age, draining.")
 final class NodesCommand implements Callable<Integer> {
 
-    /** A node that has not beaten for this long is gone (its leases have expired by then too). */
-    static final Duration LIVE_WITHIN = Duration.ofSeconds(30);
+    static final Duration LIVE_WITHIN = Heartbeat.LIVE_WITHIN;
 
     @Mixin
     DbOptions db;

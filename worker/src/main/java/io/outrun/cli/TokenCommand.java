@@ -35,6 +35,9 @@ final class TokenCommand implements Runnable {
         @Option(names = "--owner", required = true, description = "Owner the token acts as")
         String owner;
 
+        @Option(names = "--admin", description = "Also let it read fleet-wide views (GET /v1/admin/nodes)")
+        boolean admin;
+
         @Spec
         CommandSpec spec;
 
@@ -43,9 +46,9 @@ final class TokenCommand implements Runnable {
             TokenStore.validOwner(owner);
             try (var pool = Database.pool(db.toConfig(), "token")) {
                 Database.migrate(pool);
-                TokenStore.Issued issued = new TokenStore(pool).create(owner);
+                TokenStore.Issued issued = new TokenStore(pool).create(owner, admin);
                 var out = spec.commandLine().getOut();
-                out.println("outrun: token " + issued.id() + " for owner " + owner
+                out.println("outrun: " + (admin ? "admin " : "") + "token " + issued.id() + " for owner " + owner
                         + " (shown only now; revoke with `outrun token revoke --id " + issued.id() + "`):");
                 out.println(issued.token());
                 out.flush();

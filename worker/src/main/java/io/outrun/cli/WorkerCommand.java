@@ -22,6 +22,9 @@ final class WorkerCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    OwnerOptions owners;
+
+    @Mixin
     SandboxOptions sandboxOptions;
 
     @Option(names = "--node-id", description = "This node's id (default: host-random)")
@@ -88,7 +91,7 @@ final class WorkerCommand implements Callable<Integer> {
         }
         Sandbox sandbox = sandboxOptions.open(id);
         Limits limits = sandboxOptions.limits();
-        WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password);
+        WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password, owners.toLimits());
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM (a platform's rolling deploy) drains: running executions may finish within
         // --drain-timeout-ms, the rest are handed back without spending an attempt, then exit 0.

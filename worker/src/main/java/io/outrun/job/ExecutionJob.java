@@ -1,6 +1,7 @@
 package io.outrun.job;
 
 import io.outrun.dispatch.Dispatcher;
+import io.outrun.owner.HeldWork;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
@@ -47,6 +48,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private final Duration ttl;
     private final Function<Execution, RunSpec> specs;
     private final Dispatcher dispatcher;
+    private final HeldWork held;
     private final NodeMetrics metrics;
     private final JobOutcome outcomes;
 
@@ -59,7 +61,9 @@ public final class ExecutionJob implements ExecutionRunner {
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
     public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
-                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes) {
+                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes,
+                        HeldWork held) {
+        this.held = held;
         this.metrics = metrics;
         this.outcomes = outcomes;
         this.dispatcher = dispatcher;
@@ -89,17 +93,32 @@ public final class ExecutionJob implements ExecutionRunner {
             return;
         }
         long sent = System.nanoTime();
-        Optional<Execution> claimed = store.claim(executionId, keeper.incarnation(), ttl);
-        if (claimed.isEmpty()) {
-            // Someone else has it, it was cancelled, or it ended: nothing to do.
-            LOG.debug("execution {} not claimable by {}", executionId, node);
+        ExecutionStore.Claim claim = store.claim(executionId, keeper.incarnation(), ttl, held.limits().maxRunning());
+        if (claim.execution().isEmpty()) {
+            if (claim.held()) {
+                // Its owner runs as many as its cap allows: it waits held, released as one of them ends.
+                LOG.info("execution {}: its owner is at its running cap; held until one of its runs ends", executionId);
+                job.held();
+            } else {
+                // Someone else has it, it was cancelled, or it ended: nothing to do.
+                LOG.debug("execution {} not claimable by {}", executionId, node);
+            }
             return;
         }
-        Execution execution = claimed.get();
+        Execution execution = claim.execution().get();
         job.claimed(execution);
+        if (claim.ownerHasHeld()) {
+            // This claim left room in its owner's window: the owner's next held execution takes it.
+            held.release(execution.owner());
+        }
         // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
         try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
             runClaimed(execution, sent, job);
+        } finally {
+            if (claim.ownerHasHeld()) {
+                // A slot of this owner freed (whatever the end): under a cap, its next held one may run.
+                held.release(execution.owner());
+            }
         }
     }
 

@@ -84,6 +84,7 @@ public final class JobOutcome {
         private final JobContext context;
         private int attempt;
         private int maxAttempts;
+        private boolean held;
 
         private ThisJob(UUID executionId, JobContext context) {
             this.executionId = executionId;
@@ -94,6 +95,14 @@ public final class JobOutcome {
         public void claimed(Execution claimed) {
             attempt = claimed.attempt();
             maxAttempts = claimed.maxAttempts();
+        }
+
+        /**
+         * This job's claim found the owner at its running cap and held the execution: the job
+         * ends SUCCEEDED (it did its part), and a later job runs the execution when released.
+         */
+        public void held() {
+            held = true;
         }
 
         /**
@@ -194,6 +203,10 @@ public final class JobOutcome {
                 return Decision.deleted("the execution " + executionId + " no longer exists (pruned)");
             }
             UUID current = JobIds.of(e.id(), e.dispatchSeq());
+            if (held && e.status() == ExecutionStatus.QUEUED) {
+                return Decision.succeeded("held: its owner was at its cap of running executions when this job came;"
+                        + " the execution waits queued and runs under a new job once one of the owner's runs ends");
+            }
             boolean mine = current.equals(context.getJobId());
             boolean ran = attempt > 0;
             String again = ran ? "" : " This job was run again (requeued) but an execution's end never changes:"

@@ -13,6 +13,7 @@ import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
 import io.outrun.store.ConfigException;
 import io.outrun.store.DatabaseConfig;
@@ -80,7 +81,7 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseDir(), metrics);
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics, outcomes);
+                e -> spec(e, node, limits), metrics, outcomes, core.held());
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
 
@@ -174,7 +175,13 @@ public final class WorkerNode implements AutoCloseable {
     /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits)}, with basic auth on the dashboard. */
     public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
                                   String dashboardUser, String dashboardPassword) {
-        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace());
+        return open(db, config, sandbox, limits, dashboardUser, dashboardPassword, OwnerLimits.DEFAULTS);
+    }
+
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits, String, String)}, sharing the fleet by {@code owners}. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
+                                  String dashboardUser, String dashboardPassword, OwnerLimits owners) {
+        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace(), owners);
         try {
             return new WorkerNode(core, true, config, sandbox, limits, dashboardUser, dashboardPassword);
         } catch (RuntimeException e) {

@@ -1,0 +1,94 @@
+package io.outrun.owner;
+
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/** The {@code owners} table: an owner's own caps, where the operator set them. */
+public final class OwnerStore {
+
+    /** An owner's own caps; a null one falls back to the operator's default. */
+    public record Caps(String owner, Integer maxRunning, Integer maxQueued) {
+    }
+
+    /** How many queued executions an owner has (counted up to a bound) and its own queued cap. */
+    record Queued(long count, Integer ownCap) {
+    }
+
+    private final DataSource dataSource;
+
+    public OwnerStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Sets an owner's caps; null leaves that cap to the operator's default. */
+    public Caps set(String owner, Integer maxRunning, Integer maxQueued) {
+        String sql = "INSERT INTO owners (owner, max_running, max_queued) VALUES (?, ?, ?)"
+                + " ON CONFLICT (owner) DO UPDATE SET max_running = EXCLUDED.max_running,"
+                + " max_queued = EXCLUDED.max_queued, updated_at = now()";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, owner);
+            ps.setObject(2, maxRunning, Types.INTEGER);
+            ps.setObject(3, maxQueued, Types.INTEGER);
+            ps.executeUpdate();
+            return new Caps(owner, maxRunning, maxQueued);
+        } catch (SQLException e) {
+            throw new StoreException("cannot set the caps of owner " + owner, e);
+        }
+    }
+
+    public Optional<Caps> get(String owner) {
+        List<Caps> found = select(" WHERE owner = ?", owner);
+        return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+
+    public List<Caps> list() {
+        return select(" ORDER BY owner", null);
+    }
+
+    /**
+     * Counts an owner's queued executions up to its queued cap (its own, else {@code defaultCap}),
+     * so a backlog past the cap costs no more to count than the cap.
+     */
+    Queued queued(String owner, int defaultCap) {
+        String sql = "WITH own AS (SELECT max_queued FROM owners WHERE owner = ?)"
+                + " SELECT (SELECT count(*) FROM (SELECT 1 FROM executions WHERE owner = ? AND status = 'queued'"
+                + " LIMIT coalesce((SELECT max_queued FROM own), ?)) q), (SELECT max_queued FROM own)";
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, owner);
+            ps.setString(2, owner);
+            ps.setInt(3, defaultCap);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return new Queued(rs.getLong(1), (Integer) rs.getObject(2));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot count the queued executions of owner " + owner, e);
+        }
+    }
+
+    private List<Caps> select(String where, String arg) {
+        String sql = "SELECT owner, max_running, max_queued FROM owners" + where;
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            if (arg != null) {
+                ps.setString(1, arg);
+            }
+            List<Caps> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new Caps(rs.getString(1), (Integer) rs.getObject(2), (Integer) rs.getObject(3)));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the owners table", e);
+        }
+    }
+}

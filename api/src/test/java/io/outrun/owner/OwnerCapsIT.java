@@ -1,0 +1,182 @@
+package io.outrun.owner;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.Submission;
+import io.outrun.service.Core;
+import io.outrun.store.Database;
+import io.outrun.store.ExecutionStore;
+import io.outrun.store.Lease;
+import io.outrun.store.Outcome;
+import io.outrun.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Per-owner caps and held work, on the real database: what the claim and the submission decide. */
+class OwnerCapsIT {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+
+    private HikariDataSource pool;
+    private ExecutionStore store;
+    private OwnerStore owners;
+
+    @BeforeEach
+    void open() {
+        pool = Database.pool(TestDatabase.fresh(), "test");
+        Database.migrate(pool);
+        store = new ExecutionStore(pool);
+        owners = new OwnerStore(pool);
+    }
+
+    @AfterEach
+    void close() {
+        pool.close();
+    }
+
+    @Test
+    void concurrentClaimsNeverRunMoreThanTheCapAndHoldTheRest() throws Exception {
+        owners.set("alice", 3, null);
+        for (int round = 0; round < 5; round++) {
+            List<UUID> ids = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                ids.add(store.insert(Submission.of("alice", "true")).execution().id());
+            }
+            ExecutorService threads = Executors.newFixedThreadPool(8);
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<ExecutionStore.Claim>> claims = new ArrayList<>();
+            for (UUID id : ids) {
+                claims.add(threads.submit(() -> {
+                    go.await();
+                    return store.claim(id, "node/" + id.toString().substring(0, 8), TTL, null);
+                }));
+            }
+            go.countDown();
+            int won = 0;
+            int held = 0;
+            for (Future<ExecutionStore.Claim> f : claims) {
+                ExecutionStore.Claim c = f.get();
+                won += c.execution().isPresent() ? 1 : 0;
+                held += c.held() ? 1 : 0;
+            }
+            threads.shutdown();
+            assertThat(won).as("round %d: claims won", round).isEqualTo(3);
+            assertThat(held).as("round %d: claims refused by the cap hold their execution", round).isEqualTo(13);
+            assertThat(count("SELECT count(*) FROM executions WHERE owner = 'alice' AND status = 'running'")).isEqualTo(3);
+            // End the round's runs (as their workers would) and drop what was held.
+            try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+                s.execute("DELETE FROM executions WHERE owner = 'alice'");
+            }
+        }
+    }
+
+    @Test
+    void theOperatorsDefaultCapAppliesToOwnersWithoutTheirOwn() {
+        UUID a = store.insert(Submission.of("bob", "true")).execution().id();
+        UUID b = store.insert(Submission.of("bob", "true")).execution().id();
+        assertThat(store.claim(a, "n/1", TTL, 1).execution()).isPresent();
+        ExecutionStore.Claim second = store.claim(b, "n/1", TTL, 1);
+        assertThat(second.execution()).isEmpty();
+        assertThat(second.held()).isTrue();
+        Execution heldRow = store.find(b).orElseThrow();
+        assertThat(heldRow.status()).isEqualTo(ExecutionStatus.QUEUED);
+        assertThat(heldRow.heldSince()).isNotNull();
+        // A held row is not claimable by a stale job: only a release gives it a new one.
+        assertThat(store.claim(b, "n/1", TTL, null).execution()).isEmpty();
+        // An owner's own cap wins over the default.
+        owners.set("bob", 5, null);
+        assertThat(store.releaseHeld("bob", 1, 16)).extracting(Execution::id).containsExactly(b);
+        assertThat(store.claim(b, "n/1", TTL, 1).execution()).isPresent();
+    }
+
+    @Test
+    void submissionsPastTheWindowAreHeldAndReleasedOldestFirstAsTheWindowEmpties() {
+        List<UUID> ids = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            Execution e = store.insert(Submission.of("carol", "true"), null, 4).execution();
+            ids.add(e.id());
+            assertThat(e.heldSince() == null).as("submission %d dispatched at once", i).isEqualTo(i < 4);
+        }
+        assertThat(store.ownersWithHeld()).containsExactly("carol");
+        assertThat(store.releaseHeld("carol", null, 4)).as("the window is full").isEmpty();
+        assertThat(store.claim(ids.get(0), "n/1", TTL, null).ownerHasHeld()).isTrue();
+        assertThat(store.claim(ids.get(1), "n/1", TTL, null).execution()).isPresent();
+        List<Execution> released = store.releaseHeld("carol", null, 4);
+        assertThat(released).extracting(Execution::id).containsExactly(ids.get(4), ids.get(5));
+        assertThat(released).allSatisfy(e -> {
+            assertThat(e.heldSince()).isNull();
+            assertThat(e.dispatchSeq()).as("a fresh job id").isEqualTo(2);
+        });
+        // Under a running cap, running and dispatched both count: 2 run, 4 wait, cap 6: no room.
+        owners.set("carol", 6, null);
+        assertThat(store.releaseHeld("carol", null, 16)).isEmpty();
+        owners.set("carol", 8, null);
+        assertThat(store.releaseHeld("carol", null, 16)).extracting(Execution::id).containsExactly(ids.get(6), ids.get(7));
+    }
+
+    @Test
+    void aHeldExecutionIsNeverTakenForALostDispatch() throws Exception {
+        try (Core core = Core.open(TestDatabase.fresh(), "lost", Duration.ofSeconds(1))) {
+            ExecutionStore s = core.store();
+            UUID first = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
+            UUID held = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
+            try (Connection c = core.pool().getConnection(); Statement st = c.createStatement()) {
+                st.execute("UPDATE executions SET enqueued_at = now() - interval '10 seconds'");
+            }
+            List<Execution> lost = s.redispatchLost(Duration.ofSeconds(1), 100);
+            assertThat(lost).extracting(Execution::id).containsExactly(first).doesNotContain(held);
+        }
+    }
+
+    @Test
+    void theQueueGateRefusesPastTheCapAndCountsOwnersApart() {
+        QueueGate gate = new QueueGate(owners, 3);
+        for (int i = 0; i < 3; i++) {
+            gate.admit("erin");
+            store.insert(Submission.of("erin", "true"));
+        }
+        assertThatThrownBy(() -> gate.admit("erin")).isInstanceOf(TooManyQueuedException.class)
+                .satisfies(e -> assertThat(((TooManyQueuedException) e).cap()).isEqualTo(3));
+        gate.admit("frank");
+        owners.set("grace", null, 1);
+        gate.admit("grace");
+        assertThatThrownBy(() -> gate.admit("grace")).isInstanceOf(TooManyQueuedException.class);
+    }
+
+    @Test
+    void anEndedRunFreesItsSlotUnderTheCap() {
+        owners.set("heidi", 1, null);
+        UUID a = store.insert(Submission.of("heidi", "true")).execution().id();
+        UUID b = store.insert(Submission.of("heidi", "true")).execution().id();
+        Execution run = store.claim(a, "n/1", TTL, null).execution().orElseThrow();
+        assertThat(store.claim(b, "n/1", TTL, null).held()).isTrue();
+        assertThat(store.releaseHeld("heidi", null, 16)).as("the cap is taken").isEmpty();
+        Lease lease = new Lease(a, run.leaseEpoch(), run.attempt(), "n/1");
+        assertThat(store.finish(lease, Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(store.releaseHeld("heidi", null, 16)).extracting(Execution::id).containsExactly(b);
+    }
+
+    private long count(String sql) throws SQLException {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
