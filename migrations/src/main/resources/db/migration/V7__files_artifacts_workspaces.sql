@@ -59,3 +59,33 @@ CREATE TABLE workspace_chunks (
 
 -- Finding the running execution of an (owner, workspace): the claim's serialization check.
 CREATE INDEX execution_inputs_workspace ON execution_inputs (workspace) WHERE workspace IS NOT NULL;
+
+-- Two runs of one workspace never interleave: a claim is refused (the execution is held, as under
+-- an owner's running cap) while another execution of the same (owner, workspace) is running, and
+-- a run saves its workspace before its end is written. Under the workspace's transaction lock, so
+-- two claims of one workspace never both win (the second counts the first once it commits).
+CREATE FUNCTION outrun_workspace_free(p_id uuid) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    ws text;
+    own text;
+BEGIN
+    SELECT i.workspace, e.owner INTO ws, own
+        FROM execution_inputs i JOIN executions e ON e.id = i.execution_id WHERE i.execution_id = p_id;
+    IF ws IS NULL THEN
+        RETURN true;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('outrun.workspace:' || own || '/' || ws, 0));
+    RETURN NOT outrun_workspace_busy(p_id);
+END
+$$;
+
+-- Whether another execution of the same (owner, workspace) runs now; no lock (the release of held
+-- work skips such executions; a race only costs one refused claim).
+CREATE FUNCTION outrun_workspace_busy(p_id uuid) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (
+        SELECT 1 FROM execution_inputs mine
+        JOIN executions me ON me.id = mine.execution_id
+        JOIN execution_inputs other ON other.workspace = mine.workspace AND other.execution_id <> mine.execution_id
+        JOIN executions oe ON oe.id = other.execution_id AND oe.owner = me.owner AND oe.status = 'running'
+        WHERE mine.execution_id = p_id AND mine.workspace IS NOT NULL)
+$$;

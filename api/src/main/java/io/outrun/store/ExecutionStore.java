@@ -212,7 +212,9 @@ public final class ExecutionStore {
     public Claim claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
         String sql = "WITH target AS (SELECT id, owner FROM executions WHERE id = ? AND status = 'queued'"
                 + "   AND held_since IS NULL AND cancel_requested_at IS NULL AND attempt < max_attempts FOR UPDATE),"
-                + " gate AS (SELECT id, owner, outrun_owner_may_run(owner, ?::integer) AS ok FROM target),"
+                // V7: a run of a workspace another run has is held too, until that one saved it.
+                + " gate AS (SELECT id, owner, outrun_owner_may_run(owner, ?::integer) AND outrun_workspace_free(id) AS ok"
+                + "   FROM target),"
                 + " claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,"
                 + " lease_epoch = lease_epoch + 1, lease_owner = ?, prev_output_epoch = output_epoch,"
                 + " output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,"
@@ -566,6 +568,7 @@ public final class ExecutionStore {
         String sql = "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:' || ?, 0)) AS locked),"
                 + " room AS (SELECT outrun_owner_room(?, ?::integer, ?) AS n FROM lock),"
                 + " pick AS (SELECT id FROM executions WHERE owner = ? AND status = 'queued' AND held_since IS NOT NULL"
+                + "   AND NOT outrun_workspace_busy(id)" // V7: it would only be held again
                 + "   ORDER BY created_at, id LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED)"
                 + " UPDATE executions SET held_since = NULL, dispatch_seq = dispatch_seq + 1, enqueued_at = now(),"
                 + " updated_at = now() WHERE id IN (SELECT id FROM pick) AND status = 'queued'" + RETURNING_ROW;

@@ -4,6 +4,8 @@ import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
+import io.outrun.files.FilesConfig;
+import io.outrun.workdir.WorkdirBridge;
 import io.outrun.job.JobOutcome;
 import io.outrun.job.LostAttemptPolicy;
 import io.outrun.lease.LeaseKeeper;
@@ -19,6 +21,7 @@ import io.outrun.store.ConfigException;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.wake.StewardWake;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executors;
@@ -81,7 +84,9 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseDir(), metrics);
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics, outcomes, core.held());
+                e -> spec(e, node, limits), metrics, outcomes, core.held(),
+                new WorkdirBridge(core.pool(), FilesConfig.DEFAULTS,
+                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
 
