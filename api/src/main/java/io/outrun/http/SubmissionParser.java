@@ -73,6 +73,7 @@ final class SubmissionParser {
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace)");
             }
         }
+        requireWithinBodyLimit(body.length, root);
         String command = string(root, "command", Integer.MAX_VALUE);
         if (command == null || command.isBlank()) {
             throw ApiError.invalid("command", "is required: a non-empty string of bash source");
@@ -107,6 +108,26 @@ final class SubmissionParser {
         Map<String, String> labels = labels(root);
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
                 maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root)), waitMs, waitForOutput);
+    }
+
+    /**
+     * The body limit grows by the input files' room only: the rest of a submission (its command
+     * first) stays within --max-body-bytes, as without files.
+     */
+    private void requireWithinBodyLimit(int bodyBytes, JsonNode root) {
+        long files = 0;
+        JsonNode list = root.get("files");
+        if (list != null && list.isArray()) {
+            for (JsonNode f : list) {
+                JsonNode content = f.get("content");
+                files += content != null && content.isTextual() ? content.textValue().length() : 0;
+            }
+        }
+        if (bodyBytes - files > config.maxBodyBytes()) {
+            throw new ApiError(413, "request_too_large", "The request body is larger than this server's limit of "
+                    + config.maxBodyBytes() + " bytes (input files aside).", "Send a shorter command: put large inputs"
+                    + " in `files` or a `workspace`, or have the command fetch them.");
+        }
     }
 
     private static boolean waitForOutput(String waitFor) {
