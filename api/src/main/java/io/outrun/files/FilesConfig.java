@@ -20,6 +20,22 @@ public record FilesConfig(long maxInputBytes, int maxInputFiles, long maxArtifac
     public static final FilesConfig DEFAULTS =
             new FilesConfig(8L << 20, 1000, 256L << 20, 1L << 30, 1000, 256L << 20, 256L << 20);
 
+    /**
+     * The limits of this process, as its command line set them at start ({@code --max-input-bytes}
+     * and the like); {@link #DEFAULTS} otherwise. One value per process, read where nodes are
+     * built, so the node constructors many tests call keep their shape.
+     */
+    private static volatile FilesConfig active;
+
+    public static FilesConfig active() {
+        FilesConfig a = active;
+        return a == null ? DEFAULTS : a;
+    }
+
+    public static void activate(FilesConfig config) {
+        active = config;
+    }
+
     /** Globs per submission. */
     public static final int MAX_ARTIFACT_PATTERNS = 64;
 

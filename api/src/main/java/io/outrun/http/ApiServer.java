@@ -161,7 +161,7 @@ public final class ApiServer implements AutoCloseable {
     /** Starts serving; {@link #port()} tells the port when {@code config.port()} was 0. */
     public static ApiServer start(ApiConfig config, ExecutionService service, DataSource dataSource,
                                   Authenticator auth, ChangeSignal signal) {
-        return start(config, service, dataSource, auth, signal, FilesConfig.DEFAULTS);
+        return start(config, service, dataSource, auth, signal, FilesConfig.active());
     }
 
     /** As {@link #start(ApiConfig, ExecutionService, DataSource, Authenticator, ChangeSignal)}, with the files limits. */

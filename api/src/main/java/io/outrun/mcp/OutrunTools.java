@@ -56,7 +56,9 @@ public final class OutrunTools {
             anything long (builds, test suites, data jobs, downloads); with background=true it answers at once. \
             Do not wait idle: continue other work and come back with read_output (only new output, from the \
             cursor you were given) or get_execution. cancel_execution stops a command; list_executions finds \
-            yours again.""";
+            yours again. Files written in the sandbox vanish with it: send inputs with files, keep results with \
+            artifacts (list_artifacts, read_artifact; a long output is kept whole there as stdout and stderr), \
+            and carry a workdir from run to run with workspace.""";
 
     private final Function<McpSyncServerExchange, OutrunClient> clients;
     private final McpJsonMapper mapper;
@@ -116,7 +118,7 @@ public final class OutrunTools {
                             "content":{"type":"string","description":"UTF-8 text, or base64 with encoding base64"},
                             "encoding":{"type":"string","enum":["utf8","base64"]},
                             "mode":{"type":"string","description":"permission bits such as 0755 (default 0644)"}},"required":["path","content"]}},
-                          "artifacts":{"type":"array","items":{"type":"string"},"description":"paths or globs relative to the workdir to keep after the command ends, e.g. [\"dist/*.tar\", \"report.xml\"]"},
+                          "artifacts":{"type":"array","items":{"type":"string"},"description":"paths or globs relative to the workdir to keep after the command ends, e.g. dist/*.tar or report.xml"},
                           "workspace":{"type":"string","description":"a name: restore that workspace into the workdir before the run and save it back after"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),

@@ -21,6 +21,9 @@ final class ApiCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    FilesOptions files;
+
+    @Mixin
     ApiOptions apiOptions;
 
     @Mixin
@@ -36,6 +39,7 @@ final class ApiCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        files.activate();
         ApiConfig config = apiOptions.toConfig("0.0.0.0");
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);

@@ -22,6 +22,9 @@ final class WorkerCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    FilesOptions files;
+
+    @Mixin
     OwnerOptions owners;
 
     @Mixin
@@ -79,6 +82,7 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        files.activate();
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
                 Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),

@@ -85,7 +85,7 @@ public final class WorkerNode implements AutoCloseable {
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
                 e -> spec(e, node, limits), metrics, outcomes, core.held(),
-                new WorkdirBridge(core.pool(), FilesConfig.DEFAULTS,
+                new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store());
         cleaner.clean();
