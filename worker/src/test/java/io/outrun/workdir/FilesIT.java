@@ -200,6 +200,34 @@ class FilesIT {
     }
 
     @Test
+    void aFiftyMegabyteArtifactDownloadsByteExact() throws Exception {
+        ObjectNode body = submission("head -c 50000000 /dev/urandom > big.bin; sha256sum big.bin");
+        body.putArray("artifacts").add("big.bin");
+        JsonNode done = awaitEnd(submit(alice, body));
+        assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("succeeded");
+        String sha = done.path("stdout").path("text").asText().split(" ")[0];
+        String id = done.path("executionId").asText();
+        long start = System.nanoTime();
+        HttpResponse<InputStream> download = http.send(request(nodeB, alice, "GET",
+                "/v1/executions/" + id + "/artifacts/big.bin", null, null), HttpResponse.BodyHandlers.ofInputStream());
+        MessageDigest got = MessageDigest.getInstance("SHA-256");
+        long bytes = 0;
+        try (InputStream in = download.body()) {
+            byte[] buffer = new byte[64 * 1024];
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                got.update(buffer, 0, n);
+                bytes += n;
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf("FilesIT: downloaded a %d-byte artifact from another API node in %.2f s: %.1f MB/s%n",
+                bytes, seconds, bytes / 1e6 / seconds);
+        assertThat(bytes).isEqualTo(50_000_000L);
+        assertThat(HexFormat.of().formatHex(got.digest())).isEqualTo(sha);
+    }
+
+    @Test
     void aWorkspaceCarriesStateAcrossRunsAndIsOwnerScoped() throws Exception {
         String ws = "proj-" + System.nanoTime();
         JsonNode first = awaitEnd(submit(alice, withWorkspace(submission(
