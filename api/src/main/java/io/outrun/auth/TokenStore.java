@@ -1,6 +1,6 @@
 package io.outrun.auth;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
-/** The {@code execution_inputs} table: written with the execution's row, read by the worker that claims it. */
+/** The {@code execution_inputs} table: written with the execution's row ({@code ExecutionStore.insert}), read by the worker that claims it. */
 public final class InputsStore {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -23,20 +23,6 @@ public final class InputsStore {
 
     public InputsStore(DataSource dataSource) {
         this.dataSource = dataSource;
-    }
-
-    /** In the insert's own transaction, so an execution never exists without what it asked for. */
-    public static void insert(Connection c, UUID id, RunInputs inputs) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace) VALUES (?, ?, ?::jsonb, ?)")) {
-            ps.setObject(1, id);
-            ps.setBytes(2, inputs.filesTar());
-            ps.setString(3, JSON.writeValueAsString(inputs.artifacts()));
-            ps.setString(4, inputs.workspace());
-            ps.executeUpdate();
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /** What the execution asked for beyond its command ({@link RunInputs#NONE} when nothing). */

@@ -1,31 +1,38 @@
 package io.outrun.http;
 
+import io.outrun.config.ConfigException;
+import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.Allowlist;
-import io.outrun.store.ConfigException;
+import java.time.Duration;
 import java.util.List;
 
 /**
- * What the HTTP API accepts and how it clamps it. Validated once at start; a bad value names
- * its option. Clamping is silent for values above a maximum (the response shows the effective
+ * What the HTTP API accepts and how it clamps it. Validated once at construction; a bad value
+ * names its option (or says it has none). Each default is one constant below, used by the
+ * {@code outrun api} and {@code outrun dev} options too. Clamping is silent for values above a maximum (the response shows the effective
  * value); values that make no sense (zero, negative, wrong type) are rejected.
  *
  * @param host              interface to listen on ({@code --bind}; default 0.0.0.0, dev 127.0.0.1)
- * @param port              TCP port ({@code --port}; 0 picks a free one)
- * @param defaultTimeoutMs  timeout of a submission that names none (default 10 min)
- * @param maxTimeoutMs      largest timeout a caller gets ({@code --max-timeout-ms}, default 1 h)
- * @param defaultOutputBytes bytes kept per stream when unspecified (default 1 MiB)
- * @param maxOutputBytes    largest {@code maxOutputBytes} a caller gets ({@code --max-output-bytes}, default 8 MiB)
- * @param maxWaitMs         longest a request may wait or long-poll (default 30 s)
- * @param maxBodyBytes      largest request body; larger answers 413 ({@code --max-body-bytes}, default 2 MiB)
- * @param maxAttempts       attempts before a lost execution fails (default 3)
+ * @param port              TCP port ({@code --port}, default {@value #DEFAULT_PORT}; 0 picks a free one)
+ * @param defaultTimeoutMs  timeout of a submission that names none (no option; default {@value #DEFAULT_TIMEOUT_MS})
+ * @param maxTimeoutMs      largest timeout a caller gets ({@code --max-timeout-ms}, default {@value #DEFAULT_MAX_TIMEOUT_MS})
+ * @param defaultOutputBytes bytes kept per stream when unspecified (no option; default {@value #DEFAULT_OUTPUT_BYTES})
+ * @param maxOutputBytes    largest {@code maxOutputBytes} a caller gets ({@code --max-output-bytes}, default
+ *                          {@value #DEFAULT_MAX_OUTPUT_BYTES})
+ * @param maxWaitMs         longest a request may wait or long-poll (no option; default {@value #DEFAULT_MAX_WAIT_MS})
+ * @param maxBodyBytes      largest request body; larger answers 413 ({@code --max-body-bytes}, default {@value #DEFAULT_MAX_BODY_BYTES})
+ * @param maxAttempts       attempts before a lost execution fails ({@code --max-attempts}, default {@value #DEFAULT_MAX_ATTEMPTS})
  * @param envAllowlist      env names callers may set: exact names or {@code PREFIX_*}; {@code *} allows all
- *                          ({@code --env-allow}, default {@link #DEFAULT_ENV_ALLOWLIST})
- * @param maxLabels         labels per execution (default 16; keys ≤ 64, values ≤ 256 characters)
- * @param maxWaiters        requests waiting at once on this node; more answer at once instead of waiting (default 200)
+ *                          ({@code --env-allow}, default {@value #DEFAULT_ENV_ALLOW_TEXT})
+ * @param maxLabels         labels per execution (no option; default {@value #DEFAULT_MAX_LABELS}; keys ≤ 64, values ≤ 256 characters)
+ * @param maxWaiters        requests waiting at once on this node; more answer at once instead of waiting (no option;
+ *                          default {@value #DEFAULT_MAX_WAITERS})
  * @param imageAllowlist    images a submission may name in {@code image}: exact, {@code PREFIX*} or {@code *}
  *                          ({@code --image-allow}); a submission naming another answers 400 at once instead of
  *                          failing on a worker. Should match the workers' {@code --image} and {@code --image-allow};
  *                          default {@code outrun-sandbox:latest}, the workers' default image
+ * @param lostDispatchGrace a queued row without a live JobRunr job for this long is dispatched again when its owner
+ *                          polls it ({@code --lost-dispatch-grace-s}, default {@value RedriveSweep#DEFAULT_LOST_DISPATCH_GRACE_S} s)
  */
 public record ApiConfig(
         String host,
@@ -40,11 +47,23 @@ public record ApiConfig(
         List<String> envAllowlist,
         int maxLabels,
         int maxWaiters,
-        List<String> imageAllowlist) {
+        List<String> imageAllowlist,
+        Duration lostDispatchGrace) {
 
-    /** Variables that change how tools print, never what they can reach. */
-    public static final List<String> DEFAULT_ENV_ALLOWLIST =
-            List.of("LANG", "LC_*", "TZ", "TERM", "NO_COLOR", "PAGER", "CI", "DEBUG");
+    public static final int DEFAULT_PORT = 8080;
+    public static final long DEFAULT_TIMEOUT_MS = 600_000;
+    public static final long DEFAULT_MAX_TIMEOUT_MS = 3_600_000;
+    public static final int DEFAULT_OUTPUT_BYTES = 1 << 20;
+    public static final int DEFAULT_MAX_OUTPUT_BYTES = 8 << 20;
+    public static final long DEFAULT_MAX_WAIT_MS = 30_000;
+    public static final int DEFAULT_MAX_BODY_BYTES = 2 << 20;
+    public static final int DEFAULT_MAX_ATTEMPTS = 3;
+    public static final int DEFAULT_MAX_LABELS = 16;
+    public static final int DEFAULT_MAX_WAITERS = 200;
+
+    /** Variables that change how tools print, never what they can reach (as {@code --env-allow} takes them). */
+    public static final String DEFAULT_ENV_ALLOW_TEXT = "LANG,LC_*,TZ,TERM,NO_COLOR,PAGER,CI,DEBUG";
+    public static final List<String> DEFAULT_ENV_ALLOWLIST = List.of(DEFAULT_ENV_ALLOW_TEXT.split(","));
 
     /** The workers' default image (sandbox/image/build.sh builds it). */
     public static final List<String> DEFAULT_IMAGE_ALLOWLIST = List.of("outrun-sandbox:latest");
@@ -71,7 +90,7 @@ public record ApiConfig(
                     + defaultOutputBytes);
         }
         if (maxWaitMs < 0 || maxWaitMs > 120_000) {
-            throw new ConfigException("the maximum wait must be between 0 and 120000 ms, got: " + maxWaitMs);
+            throw new ConfigException("the longest wait (no option) must be between 0 and 120000 ms, got: " + maxWaitMs);
         }
         if (maxBodyBytes < 1024 || maxBodyBytes > (64 << 20)) {
             throw new ConfigException("--max-body-bytes must be between 1024 and 64 MiB, got: " + maxBodyBytes);
@@ -86,7 +105,7 @@ public record ApiConfig(
             }
         }
         if (maxLabels < 0 || maxLabels > 100) {
-            throw new ConfigException("--max-labels must be between 0 and 100, got: " + maxLabels);
+            throw new ConfigException("the label limit (no option) must be between 0 and 100, got: " + maxLabels);
         }
         imageAllowlist = List.copyOf(imageAllowlist == null ? DEFAULT_IMAGE_ALLOWLIST : imageAllowlist);
         for (String entry : imageAllowlist) {
@@ -95,50 +114,59 @@ public record ApiConfig(
             }
         }
         if (maxWaiters < 0) {
-            throw new ConfigException("the maximum number of waiting requests must be 0 or more, got: " + maxWaiters);
+            throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
+        }
+        if (lostDispatchGrace == null || lostDispatchGrace.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new ConfigException("--lost-dispatch-grace-s must be at least 1 s, got: " + lostDispatchGrace);
         }
     }
 
     /** The defaults, listening on {@code host:port}. */
     public static ApiConfig defaults(String host, int port) {
-        return new ApiConfig(host, port, 600_000L, 3_600_000L, 1 << 20, 8 << 20, 30_000L, 2 << 20, 3,
-                DEFAULT_ENV_ALLOWLIST, 16, 200,
-                DEFAULT_IMAGE_ALLOWLIST);
+        return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
+                DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST,
+                Duration.ofSeconds(RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S));
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, lostDispatchGrace);
+    }
+
+    public ApiConfig withLostDispatchGrace(Duration value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -2,16 +2,20 @@ package io.outrun.http;
 
 import io.outrun.auth.Authenticator;
 import io.outrun.auth.TokenStore;
-import io.outrun.notify.Channels;
 import io.outrun.notify.ChangeSignal;
 import io.outrun.notify.Listener;
 import io.outrun.service.Core;
+import io.outrun.store.Channels;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The API role of a node on a shared {@link Core}: the HTTP server, its token lookups, and the
  * LISTEN connection that wakes long polls when workers report new output or an end.
  */
 public final class ApiNode implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApiNode.class);
 
     private final Listener listener;
     private final ApiServer server;
@@ -22,6 +26,7 @@ public final class ApiNode implements AutoCloseable {
     }
 
     public static ApiNode start(Core core, ApiConfig config, String name) {
+        LOG.info("api config: {}", config);
         ChangeSignal signal = new ChangeSignal();
         Listener listener = new Listener(core.config(), name + "-api")
                 .on(Channels.CHANGED, signal::onNotification)

@@ -1,6 +1,6 @@
 package io.outrun.owner;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 
 /**
  * How one fleet is shared between owners, as the operator set it for owners without their own
@@ -17,7 +17,7 @@ import io.outrun.store.ConfigException;
 public record OwnerLimits(Integer maxRunning, int maxQueued, int window) {
 
     public static final int DEFAULT_MAX_QUEUED = 100_000;
-    public static final int DEFAULT_WINDOW = 16;
+    public static final int DEFAULT_WINDOW = 8;
     public static final OwnerLimits DEFAULTS = new OwnerLimits(null, DEFAULT_MAX_QUEUED, DEFAULT_WINDOW);
 
     public OwnerLimits {

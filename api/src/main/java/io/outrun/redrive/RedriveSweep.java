@@ -1,11 +1,11 @@
 package io.outrun.redrive;
 
 import io.outrun.dispatch.Dispatcher;
-import io.outrun.dispatch.JobIds;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.notify.Channels;
 import io.outrun.owner.HeldWork;
+import io.outrun.execution.JobIds;
+import io.outrun.store.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.Redriven;
@@ -35,6 +35,9 @@ import org.slf4j.LoggerFactory;
 public final class RedriveSweep {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedriveSweep.class);
+
+    /** Default of {@code --lost-dispatch-grace-s}, for API and worker nodes alike. */
+    public static final int DEFAULT_LOST_DISPATCH_GRACE_S = 15;
     private static final int BATCH = 500;
 
     private final ExecutionStore store;

@@ -34,6 +34,9 @@ public final class Core implements AutoCloseable {
 
     private Core(DatabaseConfig config, String name, Duration lostDispatchGrace, OwnerLimits limits) {
         this.config = config;
+        // The effective settings, once per process (the password never appears: DatabaseConfig masks it).
+        org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}, lost-dispatch grace {} s", config,
+                lostDispatchGrace.toSeconds());
         this.pool = Database.pool(config, name);
         try {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.

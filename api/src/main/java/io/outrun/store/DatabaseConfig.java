@@ -1,5 +1,7 @@
 package io.outrun.store;
 
+import io.outrun.config.ConfigException;
+
 /**
  * How a node reaches PostgreSQL. Validated once at start; a bad value fails fast and names the
  * option.

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.notify.Channels;
 import io.outrun.sandbox.capture.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -122,7 +121,7 @@ public final class ExecutionStore {
                 if (rs.next()) {
                     Execution inserted = map(rs, null);
                     if (withInputs) {
-                        io.outrun.files.InputsStore.insert(c, inserted.id(), s.inputs());
+                        insertInputs(c, inserted.id(), s.inputs());
                         c.commit();
                     }
                     return new Inserted(inserted, true);
@@ -143,6 +142,20 @@ public final class ExecutionStore {
         }
         return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
                 () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+    }
+
+    /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */
+    private static void insertInputs(Connection c, UUID id, io.outrun.execution.RunInputs inputs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace) VALUES (?, ?, ?::jsonb, ?)")) {
+            ps.setObject(1, id);
+            ps.setBytes(2, inputs.filesTar());
+            ps.setString(3, JSON.writeValueAsString(inputs.artifacts()));
+            ps.setString(4, inputs.workspace());
+            ps.executeUpdate();
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The execution an owner submitted with this idempotency key, without its output. */

@@ -1,6 +1,5 @@
 package io.outrun.store;
 
-import io.outrun.notify.Channels;
 import io.outrun.sandbox.capture.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,7 +1,7 @@
 package io.outrun.store;
 
-import io.outrun.dispatch.JobIds;
 import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.JobIds;
 import java.util.UUID;
 
 /**

@@ -3,7 +3,6 @@ package io.outrun.cli;
 import io.outrun.http.ApiConfig;
 import io.outrun.http.ApiNode;
 import io.outrun.service.Core;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -44,7 +43,7 @@ final class ApiCommand implements Callable<Integer> {
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);
         }
-        Core core = Core.open(db.toConfig(), "api", Duration.ofSeconds(15), owners.toLimits());
+        Core core = Core.open(db.toConfig(), "api", config.lostDispatchGrace(), owners.toLimits());
         ApiNode api;
         try {
             api = ApiNode.start(core, config, "api");

@@ -1,7 +1,7 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -14,14 +14,14 @@ public final class ClientOptions {
     static final String DEFAULT_API = "http://localhost:8080";
     static final Path DEV_TOKEN = Path.of(".outrun", "dev-token");
 
-    @Option(names = "--api", description = "API base URL (env OUTRUN_API; default " + DEFAULT_API + ")")
+    @Option(names = "--api", defaultValue = "${env:OUTRUN_API}", description = "API base URL (env OUTRUN_API; default " + DEFAULT_API + ")")
     String api;
 
-    @Option(names = "--token", description = "Bearer token (env OUTRUN_TOKEN; default: the token `outrun dev` wrote to .outrun/dev-token)")
+    @Option(names = "--token", defaultValue = "${env:OUTRUN_TOKEN}", description = "Bearer token (env OUTRUN_TOKEN; default: the token `outrun dev` wrote to .outrun/dev-token)")
     String token;
 
     OutrunClient client() {
-        String url = first(api, System.getenv("OUTRUN_API"), DEFAULT_API);
+        String url = first(api, DEFAULT_API);
         URI base;
         try {
             base = URI.create(url);
@@ -31,7 +31,7 @@ public final class ClientOptions {
         } catch (IllegalArgumentException e) {
             throw new ConfigException("--api must be an http(s) URL such as " + DEFAULT_API + ", got: " + url);
         }
-        String t = first(token, System.getenv("OUTRUN_TOKEN"), devToken());
+        String t = first(token, devToken());
         if (t == null || t.isBlank()) {
             throw new ConfigException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
                     + " `outrun token create --owner NAME`; `outrun dev` writes one to .outrun/dev-token)");

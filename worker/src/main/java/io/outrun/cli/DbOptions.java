@@ -3,19 +3,19 @@ package io.outrun.cli;
 import io.outrun.store.DatabaseConfig;
 import picocli.CommandLine.Option;
 
-/** Database options shared by every role; each falls back to its environment variable. */
+/** Database options shared by every role; each defaults to its environment variable (picocli reads it). */
 public final class DbOptions {
 
-    @Option(names = "--db-url", description = "PostgreSQL JDBC URL (env OUTRUN_DB_URL), e.g. jdbc:postgresql://localhost:5432/outrun")
+    @Option(names = "--db-url", defaultValue = "${env:OUTRUN_DB_URL}", description = "PostgreSQL JDBC URL (env OUTRUN_DB_URL), e.g. jdbc:postgresql://localhost:5432/outrun")
     String url;
 
-    @Option(names = "--db-user", description = "Database user (env OUTRUN_DB_USER)")
+    @Option(names = "--db-user", defaultValue = "${env:OUTRUN_DB_USER}", description = "Database user (env OUTRUN_DB_USER)")
     String user;
 
-    @Option(names = "--db-password", description = "Database password (env OUTRUN_DB_PASSWORD)")
+    @Option(names = "--db-password", defaultValue = "${env:OUTRUN_DB_PASSWORD}", description = "Database password (env OUTRUN_DB_PASSWORD)")
     String password;
 
-    @Option(names = "--db-direct-url", description = "JDBC URL that reaches PostgreSQL itself, not a pooler (env OUTRUN_DB_DIRECT_URL;"
+    @Option(names = "--db-direct-url", defaultValue = "${env:OUTRUN_DB_DIRECT_URL}", description = "JDBC URL that reaches PostgreSQL itself, not a pooler (env OUTRUN_DB_DIRECT_URL;"
             + " default: --db-url). Behind PgBouncer in transaction mode, the node's one LISTEN/heartbeat connection and"
             + " schema migrations need it.")
     String directUrl;
@@ -31,12 +31,6 @@ public final class DbOptions {
 
     /** As {@link #toConfig()}, with the pool size of this node's role unless one was given. */
     public DatabaseConfig toConfig(int rolePoolSize) {
-        String direct = directUrl != null ? directUrl : System.getenv("OUTRUN_DB_DIRECT_URL");
-        return new DatabaseConfig(
-                url != null ? url : System.getenv("OUTRUN_DB_URL"),
-                direct,
-                user != null ? user : System.getenv("OUTRUN_DB_USER"),
-                password != null ? password : System.getenv("OUTRUN_DB_PASSWORD"),
-                poolSize != null ? poolSize : rolePoolSize);
+        return new DatabaseConfig(url, directUrl, user, password, poolSize != null ? poolSize : rolePoolSize);
     }
 }

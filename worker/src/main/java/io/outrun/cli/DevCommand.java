@@ -9,6 +9,7 @@ import io.outrun.http.ApiNode;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
+import io.outrun.worker.DashboardAccess;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -145,7 +146,7 @@ final class DevCommand implements Callable<Integer> {
         ApiNode api = null;
         try {
             DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "");
-            core = Core.open(db, "dev", Duration.ofSeconds(15), owners.toLimits());
+            core = Core.open(db, "dev", apiConfig.lostDispatchGrace(), owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
             // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when
@@ -154,8 +155,12 @@ final class DevCommand implements Callable<Integer> {
             // The dashboard shows every command (and its secrets) and can delete jobs; it listens
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
-            worker = WorkerNode.start(core, WorkerConfig.defaults(nodeId).withSlots(slots).withDashboardPort(dashboardPort),
-                    sandbox, sandboxOptions.limits(), dashboardPassword != null ? DASHBOARD_USER : null, dashboardPassword);
+            WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots)
+                    .withLostDispatchGrace(apiConfig.lostDispatchGrace())
+                    .withLimits(sandboxOptions.limits())
+                    .withDashboard(dashboardPort, dashboardPassword != null
+                            ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
+            worker = WorkerNode.start(core, workerConfig, sandbox);
             api = ApiNode.start(core, apiConfig, "dev");
             Stack stack = new Stack(lock, postgres, core, worker, api, token);
             printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""), dashboardPassword);

@@ -1,6 +1,6 @@
 package io.outrun.cli;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import io.outrun.store.Database;
 import io.outrun.store.Heartbeat;
 import java.sql.Connection;

@@ -1,7 +1,7 @@
 package io.outrun.cli;
 
 import io.outrun.files.FilesConfig;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import picocli.CommandLine.Option;
 
 /** Limits on files in and out (see {@link FilesConfig}); the API reads the input limit, workers the rest. */

@@ -1,7 +1,7 @@
 package io.outrun.cli;
 
 import io.outrun.http.wire.InputFileSpec;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

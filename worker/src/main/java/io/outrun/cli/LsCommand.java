@@ -1,9 +1,9 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
+import io.outrun.config.ConfigException;
 import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.ExecutionSummary;
-import io.outrun.store.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

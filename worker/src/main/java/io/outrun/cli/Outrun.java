@@ -1,9 +1,8 @@
 package io.outrun.cli;
 
+import io.outrun.config.ConfigException;
 import io.outrun.dev.DevDirException;
-import io.outrun.logging.LogFormat;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.store.ConfigException;
 import io.outrun.store.StoreException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;

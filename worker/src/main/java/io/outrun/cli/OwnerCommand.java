@@ -2,7 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.auth.TokenStore;
 import io.outrun.owner.OwnerStore;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import io.outrun.store.Database;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -49,7 +49,7 @@ final class OwnerCommand implements Runnable {
             TokenStore.validOwner(owner);
             Integer running = cap("--max-running", maxRunning);
             Integer queued = cap("--max-queued", maxQueued);
-            try (var pool = Database.pool(db.toConfig(2), "owner")) {
+            try (var pool = Database.pool(db.toConfig(), "owner")) {
                 Database.migrate(pool);
                 OwnerStore.Caps caps = new OwnerStore(pool).set(owner, running, queued);
                 spec.commandLine().getOut().println("outrun: owner " + owner + ": " + describe(caps));

@@ -1,9 +1,9 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
+import io.outrun.config.ConfigException;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
-import io.outrun.store.ConfigException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,5 +1,6 @@
 package io.outrun.cli;
 
+import io.outrun.config.ConfigException;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
@@ -7,7 +8,6 @@ import io.outrun.sandbox.docker.DockerSandbox;
 import io.outrun.sandbox.docker.DockerSandboxConfig;
 import io.outrun.sandbox.docker.DockerSandboxConfig.LeftoverScope;
 import io.outrun.sandbox.process.ProcessSandbox;
-import io.outrun.store.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Option;

@@ -1,8 +1,8 @@
 package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
+import io.outrun.config.ConfigException;
 import io.outrun.http.wire.ExecutionView;
-import io.outrun.store.ConfigException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

@@ -1,17 +1,17 @@
 package io.outrun.cli;
 
 import io.outrun.auth.TokenStore;
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
 import io.outrun.store.Database;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** Creates and revokes API tokens, straight in the database (an operator's tool). */
 @Command(name = "token", mixinStandardHelpOptions = true, description = "Create or revoke API tokens.",

@@ -1,8 +1,10 @@
 package io.outrun.cli;
 
-import io.outrun.sandbox.Limits;
+import io.outrun.config.ConfigException;
+import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.Sandbox;
-import io.outrun.store.ConfigException;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.worker.DashboardAccess;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
 import java.nio.file.Path;
@@ -33,22 +35,22 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--node-id", description = "This node's id (default: host-random)")
     String nodeId;
 
-    @Option(names = "--slots", defaultValue = "4", description = "Executions run at once (default ${DEFAULT-VALUE})")
+    @Option(names = "--slots", defaultValue = "" + WorkerConfig.DEFAULT_SLOTS, description = "Executions run at once (default ${DEFAULT-VALUE})")
     int slots;
 
-    @Option(names = "--lease-ttl-ms", defaultValue = "8000", description = "Lease ttl in ms; renewed every ttl/3 (default ${DEFAULT-VALUE})")
+    @Option(names = "--lease-ttl-ms", defaultValue = "" + WorkerConfig.DEFAULT_LEASE_TTL_MS, description = "Lease ttl in ms; renewed every ttl/3 (default ${DEFAULT-VALUE})")
     long leaseTtlMs;
 
-    @Option(names = "--poll-interval-s", defaultValue = "5", description = "JobRunr poll interval in s, at least 5 (default ${DEFAULT-VALUE})")
+    @Option(names = "--poll-interval-s", defaultValue = "" + WorkerConfig.DEFAULT_POLL_INTERVAL_S, description = "JobRunr poll interval in s, at least 5 (default ${DEFAULT-VALUE})")
     int pollSeconds;
 
-    @Option(names = "--sweep-interval-ms", defaultValue = "2000", description = "Re-drive sweep interval in ms (default ${DEFAULT-VALUE}); one node of the fleet sweeps at a time")
+    @Option(names = "--sweep-interval-ms", defaultValue = "" + WorkerConfig.DEFAULT_SWEEP_INTERVAL_MS, description = "Re-drive sweep interval in ms (default ${DEFAULT-VALUE}); one node of the fleet sweeps at a time")
     long sweepMs;
 
-    @Option(names = "--lost-dispatch-grace-s", defaultValue = "15", description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
+    @Option(names = "--lost-dispatch-grace-s", defaultValue = "" + RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S, description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
     int lostGraceSeconds;
 
-    @Option(names = "--cleanup-interval-s", defaultValue = "30", description = "Remove leftover containers/processes every this many s (default ${DEFAULT-VALUE})")
+    @Option(names = "--cleanup-interval-s", defaultValue = "" + WorkerConfig.DEFAULT_CLEANUP_INTERVAL_S, description = "Remove leftover containers/processes every this many s (default ${DEFAULT-VALUE})")
     int cleanupSeconds;
 
     @Option(names = "--dashboard-port", defaultValue = "0",
@@ -58,13 +60,13 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--metrics-port", defaultValue = "0", description = "Serve this node's Prometheus metrics at /metrics on this port (all interfaces); 0 = off")
     int metricsPort;
 
-    @Option(names = "--dashboard-user", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER)")
+    @Option(names = "--dashboard-user", defaultValue = "${env:OUTRUN_DASHBOARD_USER}", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER)")
     String dashboardUser;
 
-    @Option(names = "--dashboard-password", description = "Basic-auth password for the dashboard (env OUTRUN_DASHBOARD_PASSWORD)")
+    @Option(names = "--dashboard-password", defaultValue = "${env:OUTRUN_DASHBOARD_PASSWORD}", description = "Basic-auth password for the dashboard (env OUTRUN_DASHBOARD_PASSWORD)")
     String dashboardPassword;
 
-    @Option(names = "--lease-dir", defaultValue = "/tmp/outrun-leases", description = "Where runs' lease files live, the"
+    @Option(names = "--lease-dir", defaultValue = WorkerConfig.DEFAULT_LEASE_DIR_TEXT, description = "Where runs' lease files live, the"
             + " files each run watches to kill itself when this node stops confirming its lease; a Docker engine must see"
             + " the same path (default ${DEFAULT-VALUE})")
     String leaseDir;
@@ -84,18 +86,17 @@ final class WorkerCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         files.activate();
         String id = nodeId != null ? nodeId : defaultNodeId();
-        WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs), Duration.ofSeconds(1),
-                Duration.ofMillis(sweepMs), Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds),
-                Duration.ofSeconds(cleanupSeconds), dashboardPort, metricsPort, Path.of(leaseDir));
-        String user = blankToNull(dashboardUser != null ? dashboardUser : System.getenv("OUTRUN_DASHBOARD_USER"));
-        String password = blankToNull(dashboardPassword != null ? dashboardPassword : System.getenv("OUTRUN_DASHBOARD_PASSWORD"));
-        checkDashboardAccess(dashboardPort, user, password, dashboardNoAuth);
+        WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs),
+                Duration.ofMillis(WorkerConfig.DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(sweepMs),
+                Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds), Duration.ofSeconds(cleanupSeconds),
+                dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
+                new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth));
         if (drainTimeoutMs < 0) {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }
+        DatabaseConfig dbConfig = db.toConfig(DatabaseConfig.WORKER_POOL_SIZE);
         Sandbox sandbox = sandboxOptions.open(id);
-        Limits limits = sandboxOptions.limits();
-        WorkerNode node = WorkerNode.open(db.toConfig(io.outrun.store.DatabaseConfig.WORKER_POOL_SIZE), config, sandbox, limits, user, password, owners.toLimits());
+        WorkerNode node = WorkerNode.open(dbConfig, config, sandbox, owners.toLimits());
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM (a platform's rolling deploy) drains: running executions may finish within
         // --drain-timeout-ms, the rest are handed back without spending an attempt, then exit 0.
@@ -129,31 +130,6 @@ final class WorkerCommand implements Callable<Integer> {
         spec.commandLine().getOut().flush();
         stopped.await();
         return 0;
-    }
-
-    /**
-     * The dashboard serves every job's command (secrets included) and buttons that delete and
-     * requeue jobs, on all interfaces: it needs credentials unless the operator opens it on purpose.
-     */
-    static void checkDashboardAccess(int port, String user, String password, boolean noAuth) {
-        boolean credentials = user != null || password != null;
-        if (credentials && (user == null || password == null)) {
-            throw new ConfigException(user == null
-                    ? "--dashboard-password needs --dashboard-user (or OUTRUN_DASHBOARD_USER)"
-                    : "--dashboard-user needs --dashboard-password (or OUTRUN_DASHBOARD_PASSWORD)");
-        }
-        if (credentials && noAuth) {
-            throw new ConfigException("--dashboard-no-auth contradicts --dashboard-user/--dashboard-password: give one or the other");
-        }
-        if (port > 0 && !credentials && !noAuth) {
-            throw new ConfigException("--dashboard-port " + port + " needs --dashboard-user and --dashboard-password"
-                    + " (or OUTRUN_DASHBOARD_USER, OUTRUN_DASHBOARD_PASSWORD): the dashboard shows every command and can"
-                    + " delete jobs; add --dashboard-no-auth to serve it without a password on purpose");
-        }
-    }
-
-    private static String blankToNull(String value) {
-        return value == null || value.isBlank() ? null : value;
     }
 
     static String defaultNodeId() {

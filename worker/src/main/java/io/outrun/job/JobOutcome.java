@@ -1,12 +1,13 @@
 package io.outrun.job;
 
 import io.outrun.dispatch.Dispatcher;
-import io.outrun.dispatch.JobIds;
+import io.outrun.dispatch.LostAttemptPolicy;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.notify.Channels;
+import io.outrun.execution.JobIds;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.capture.Captured;
+import io.outrun.store.Channels;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.OutputStore;
 import java.time.Duration;

@@ -1,26 +1,36 @@
 package io.outrun.worker;
 
-import io.outrun.store.ConfigException;
+import io.outrun.config.ConfigException;
+import io.outrun.redrive.RedriveSweep;
+import io.outrun.sandbox.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * How one worker node behaves. Validated once at construction; a bad value names its option.
+ * How one worker node behaves. Validated once at construction, so a node never starts half-way on
+ * a bad value; an error names the option to change. Each default is one constant below, used by
+ * the {@code outrun worker} options too.
  *
  * @param nodeId              this node's name in leases and container labels ({@code --node-id})
- * @param slots               executions run at once ({@code --slots}, default 4)
- * @param leaseTtl            how long a lease lives without renewal ({@code --lease-ttl-ms}, default 8 s);
- *                            renewed every ttl/3, so a dead node's work is free again within ttl
- * @param outputFlush         how often new output is written for live readers (default 1 s)
- * @param sweepInterval       how often this node tries the fleet's re-drive sweep (default 2 s; one node at a time sweeps)
- * @param pollInterval        JobRunr's poll interval (default 5 s, its floor on SQL storage); new
- *                            work does not wait for it (LISTEN/NOTIFY wakes the node)
- * @param lostDispatchGrace   a queued row without a live JobRunr job for this long is dispatched again (default 15 s)
- * @param cleanupInterval     how often leftover containers are removed (default 30 s)
- * @param dashboardPort       JobRunr dashboard port, or 0 for none
- * @param metricsPort         port of this node's Prometheus {@code /metrics}, or 0 for none
+ * @param slots               executions run at once ({@code --slots}, default {@value #DEFAULT_SLOTS})
+ * @param leaseTtl            how long a lease lives without renewal ({@code --lease-ttl-ms}, default
+ *                            {@value #DEFAULT_LEASE_TTL_MS} ms); renewed every ttl/3, so a dead node's work is free again within ttl
+ * @param outputFlush         how often new output is written for live readers (no option; default {@value #DEFAULT_OUTPUT_FLUSH_MS} ms)
+ * @param sweepInterval       how often this node tries the fleet's re-drive sweep ({@code --sweep-interval-ms}, default
+ *                            {@value #DEFAULT_SWEEP_INTERVAL_MS} ms; one node at a time sweeps)
+ * @param pollInterval        JobRunr's poll interval ({@code --poll-interval-s}, default {@value #DEFAULT_POLL_INTERVAL_S} s, its
+ *                            floor on SQL storage); new work does not wait for it (LISTEN/NOTIFY wakes the node)
+ * @param lostDispatchGrace   a queued row without a live JobRunr job for this long is dispatched again
+ *                            ({@code --lost-dispatch-grace-s}, default {@value RedriveSweep#DEFAULT_LOST_DISPATCH_GRACE_S} s)
+ * @param cleanupInterval     how often leftover containers are removed ({@code --cleanup-interval-s}, default
+ *                            {@value #DEFAULT_CLEANUP_INTERVAL_S} s)
+ * @param dashboardPort       JobRunr dashboard port, or 0 for none ({@code --dashboard-port})
+ * @param metricsPort         port of this node's Prometheus {@code /metrics}, or 0 for none ({@code --metrics-port})
  * @param leaseDir            where runs' lease files live (their kill switch); the Docker engine
- *                            must see the same path ({@code --lease-dir}, default {@code /tmp/outrun-leases})
+ *                            must see the same path ({@code --lease-dir}, default {@value #DEFAULT_LEASE_DIR_TEXT})
+ * @param limits              resources of each run ({@code --memory-mb}, {@code --cpus}, {@code --pids}, {@code --tmpfs-mb},
+ *                            {@code --network})
+ * @param dashboardAccess     who may open the dashboard; a dashboard port needs credentials or {@code --dashboard-no-auth}
  */
 public record WorkerConfig(
         String nodeId,
@@ -33,7 +43,18 @@ public record WorkerConfig(
         Duration cleanupInterval,
         int dashboardPort,
         int metricsPort,
-        Path leaseDir) {
+        Path leaseDir,
+        Limits limits,
+        DashboardAccess dashboardAccess) {
+
+    public static final int DEFAULT_SLOTS = 4;
+    public static final long DEFAULT_LEASE_TTL_MS = 8_000;
+    public static final long DEFAULT_OUTPUT_FLUSH_MS = 1_000;
+    public static final long DEFAULT_SWEEP_INTERVAL_MS = 2_000;
+    public static final int DEFAULT_POLL_INTERVAL_S = 5;
+    public static final int DEFAULT_CLEANUP_INTERVAL_S = 30;
+    public static final String DEFAULT_LEASE_DIR_TEXT = "/tmp/outrun-leases";
+    public static final Path DEFAULT_LEASE_DIR = Path.of(DEFAULT_LEASE_DIR_TEXT);
 
     public WorkerConfig {
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
@@ -42,18 +63,23 @@ public record WorkerConfig(
         if (slots < 1 || slots > 256) {
             throw new ConfigException("--slots must be between 1 and 256, got: " + slots);
         }
+        required(leaseTtl, "--lease-ttl-ms");
         if (leaseTtl.compareTo(Duration.ofSeconds(3)) < 0 || leaseTtl.compareTo(Duration.ofMinutes(10)) > 0) {
             throw new ConfigException("--lease-ttl-ms must be between 3 s and 10 min, got: " + leaseTtl);
         }
+        required(outputFlush, "the output flush interval");
         if (outputFlush.compareTo(Duration.ofMillis(100)) < 0 || outputFlush.compareTo(leaseTtl) > 0) {
             throw new ConfigException("the output flush interval must be between 100 ms and the lease ttl, got: " + outputFlush);
         }
+        required(sweepInterval, "--sweep-interval-ms");
         if (sweepInterval.compareTo(Duration.ofMillis(500)) < 0) {
             throw new ConfigException("--sweep-interval-ms must be at least 500 ms, got: " + sweepInterval);
         }
+        required(pollInterval, "--poll-interval-s");
         if (pollInterval.compareTo(Duration.ofSeconds(5)) < 0) {
             throw new ConfigException("--poll-interval-s must be at least 5 s (JobRunr's floor on SQL storage), got: " + pollInterval);
         }
+        required(lostDispatchGrace, "--lost-dispatch-grace-s");
         if (lostDispatchGrace.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new ConfigException("--lost-dispatch-grace-s must be at least 1 s, got: " + lostDispatchGrace);
         }
@@ -63,51 +89,74 @@ public record WorkerConfig(
         if (metricsPort < 0 || metricsPort > 65535) {
             throw new ConfigException("--metrics-port must be 0 (off) or a TCP port, got: " + metricsPort);
         }
+        required(cleanupInterval, "--cleanup-interval-s");
         if (cleanupInterval.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new ConfigException("--cleanup-interval-s must be at least 1 s, got: " + cleanupInterval);
         }
         if (leaseDir == null || !leaseDir.isAbsolute()) {
             throw new ConfigException("--lease-dir must be an absolute path, got: " + leaseDir);
         }
+        if (limits == null) {
+            limits = Limits.DEFAULTS;
+        }
+        if (dashboardAccess == null) {
+            dashboardAccess = DashboardAccess.NONE;
+        }
+        if (dashboardPort > 0 && !dashboardAccess.allowsServing()) {
+            throw new ConfigException("--dashboard-port " + dashboardPort + " needs --dashboard-user and --dashboard-password"
+                    + " (or OUTRUN_DASHBOARD_USER, OUTRUN_DASHBOARD_PASSWORD): the dashboard shows every command and can"
+                    + " delete jobs; add --dashboard-no-auth to serve it without a password on purpose");
+        }
     }
 
     /** The defaults, for a node named {@code nodeId}. */
     public static WorkerConfig defaults(String nodeId) {
-        return new WorkerConfig(nodeId, 4, Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofSeconds(2),
-                Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(30), 0, 0, DEFAULT_LEASE_DIR);
+        return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
+                Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
+                Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S), Duration.ofSeconds(RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S),
+                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE);
     }
-
-    public static final Path DEFAULT_LEASE_DIR = Path.of("/tmp/outrun-leases");
 
     public Duration heartbeat() {
         return leaseTtl.dividedBy(3);
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
-    public WorkerConfig withDashboardPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, value, metricsPort, leaseDir);
+    /** A dashboard on {@code port} (0: none), opened to {@code access}. */
+    public WorkerConfig withDashboard(int port, DashboardAccess access) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, port, metricsPort, leaseDir, limits, access);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value, leaseDir);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess);
     }
 
     public WorkerConfig withLostDispatchGrace(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+    }
+
+    public WorkerConfig withLimits(Limits value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess);
+    }
+
+    private static void required(Duration value, String option) {
+        if (value == null) {
+            throw new ConfigException(option + " is required");
+        }
     }
 }

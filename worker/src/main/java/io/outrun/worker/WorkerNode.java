@@ -1,32 +1,32 @@
 package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
+import io.outrun.config.ConfigException;
 import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.dispatch.LostAttemptPolicy;
+import io.outrun.dispatch.ServerWatch;
+import io.outrun.dispatch.StewardWake;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
 import io.outrun.files.FilesConfig;
 import io.outrun.workdir.WorkdirBridge;
 import io.outrun.job.JobOutcome;
-import io.outrun.job.LostAttemptPolicy;
 import io.outrun.lease.LeaseKeeper;
+import io.outrun.maintenance.Maintenance;
+import io.outrun.maintenance.Periodic;
 import io.outrun.metrics.NodeMetrics;
-import io.outrun.notify.Channels;
 import io.outrun.notify.Listener;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
-import io.outrun.store.ConfigException;
+import io.outrun.store.Channels;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.wake.StewardWake;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.jobrunr.dashboard.JobRunrDashboardWebServer;
 import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.server.JobActivator;
@@ -49,32 +49,48 @@ public final class WorkerNode implements AutoCloseable {
     private final Core core;
     private final boolean ownsCore;
     private final Sandbox sandbox;
-    private final LeaseKeeper keeper;
     private final NodeMetrics metrics;
-    private final BackgroundJobServer server;
-    private final StewardWake wake;
-    private final Listener listener;
-    private final ScheduledExecutorService timer;
-    private final JobRunrDashboardWebServer dashboard;
+    // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
+    private LeaseKeeper keeper;
+    private BackgroundJobServer server;
+    private StewardWake wake;
+    private ServerWatch serverWatch;
+    private Listener listener;
+    private Maintenance maintenance;
+    private JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
-    private int serverDownChecks;
 
-    private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox, Limits limits,
-                       String dashboardUser, String dashboardPassword) {
+    /**
+     * Starts the node's parts in order: metrics endpoint, lease keeper (and a first clean-up of
+     * leftovers), JobRunr's server with instant pickup, the node's connection (heartbeat, output
+     * flush, wake and cancel), the maintenance loops, the dashboard. If one fails, those already
+     * started are stopped, in reverse order, before the error is thrown.
+     */
+    private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox) {
         this.ownsCore = ownsCore;
         this.config = config;
         this.core = core;
         this.sandbox = sandbox;
+        this.metrics = new NodeMetrics(config.nodeId());
+        LOG.info("worker config: {}", config);
+        try {
+            start();
+        } catch (RuntimeException | Error e) {
+            stop();
+            throw e;
+        }
+    }
+
+    private void start() {
         sandbox.verify();
         String node = config.nodeId();
-        this.metrics = new NodeMetrics(node);
+        Limits limits = config.limits();
         if (config.metricsPort() > 0) {
             // First, while nothing else runs: a port in use stops the start with nothing to undo.
             try {
                 metrics.serve(config.metricsPort());
             } catch (UncheckedIOException e) {
-                metrics.close();
                 throw new ConfigException("--metrics-port " + config.metricsPort() + ": " + e.getCause().getMessage());
             }
         }
@@ -108,6 +124,7 @@ public final class WorkerNode implements AutoCloseable {
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         outcomes.attach(server.getJobSteward());
         this.wake = new StewardWake(server, config.slots());
+        this.serverWatch = new ServerWatch(server, node);
         // The node's one direct connection: its own wake channel (instant pickup wakes only the
         // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
@@ -126,28 +143,29 @@ public final class WorkerNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "outrun-maintenance");
-            t.setDaemon(true);
-            return t;
-        });
-        long sweepEvery = config.sweepInterval().toMillis();
-        timer.scheduleWithFixedDelay(this::sweepQuietly, sweepEvery, sweepEvery, TimeUnit.MILLISECONDS);
-        timer.scheduleWithFixedDelay(this::watchServer, 5, 5, TimeUnit.SECONDS);
-        long cleanEvery = config.cleanupInterval().toMillis();
-        timer.scheduleWithFixedDelay(cleaner::clean, cleanEvery, cleanEvery, TimeUnit.MILLISECONDS);
+        this.maintenance = new Maintenance("outrun-maintenance")
+                // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
+                .add(Periodic.of("re-drive sweep", config.sweepInterval(), () -> {
+                    if (keeper.isSweeper()) {
+                        core.sweep().sweep();
+                    }
+                }))
+                .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watchServer))
+                .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
+        maintenance.start();
         if (config.dashboardPort() > 0) {
             var dashboardConfig = usingStandardDashboardConfiguration()
                     .andPort(config.dashboardPort())
                     .andAllowAnonymousDataUsage(false);
-            if (dashboardUser != null && !dashboardUser.isBlank()) {
-                dashboardConfig.andBasicAuthentication(dashboardUser, dashboardPassword);
+            DashboardAccess access = config.dashboardAccess();
+            if (access.hasCredentials()) {
+                dashboardConfig.andBasicAuthentication(access.user(), access.password());
             }
             this.dashboard = new JobRunrDashboardWebServer(core.storage(), core.jsonMapper(), dashboardConfig);
             dashboard.start();
-        } else {
-            this.dashboard = null;
         }
+        LeaseKeeper keeper = this.keeper;
+        BackgroundJobServer server = this.server;
         metrics.gauge("outrun.node.slots", "Executions this node runs at once", config::slots);
         metrics.gauge("outrun.node.runs", "Runs on this node now", keeper::size);
         metrics.gauge("outrun.node.heartbeat.age.seconds", "Time since this node last renewed its leases (beats every ttl/3)",
@@ -158,43 +176,41 @@ public final class WorkerNode implements AutoCloseable {
                 sandbox::engineLosses);
         metrics.gauge("outrun.node.jobrunr.running", "1 while JobRunr's background job server of this node runs",
                 () -> server.isRunning() ? 1 : 0);
-        LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}", node,
-                incarnation, config.slots(), sandbox.name(), config.leaseTtl().toMillis(), config.leaseDir());
+        LOG.info("worker {} started as incarnation {}: {} slots, sandbox {}, lease ttl {} ms, lease files in {}; loops: {}",
+                node, incarnation, config.slots(), sandbox.name(), config.leaseTtl().toMillis(), config.leaseDir(),
+                maintenance.names());
     }
 
     /** Starts a node on an existing {@link Core} (shared with an API in {@code outrun dev}). */
-    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits) {
-        return new WorkerNode(core, false, config, sandbox, limits, null, null);
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox) {
+        return new WorkerNode(core, false, config, sandbox);
     }
 
-    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits,
-                                   String dashboardUser, String dashboardPassword) {
-        return new WorkerNode(core, false, config, sandbox, limits, dashboardUser, dashboardPassword);
+    /** As {@link #start(Core, WorkerConfig, Sandbox)}, with {@code limits} for its runs. */
+    public static WorkerNode start(Core core, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return start(core, config.withLimits(limits), sandbox);
     }
 
     /** Opens its own {@link Core} and starts; closing the node closes it. */
-    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
-        return open(db, config, sandbox, limits, null, null);
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox) {
+        return open(db, config, sandbox, OwnerLimits.DEFAULTS);
     }
 
-    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits)}, with basic auth on the dashboard. */
-    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
-                                  String dashboardUser, String dashboardPassword) {
-        return open(db, config, sandbox, limits, dashboardUser, dashboardPassword, OwnerLimits.DEFAULTS);
-    }
-
-    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox, Limits, String, String)}, sharing the fleet by {@code owners}. */
-    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits,
-                                  String dashboardUser, String dashboardPassword, OwnerLimits owners) {
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox)}, sharing the fleet between owners by {@code owners}. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, OwnerLimits owners) {
         Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace(), owners);
         try {
-            return new WorkerNode(core, true, config, sandbox, limits, dashboardUser, dashboardPassword);
+            return new WorkerNode(core, true, config, sandbox);
         } catch (RuntimeException e) {
             core.close();
             throw e;
         }
     }
 
+    /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox)}, with {@code limits} for its runs. */
+    public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, Limits limits) {
+        return open(db, config.withLimits(limits), sandbox);
+    }
 
     /**
      * JobRunr announces the server asynchronously; until it has, the node takes no work. Waiting
@@ -217,11 +233,7 @@ public final class WorkerNode implements AutoCloseable {
         }
     }
 
-    /**
-     * JobRunr OSS stops its server for good after six storage errors in a row (a database outage
-     * of about a minute does it), leaving a live process that never takes work again. Seen
-     * stopped twice in a row (not merely changing state), the server is started again.
-     */
+    /** Passes on a drain asked for by {@code outrun drain}, then checks JobRunr's server is still up. */
     private void watchServer() {
         if (keeper.drainRequested() && drainRequestHandler != null && !keeper.isDraining()) {
             LOG.warn("worker {} was asked to drain (outrun drain)", config.nodeId());
@@ -230,32 +242,8 @@ public final class WorkerNode implements AutoCloseable {
             t.setDaemon(true);
             t.start();
         }
-        if (closing || server.isRunning()) {
-            serverDownChecks = 0;
-            return;
-        }
-        if (++serverDownChecks < 2) {
-            return;
-        }
-        LOG.error("JobRunr's background job server of {} has stopped (it does after repeated database errors); restarting it",
-                config.nodeId());
-        try {
-            server.start();
-            serverDownChecks = 0;
-        } catch (RuntimeException e) {
-            LOG.warn("could not restart JobRunr's server; retrying in 5 s", e);
-        }
-    }
-
-    /** Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet. */
-    private void sweepQuietly() {
-        if (!keeper.isSweeper()) {
-            return;
-        }
-        try {
-            core.sweep().sweep();
-        } catch (RuntimeException e) {
-            LOG.warn("re-drive sweep failed; retrying at the next interval", e);
+        if (!closing) {
+            serverWatch.check();
         }
     }
 
@@ -343,20 +331,43 @@ public final class WorkerNode implements AutoCloseable {
         if (closing) {
             return;
         }
+        stop();
+        if (ownsCore) {
+            core.close();
+        }
+    }
+
+    /** Stops every part that started, whether the node is closing or its start failed half-way. */
+    private synchronized void stop() {
         closing = true;
-        wake.close();
-        timer.shutdownNow();
+        if (wake != null) {
+            wake.close();
+        }
+        if (maintenance != null) {
+            maintenance.close();
+        }
         if (dashboard != null) {
             dashboard.stop();
         }
-        try {
-            server.stop();
-        } catch (RuntimeException e) {
-            LOG.warn("JobRunr server did not stop cleanly", e);
+        if (server != null) {
+            try {
+                server.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("JobRunr server did not stop cleanly", e);
+            }
         }
         sandbox.close();
-        listener.close();
-        keeper.close();
+        if (listener != null) {
+            listener.close();
+        }
+        if (keeper != null) {
+            keeper.close();
+            releaseLeases();
+        }
+        metrics.close();
+    }
+
+    private void releaseLeases() {
         try {
             if (keeper.size() == 0) {
                 int released = core.store().expireLeases(keeper.incarnation());
@@ -372,10 +383,6 @@ public final class WorkerNode implements AutoCloseable {
             }
         } catch (RuntimeException | java.sql.SQLException e) {
             LOG.warn("could not release leases at shutdown; they expire on their own", e);
-        }
-        metrics.close();
-        if (ownsCore) {
-            core.close();
         }
     }
 }

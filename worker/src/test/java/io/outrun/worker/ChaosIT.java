@@ -22,6 +22,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.outrun.testing.LogLines.count;
+import static io.outrun.testing.Rows.single;
 
 /**
  * A fleet under fire: while executions keep arriving, a random worker JVM is SIGKILLed while it
@@ -59,6 +61,15 @@ class ChaosIT {
                 fleet.add(WorkerProcess.start(db, "chaos-r" + round, 4));
             }
 
+            // Every node that could end these is alive now: each must log its end exactly once.
+            java.util.Set<UUID> endedBySurvivors = new java.util.HashSet<>();
+            for (UUID id : ids.keySet()) {
+                if (!api.store().find(id).orElseThrow().status().isTerminal()) {
+                    endedBySurvivors.add(id);
+                }
+            }
+            assertThat(endedBySurvivors).as("executions still running after the last kill").isNotEmpty();
+
             Map<UUID, Execution> ended = new HashMap<>();
             Await.until("all " + ids.size() + " executions ended", Duration.ofSeconds(180), () -> {
                 ids.keySet().stream().filter(id -> !ended.containsKey(id))
@@ -76,10 +87,18 @@ class ChaosIT {
                     redriven++;
                 }
             }
-            String logs = logs(fleet) + logs(dead);
+            String survivors = logs(fleet);
+            String logs = survivors + logs(dead);
             for (UUID id : ids.keySet()) {
-                // A node logs an end after its fenced write committed (a killed node may not get to).
-                assertThat(count(logs, "execution " + id + " attempt \\d+ ended")).as("ends logged for " + id).isLessThanOrEqualTo(1);
+                // A node logs an end after its fenced write committed (a killed node may not get to),
+                // and only the last attempt can end.
+                String anyAttempt = "execution " + id + " attempt \\d+ ended";
+                String lastAttempt = "execution " + id + " attempt " + ended.get(id).attempt() + " ended";
+                assertThat(count(logs, anyAttempt)).as("ends logged for " + id).isLessThanOrEqualTo(1)
+                        .isEqualTo(count(logs, lastAttempt));
+                if (endedBySurvivors.contains(id)) {
+                    assertThat(count(survivors, lastAttempt)).as("end logged by a surviving node for " + id).isEqualTo(1);
+                }
             }
             try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password()); Statement st = c.createStatement()) {
                 assertThat(single(st, "SELECT count(*) FROM executions WHERE status IN ('queued', 'running')")).isZero();
@@ -130,16 +149,5 @@ class ChaosIT {
             b.append(w.log());
         }
         return b.toString();
-    }
-
-    private static int count(String text, String regex) {
-        return (int) java.util.regex.Pattern.compile(regex).matcher(text).results().count();
-    }
-
-    private static long single(Statement st, String sql) throws Exception {
-        try (ResultSet rs = st.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
     }
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.outrun.testing.Rows.single;
 
 /** Five nodes started at once on an empty database migrate it once, cleanly. */
 class ConcurrentStartIT {
@@ -45,7 +46,7 @@ class ConcurrentStartIT {
                 // without: a server JobRunr stopped at start is restarted by the node's watchdog).
                 try {
                     Await.until("5 servers announced", Duration.ofSeconds(60),
-                            () -> count(st, "SELECT count(*) FROM jobrunr_backgroundjobservers") == 5);
+                            () -> single(st, "SELECT count(*) FROM jobrunr_backgroundjobservers") == 5);
                 } catch (AssertionError timedOut) {
                     // Say why, not only that: the servers the database knows and each node's log.
                     throw new AssertionError(timedOut.getMessage() + "; servers: " + describe(st) + "\n" + logs(nodes), timedOut);
@@ -79,20 +80,5 @@ class ConcurrentStartIT {
             b.append("--- ").append(w.nodeId()).append('\n').append(w.log());
         }
         return b.toString();
-    }
-
-    private static long count(Statement st, String sql) {
-        try {
-            return single(st, sql);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static long single(Statement st, String sql) throws Exception {
-        try (ResultSet rs = st.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
     }
 }

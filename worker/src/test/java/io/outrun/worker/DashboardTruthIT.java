@@ -2,11 +2,11 @@ package io.outrun.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outrun.dispatch.JobIds;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.JobIds;
 import io.outrun.execution.Submission;
-import io.outrun.metrics.FleetMetrics;
+import io.outrun.http.FleetMetrics;
 import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;

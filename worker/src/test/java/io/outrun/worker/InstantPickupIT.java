@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Guards instant pickup (io.outrun.wake.StewardWake), which leans on JobRunr internals
+ * Guards instant pickup (io.outrun.dispatch.StewardWake), which leans on JobRunr internals
  * ({@code JobSteward.notifyThreadOccupied/notifyThreadIdle}). With JobRunr's poll at 30 s, work
  * must still start within a second or two of its submit: if a JobRunr upgrade breaks the
  * wake-up, executions wait for the poll and this test fails.

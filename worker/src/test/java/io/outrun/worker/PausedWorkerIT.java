@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.outrun.testing.LogLines.count;
 
 /**
  * A worker JVM paused (SIGSTOP, as a long GC or a frozen VM would) for 3× its lease ttl while it
@@ -157,15 +158,6 @@ class PausedWorkerIT {
             assertThat(count(allLogs, "execution " + id + " attempt \\d+ ended")).as("ends of " + id).isEqualTo(1);
             assertThat(count(pausedLog, "execution " + id + " attempt \\d+ ended")).as("ends written by the paused node").isZero();
         }
-    }
-
-    private static int count(String text, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(text);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
     }
 
     /** A container event as the engine recorded it. */

@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.outrun.testing.LogLines.count;
 
 /** Real worker JVMs, one SIGKILLed mid-run: every execution still ends once, with its own output. */
 class WorkerCrashIT {
@@ -136,15 +137,6 @@ class WorkerCrashIT {
             assertThat(failed.errorMessage()).contains("Attempt 2 of 2 was lost", "(doomed-2/", "no attempts remain");
             assertThat(failed.exitCode()).isNull();
         }
-    }
-
-    private static int count(String text, String regex) {
-        Matcher m = Pattern.compile(regex).matcher(text);
-        int n = 0;
-        while (m.find()) {
-            n++;
-        }
-        return n;
     }
 
     private static Instant dbNow(Core core) throws Exception {

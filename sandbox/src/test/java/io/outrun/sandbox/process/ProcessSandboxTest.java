@@ -67,18 +67,23 @@ class ProcessSandboxTest {
 
     /** Until {@code pid} is gone: killed, it never reaches its touch; a survivor fails here. */
     private static void awaitGone(long pid) throws InterruptedException {
+        // The probe must be able to say "alive": without /proc it would call everything gone.
+        assertThat(dead(ProcessHandle.current().pid())).as("this JVM is seen alive through /proc").isFalse();
         Await.until("process " + pid + " to be gone (a survivor would touch its marker at 2 s)", Duration.ofMillis(1500),
                 () -> dead(pid));
     }
 
     /** Gone, or a zombie: killed but not yet reaped by whoever adopted it, it runs nothing more. */
     private static boolean dead(long pid) {
+        assertThat(Path.of("/proc/self/stat")).as("these checks read /proc").isRegularFile();
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             char state = stat.charAt(stat.lastIndexOf(')') + 2);
             return state == 'Z' || state == 'X';
+        } catch (java.nio.file.NoSuchFileException e) {
+            return true; // /proc is there but this pid's entry is not: gone
         } catch (java.io.IOException e) {
-            return true; // no /proc entry: gone
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

@@ -1,4 +1,4 @@
-package io.outrun.wake;
+package io.outrun.dispatch;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;

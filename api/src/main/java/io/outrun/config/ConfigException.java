@@ -1,4 +1,4 @@
-package io.outrun.store;
+package io.outrun.config;
 
 /** A setting is missing or out of range; the message names the option and what it accepts. */
 public class ConfigException extends RuntimeException {

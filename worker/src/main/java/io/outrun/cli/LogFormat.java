@@ -1,4 +1,4 @@
-package io.outrun.logging;
+package io.outrun.cli;
 
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.util.ContextInitializer;

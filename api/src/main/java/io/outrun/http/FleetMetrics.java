@@ -1,4 +1,4 @@
-package io.outrun.metrics;
+package io.outrun.http;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

@@ -1,4 +1,4 @@
-package io.outrun.dispatch;
+package io.outrun.execution;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

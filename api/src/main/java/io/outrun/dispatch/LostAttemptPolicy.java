@@ -1,6 +1,5 @@
-package io.outrun.job;
+package io.outrun.dispatch;
 
-import io.outrun.dispatch.LostAttempt;
 import java.util.ArrayList;
 import java.util.List;
 import org.jobrunr.jobs.Job;
@@ -45,7 +44,7 @@ public final class LostAttemptPolicy implements ConcurrentJobModificationPolicy 
      * True when the stored job was failed by the sweep as a lost attempt while we still process it
      * (or have just dropped it unsaved, see {@link JobOutcome}, while JobRunr's steward was saving it).
      */
-    static boolean endedAsLost(Job local, Job stored) {
+    public static boolean endedAsLost(Job local, Job stored) {
         boolean ours = local.hasState(StateName.PROCESSING) || local.hasState(StateName.DELETED);
         if (stored == null || !ours || !stored.hasState(StateName.FAILED)) {
             return false;

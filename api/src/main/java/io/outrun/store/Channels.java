@@ -1,4 +1,4 @@
-package io.outrun.notify;
+package io.outrun.store;
 
 /** PostgreSQL NOTIFY channels that nodes LISTEN on. */
 public final class Channels {

@@ -1,12 +1,12 @@
-package io.outrun.logging;
+package io.outrun.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outrun.cli.Outrun;
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.SubmitRequest;
+import io.outrun.logging.ExecutionMdc;
 import io.outrun.testing.DevProcess;
 import java.io.PrintWriter;
 import java.io.StringWriter;
