@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param maxOutputBytes bytes kept per stream
  * @param maxAttempts    attempts before a lost execution is reaped to failed
  * @param idempotencyKey a repeat with the same key from the same owner returns the first one
+ * @param inputs         input files, artifacts to collect, workspace ({@link RunInputs#NONE}: none)
  */
 public record Submission(
         String owner,
@@ -27,9 +28,17 @@ public record Submission(
         long timeoutMs,
         int maxOutputBytes,
         int maxAttempts,
-        String idempotencyKey) {
+        String idempotencyKey,
+        RunInputs inputs) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, null);
+    }
 
     public Submission {
+        inputs = inputs == null ? RunInputs.NONE : inputs;
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(command, "command");
         env = env == null ? Map.of() : Map.copyOf(env);
@@ -42,18 +51,23 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs);
+    }
+
+    public Submission withInputs(RunInputs value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, value);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs);
     }
 }

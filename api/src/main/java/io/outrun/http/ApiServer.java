@@ -1,6 +1,9 @@
 package io.outrun.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import io.outrun.files.ArtifactStore;
+import io.outrun.files.FilesConfig;
+import io.outrun.files.WorkspaceStore;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -56,7 +59,12 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions/{id}/output"),
             new Route("POST", "/v1/executions/{id}/cancel"),
             new Route("GET", "/metrics"),
-            new Route("GET", "/v1/admin/nodes"));
+            new Route("GET", "/v1/admin/nodes"),
+            new Route("GET", "/v1/executions/{id}/artifacts"),
+            new Route("GET", "/v1/executions/{id}/artifacts/{name}"),
+            new Route("GET", "/v1/workspaces"),
+            new Route("GET", "/v1/workspaces/{name}"),
+            new Route("DELETE", "/v1/workspaces/{name}"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -65,10 +73,13 @@ public final class ApiServer implements AutoCloseable {
     private final McpHttpEndpoint mcp;
 
     private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
-                      ChangeSignal signal) {
+                      ChangeSignal signal, FilesConfig filesConfig) {
         this.config = config;
         this.waiter = new Waiter(signal, config.maxWaiters());
-        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter);
+        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
+                filesConfig);
+        FileRoutes files = new FileRoutes(new ArtifactStore(dataSource), new WorkspaceStore(dataSource));
+        int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
         byte[] openApi = openApi();
         FleetMetrics metrics = new FleetMetrics(dataSource);
         this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN);
@@ -76,7 +87,7 @@ public final class ApiServer implements AutoCloseable {
         this.mcp = new McpHttpEndpoint(auth, () -> URI.create("http://" + (config.host().equals("0.0.0.0")
                 ? "127.0.0.1" : config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + port()),
                 config.maxBodyBytes(), "0.1.0");
-        Map<Route, Handler> handlers = Map.of(
+        Map<Route, Handler> handlers = new java.util.HashMap<>(Map.of(
                 ROUTES.get(0), ctx -> health(ctx, healthCheck),
                 ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
                 ROUTES.get(2), executions::submit,
@@ -86,12 +97,17 @@ public final class ApiServer implements AutoCloseable {
                 ROUTES.get(6), executions::cancel,
                 ROUTES.get(7), ctx -> ctx.status(200).contentType("text/plain; version=0.0.4; charset=utf-8")
                         .result(metrics.scrape()),
-                ROUTES.get(8), ctx -> AdminRoutes.nodes(ctx, dataSource));
+                ROUTES.get(8), ctx -> AdminRoutes.nodes(ctx, dataSource)));
+        handlers.put(ROUTES.get(9), files::listArtifacts);
+        handlers.put(ROUTES.get(10), files::downloadArtifact);
+        handlers.put(ROUTES.get(11), files::listWorkspaces);
+        handlers.put(ROUTES.get(12), files::getWorkspace);
+        handlers.put(ROUTES.get(13), files::deleteWorkspace);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
             c.http.prefer405over404 = true;
-            c.http.maxRequestSize = config.maxBodyBytes();
+            c.http.maxRequestSize = submitBodyBytes;
             c.router.ignoreTrailingSlashes = true;
             c.jetty.addConnector((server, http) -> {
                 ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
@@ -112,9 +128,12 @@ public final class ApiServer implements AutoCloseable {
         // Jetty threads serve request after request: no tag may outlive its request.
         app.after(ctx -> ExecutionMdc.clear());
         for (Route route : ROUTES) {
+            // An artifact's name is its path in the workdir: slashes and all (Javalin's <name>).
+            String path = route.path().replace("/artifacts/{name}", "/artifacts/<name>");
             switch (route.method()) {
-                case "GET" -> app.get(route.path(), handlers.get(route));
-                case "POST" -> app.post(route.path(), handlers.get(route));
+                case "GET" -> app.get(path, handlers.get(route));
+                case "POST" -> app.post(path, handlers.get(route));
+                case "DELETE" -> app.delete(path, handlers.get(route));
                 default -> throw new IllegalStateException("no verb " + route.method());
             }
         }
@@ -142,7 +161,13 @@ public final class ApiServer implements AutoCloseable {
     /** Starts serving; {@link #port()} tells the port when {@code config.port()} was 0. */
     public static ApiServer start(ApiConfig config, ExecutionService service, DataSource dataSource,
                                   Authenticator auth, ChangeSignal signal) {
-        ApiServer server = new ApiServer(config, service, dataSource, auth, signal);
+        return start(config, service, dataSource, auth, signal, FilesConfig.active());
+    }
+
+    /** As {@link #start(ApiConfig, ExecutionService, DataSource, Authenticator, ChangeSignal)}, with the files limits. */
+    public static ApiServer start(ApiConfig config, ExecutionService service, DataSource dataSource,
+                                  Authenticator auth, ChangeSignal signal, FilesConfig files) {
+        ApiServer server = new ApiServer(config, service, dataSource, auth, signal, files);
         server.app.start();
         LOG.info("API listening on {}:{}", config.host(), server.port());
         return server;

@@ -51,7 +51,7 @@ final class BodyReader {
 
     private static ApiError tooLarge(int maxBytes) {
         return new ApiError(413, "request_too_large", "The request body is larger than this server's limit of "
-                + maxBytes + " bytes.", "Send a shorter command: put large inputs in a file the command downloads or"
-                + " generates, rather than in the request body.");
+                + maxBytes + " bytes.", "Send a shorter command: put large inputs in `files` (within the"
+                + " server's input limit) or a `workspace` a first run fills, rather than in the command.");
     }
 }

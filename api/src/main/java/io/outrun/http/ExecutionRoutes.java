@@ -31,11 +31,15 @@ final class ExecutionRoutes {
     private final Guidance guidance;
     private final Waiter waiter;
 
-    ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter) {
+    private final int submitBodyBytes;
+
+    ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
+                    io.outrun.files.FilesConfig files) {
         this.config = config;
         this.service = service;
         this.store = service.store();
-        this.parser = new SubmissionParser(config);
+        this.parser = new SubmissionParser(config, files);
+        this.submitBodyBytes = files.submitBodyBytes(config.maxBodyBytes());
         this.listing = listing;
         this.guidance = new Guidance(config);
         this.views = new Views(guidance);
@@ -46,7 +50,7 @@ final class ExecutionRoutes {
         String owner = ApiServer.owner(ctx);
         OutputMode mode = OutputMode.parse(ctx.queryParam("output"));
         requireJson(ctx.header("Content-Type"));
-        SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, config.maxBodyBytes()), owner,
+        SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
         Inserted inserted = service.submit(parsed.submission());
         Execution e = inserted.execution();
@@ -223,7 +227,7 @@ final class ExecutionRoutes {
     }
 
     /** Malformed ids answer like missing ones: nothing about ids leaks through the error. */
-    private static UUID id(Context ctx) {
+    static UUID id(Context ctx) {
         String raw = ctx.pathParam("id");
         try {
             if (raw.length() == 36) {

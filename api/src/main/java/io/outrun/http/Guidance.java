@@ -33,8 +33,10 @@ final class Guidance {
             case TIMED_OUT -> "Killed at its timeout of " + e.timeoutMs() + " ms." + (e.timeoutMs() < config.maxTimeoutMs()
                     ? " Resubmit with a larger timeoutMs (this server allows up to " + config.maxTimeoutMs() + " ms), or"
                     : " That is this server's maximum:") + " split the work into smaller executions that each finish in"
-                    + " time. Files written inside the sandbox are removed when it ends, so a re-run starts from"
-                    + " scratch: keep each step's results in its printed output.";
+                    + " time. Files written inside the sandbox are removed when it ends unless named in `artifacts`"
+                    + " (collected after a timeout too: GET /v1/executions/" + e.id() + "/artifacts); run it with a"
+                    + " `workspace` to keep its workdir for the next run, so a re-run resumes instead of starting from"
+                    + " scratch.";
             case CANCELLED -> "Cancelled by its owner. Submit it again if it is still needed.";
         };
         if (nothingKept(e.stdout()) && nothingKept(e.stderr()) && e.stdout().totalBytes() + e.stderr().totalBytes() > 0) {
@@ -45,8 +47,10 @@ final class Guidance {
                             ? " Resubmit with a larger maxOutputBytes (up to " + config.maxOutputBytes() + "), or print"
                             : " It already kept this server's maximum of " + config.maxOutputBytes() + " bytes per stream:"
                                     + " print")
-                    + " a summary instead of everything (filter with grep, tail or wc); files written in the sandbox"
-                    + " are removed when it ends.";
+                    + " a summary instead of everything (filter with grep, tail or wc). The whole stream is kept,"
+                    + " compressed, up to the operator's cap, as the artifact stdout or stderr: GET /v1/executions/"
+                    + e.id() + "/artifacts/stdout. Other files written in the sandbox are removed when it ends unless"
+                    + " named in `artifacts`.";
         }
         return text;
     }

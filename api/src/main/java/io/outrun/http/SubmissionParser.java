@@ -24,7 +24,7 @@ final class SubmissionParser {
 
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
-                    "labels");
+                    "labels", "files", "artifacts", "workspace");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -32,13 +32,19 @@ final class SubmissionParser {
     private static final int MAX_IDEMPOTENCY_KEY = 200;
 
     private final ApiConfig config;
+    private final RunInputsParser inputs;
     // Trailing garbage and repeated fields are errors, not silently ignored or overwritten.
     private final ObjectReader json = Json.mapper().reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     SubmissionParser(ApiConfig config) {
+        this(config, io.outrun.files.FilesConfig.DEFAULTS);
+    }
+
+    SubmissionParser(ApiConfig config, io.outrun.files.FilesConfig files) {
         this.config = config;
+        this.inputs = new RunInputsParser(files);
     }
 
     /** A checked submission, how long its caller wants to wait, and whether for any output or only the end. */
@@ -64,9 +70,10 @@ final class SubmissionParser {
             String name = names.next();
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
-                        + " waitMs, waitFor, maxAttempts, image, env, workdir, labels)");
+                        + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace)");
             }
         }
+        requireWithinBodyLimit(body.length, root);
         String command = string(root, "command", Integer.MAX_VALUE);
         if (command == null || command.isBlank()) {
             throw ApiError.invalid("command", "is required: a non-empty string of bash source");
@@ -100,7 +107,27 @@ final class SubmissionParser {
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey)), waitMs, waitForOutput);
+                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root)), waitMs, waitForOutput);
+    }
+
+    /**
+     * The body limit grows by the input files' room only: the rest of a submission (its command
+     * first) stays within --max-body-bytes, as without files.
+     */
+    private void requireWithinBodyLimit(int bodyBytes, JsonNode root) {
+        long files = 0;
+        JsonNode list = root.get("files");
+        if (list != null && list.isArray()) {
+            for (JsonNode f : list) {
+                JsonNode content = f.get("content");
+                files += content != null && content.isTextual() ? content.textValue().length() : 0;
+            }
+        }
+        if (bodyBytes - files > config.maxBodyBytes()) {
+            throw new ApiError(413, "request_too_large", "The request body is larger than this server's limit of "
+                    + config.maxBodyBytes() + " bytes (input files aside).", "Send a shorter command: put large inputs"
+                    + " in `files` or a `workspace`, or have the command fetch them.");
+        }
     }
 
     private static boolean waitForOutput(String waitFor) {

@@ -56,7 +56,9 @@ public final class OutrunTools {
             anything long (builds, test suites, data jobs, downloads); with background=true it answers at once. \
             Do not wait idle: continue other work and come back with read_output (only new output, from the \
             cursor you were given) or get_execution. cancel_execution stops a command; list_executions finds \
-            yours again.""";
+            yours again. Files written in the sandbox vanish with it: send inputs with files, keep results with \
+            artifacts (list_artifacts, read_artifact; a long output is kept whole there as stdout and stderr), \
+            and carry a workdir from run to run with workspace.""";
 
     private final Function<McpSyncServerExchange, OutrunClient> clients;
     private final McpJsonMapper mapper;
@@ -85,7 +87,11 @@ public final class OutrunTools {
         return List.of(
                 spec("run_command", """
                         Run a bash command durably in Outrun's sandbox (no network unless the operator allows it; \
-                        files written there are removed when it ends). Foreground (default): waits up to waitMs \
+                        files written there are removed when it ends unless named in artifacts or kept by a \
+                        workspace). files puts input files into the workdir first; artifacts names files to keep \
+                        after it ends (read them with list_artifacts and read_artifact, also after a failure or \
+                        timeout); workspace restores a named workdir and saves it back after the run, so the next \
+                        run with the same workspace starts where this one left off. Foreground (default): waits up to waitMs \
                         (default 10000, at most 30000) and answers with the output; if the command is still \
                         running then, the answer carries its executionId and the output so far, and it keeps \
                         running. background=true answers at once with the executionId: use it for long compute, \
@@ -106,7 +112,14 @@ public final class OutrunTools {
                           "image":{"type":"string","description":"container image, if the operator allows others than the default"},
                           "workdir":{"type":"string","description":"absolute working directory"},
                           "env":{"type":"object","additionalProperties":{"type":"string"},"description":"environment (names on the server's allowlist)"},
-                          "labels":{"type":"object","additionalProperties":{"type":"string"},"description":"labels to find it again with list_executions"}
+                          "labels":{"type":"object","additionalProperties":{"type":"string"},"description":"labels to find it again with list_executions"},
+                          "files":{"type":"array","description":"input files written into the workdir before the command starts","items":{"type":"object","properties":{
+                            "path":{"type":"string","description":"relative to the workdir"},
+                            "content":{"type":"string","description":"UTF-8 text, or base64 with encoding base64"},
+                            "encoding":{"type":"string","enum":["utf8","base64"]},
+                            "mode":{"type":"string","description":"permission bits such as 0755 (default 0644)"}},"required":["path","content"]}},
+                          "artifacts":{"type":"array","items":{"type":"string"},"description":"paths or globs relative to the workdir to keep after the command ends, e.g. dist/*.tar or report.xml"},
+                          "workspace":{"type":"string","description":"a name: restore that workspace into the workdir before the run and save it back after"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
@@ -146,7 +159,27 @@ public final class OutrunTools {
                           "limit":{"type":"integer","minimum":1,"maximum":100,"description":"default 20"},
                           "after":{"type":"string","description":"the next value of the previous page"}
                         }}""",
-                        new ToolAnnotations("List executions", true, false, true, false, null), this::list));
+                        new ToolAnnotations("List executions", true, false, true, false, null), this::list),
+                spec("list_artifacts", """
+                        The files an execution kept (named by artifacts when it was run) and, when its output \
+                        outgrew what the answers show, its whole stdout and stderr: name, status, size, sha256. \
+                        Empty until the command ended. What was not kept (over a limit, a link, missing) is \
+                        listed with why.""",
+                        """
+                        {"type":"object","properties":{"executionId":{"type":"string"}},"required":["executionId"]}""",
+                        new ToolAnnotations("List artifacts", true, false, true, false, null), this::listArtifacts),
+                spec("read_artifact", """
+                        Reads part of one artifact (by name from list_artifacts, e.g. stdout or dist/report.xml): \
+                        maxBytes bytes (default 65536, at most 1048576) from offset (default 0), as UTF-8 text, \
+                        or base64 when it is not text. Pass nextOffset back as offset to read on; done=true at the end.""",
+                        """
+                        {"type":"object","properties":{
+                          "executionId":{"type":"string"},
+                          "name":{"type":"string"},
+                          "offset":{"type":"integer","minimum":0},
+                          "maxBytes":{"type":"integer","minimum":1,"maximum":1048576}
+                        },"required":["executionId","name"]}""",
+                        new ToolAnnotations("Read an artifact", true, false, true, false, null), this::readArtifact));
     }
 
     private SyncToolSpecification spec(String name, String description, String schema, ToolAnnotations annotations,
@@ -197,7 +230,10 @@ public final class OutrunTools {
                 .withImage(args.string("image"))
                 .withWorkdir(args.string("workdir"))
                 .withEnv(args.stringMap("env"))
-                .withLabels(args.stringMap("labels"));
+                .withLabels(args.stringMap("labels"))
+                .withFiles(inputFiles(args.list("files")))
+                .withArtifacts(strings("artifacts", args.list("artifacts")))
+                .withWorkspace(args.string("workspace"));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
@@ -211,6 +247,85 @@ public final class OutrunTools {
             return answer;
         }
         return withOutput(client, submitted, client.output(submitted.executionId(), null, 0), TEXT_LIMIT);
+    }
+
+    private static List<io.outrun.http.wire.InputFileSpec> inputFiles(List<?> items) {
+        if (items == null) {
+            return null;
+        }
+        List<io.outrun.http.wire.InputFileSpec> files = new java.util.ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            if (!(items.get(i) instanceof Map<?, ?> m) || !(m.get("path") instanceof String path)
+                    || !(m.get("content") instanceof String content)) {
+                throw new ToolArgs.InvalidArgument("files[" + i + "]: must be {\"path\": string, \"content\": string}");
+            }
+            Object mode = m.get("mode");
+            files.add(new io.outrun.http.wire.InputFileSpec(path, content, (String) (m.get("encoding") instanceof String e ? e : null),
+                    mode == null ? null : String.valueOf(mode)));
+        }
+        return files;
+    }
+
+    private static List<String> strings(String name, List<?> items) {
+        if (items == null) {
+            return null;
+        }
+        List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < items.size(); i++) {
+            if (!(items.get(i) instanceof String s)) {
+                throw new ToolArgs.InvalidArgument(name + "[" + i + "]: must be a string");
+            }
+            out.add(s);
+        }
+        return out;
+    }
+
+    private ObjectNode listArtifacts(OutrunClient client, ToolArgs args) {
+        io.outrun.http.wire.ArtifactList list = client.artifacts(args.requiredString("executionId"));
+        ObjectNode answer = Json.mapper().createObjectNode();
+        answer.put("executionId", list.executionId());
+        ArrayNode rows = answer.putArray("artifacts");
+        for (io.outrun.http.wire.ArtifactList.Item a : list.artifacts()) {
+            ObjectNode row = rows.addObject();
+            row.put("name", a.name()).put("status", a.status()).put("size", a.size());
+            if (a.sha256() != null) {
+                row.put("sha256", a.sha256());
+            }
+            if (a.detail() != null) {
+                row.put("detail", a.detail());
+            }
+        }
+        answer.put("guidance", list.artifacts().isEmpty() ? "Nothing kept (yet): artifacts are collected when the"
+                + " command ends; name files with artifacts when you run it." : "read_artifact with a name reads one.");
+        return answer;
+    }
+
+    private ObjectNode readArtifact(OutrunClient client, ToolArgs args) {
+        String id = args.requiredString("executionId");
+        String name = args.requiredString("name");
+        Long offsetArg = args.integer("offset");
+        Long maxArg = args.integer("maxBytes");
+        long offset = offsetArg == null ? 0 : Math.max(0, offsetArg);
+        int max = (int) (maxArg == null ? 65536 : Math.max(1, Math.min(1 << 20, maxArg)));
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        client.download(id, name, bytes, offset, max);
+        byte[] read = bytes.toByteArray();
+        ObjectNode answer = Json.mapper().createObjectNode();
+        answer.put("executionId", id);
+        answer.put("name", name);
+        answer.put("offset", offset);
+        try {
+            answer.put("text", java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .decode(java.nio.ByteBuffer.wrap(read)).toString());
+        } catch (java.nio.charset.CharacterCodingException e) {
+            // Binary, or a read that cut a character: base64 keeps every byte.
+            answer.put("base64", java.util.Base64.getEncoder().encodeToString(read));
+        }
+        answer.put("nextOffset", offset + read.length);
+        answer.put("done", read.length < max);
+        answer.put("guidance", read.length < max ? "That is the end of it." : "More follows: call read_artifact again"
+                + " with offset " + (offset + read.length) + ".");
+        return answer;
     }
 
     private ObjectNode getExecution(OutrunClient client, ToolArgs args) {

@@ -63,6 +63,18 @@ final class ToolArgs {
         return b;
     }
 
+    /** A list argument's items as given (strings, objects as maps), or null when absent. */
+    java.util.List<?> list(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof java.util.List<?> l)) {
+            throw new InvalidArgument(name + ": must be a list");
+        }
+        return l;
+    }
+
     Map<String, String> stringMap(String name) {
         Object v = raw.get(name);
         if (v == null) {

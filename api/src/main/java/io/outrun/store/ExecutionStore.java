@@ -112,9 +112,29 @@ public final class ExecutionStore {
                 ps.setObject(13, defaultMaxRunning, java.sql.Types.INTEGER);
                 ps.setInt(14, window);
             }
+            // With inputs (files, artifacts, workspace) the row and its inputs commit together.
+            boolean withInputs = !s.inputs().isEmpty();
+            if (withInputs) {
+                c.setAutoCommit(false);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    return new Inserted(map(rs, null), true);
+                    Execution inserted = map(rs, null);
+                    if (withInputs) {
+                        insertInputs(c, inserted.id(), s.inputs());
+                        c.commit();
+                    }
+                    return new Inserted(inserted, true);
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (withInputs) {
+                    c.rollback();
+                }
+                throw e;
+            } finally {
+                if (withInputs && !c.getAutoCommit()) {
+                    c.rollback(); // nothing left to commit on the idempotent path; the pool wants autocommit back
+                    c.setAutoCommit(true);
                 }
             }
         } catch (SQLException e) {
@@ -122,6 +142,20 @@ public final class ExecutionStore {
         }
         return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
                 () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+    }
+
+    /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */
+    private static void insertInputs(Connection c, UUID id, io.outrun.execution.RunInputs inputs) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace) VALUES (?, ?, ?::jsonb, ?)")) {
+            ps.setObject(1, id);
+            ps.setBytes(2, inputs.filesTar());
+            ps.setString(3, JSON.writeValueAsString(inputs.artifacts()));
+            ps.setString(4, inputs.workspace());
+            ps.executeUpdate();
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The execution an owner submitted with this idempotency key, without its output. */
@@ -191,7 +225,9 @@ public final class ExecutionStore {
     public Claim claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
         String sql = "WITH target AS (SELECT id, owner FROM executions WHERE id = ? AND status = 'queued'"
                 + "   AND held_since IS NULL AND cancel_requested_at IS NULL AND attempt < max_attempts FOR UPDATE),"
-                + " gate AS (SELECT id, owner, outrun_owner_may_run(owner, ?::integer) AS ok FROM target),"
+                // V7: a run of a workspace another run has is held too, until that one saved it.
+                + " gate AS (SELECT id, owner, outrun_owner_may_run(owner, ?::integer) AND outrun_workspace_free(id) AS ok"
+                + "   FROM target),"
                 + " claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,"
                 + " lease_epoch = lease_epoch + 1, lease_owner = ?, prev_output_epoch = output_epoch,"
                 + " output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,"
@@ -545,6 +581,7 @@ public final class ExecutionStore {
         String sql = "WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:' || ?, 0)) AS locked),"
                 + " room AS (SELECT outrun_owner_room(?, ?::integer, ?) AS n FROM lock),"
                 + " pick AS (SELECT id FROM executions WHERE owner = ? AND status = 'queued' AND held_since IS NOT NULL"
+                + "   AND NOT outrun_workspace_busy(id)" // V7: it would only be held again
                 + "   ORDER BY created_at, id LIMIT (SELECT n FROM room) FOR UPDATE SKIP LOCKED)"
                 + " UPDATE executions SET held_since = NULL, dispatch_seq = dispatch_seq + 1, enqueued_at = now(),"
                 + " updated_at = now() WHERE id IN (SELECT id FROM pick) AND status = 'queued'" + RETURNING_ROW;

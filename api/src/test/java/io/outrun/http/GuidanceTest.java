@@ -53,14 +53,17 @@ class GuidanceTest {
     }
 
     @Test
-    void neverTellsToKeepResultsInFilesThatVanishWithTheSandbox() {
+    void pointsToArtifactsAndWorkspacesNotToFilesThatVanishWithTheSandbox() {
         String truncated = guidance.forExecution(execution(ExecutionStatus.SUCCEEDED, 1, 3, false, 1000, 0, null,
                 flood(1000), Captured.EMPTY));
         String timedOut = guidance.forExecution(execution(ExecutionStatus.TIMED_OUT, 1, 3, false, 1000, null, "timed_out",
                 text("begin\n"), Captured.EMPTY));
         for (String text : new String[] {truncated, timedOut}) {
-            assertThat(text).doesNotContain("to a file").doesNotContain("to files").contains("removed when it ends");
+            assertThat(text).doesNotContain("to a file").doesNotContain("to files").contains("removed when it ends")
+                    .contains("artifacts");
         }
+        assertThat(truncated).contains("/artifacts/stdout");
+        assertThat(timedOut).contains("workspace");
     }
 
     @Test

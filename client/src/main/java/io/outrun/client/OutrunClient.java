@@ -127,6 +127,58 @@ public final class OutrunClient {
         }
     }
 
+    /** What was collected after the command ended, and what was not (with why). */
+    public io.outrun.http.wire.ArtifactList artifacts(String executionId) {
+        return send(request("/v1/executions/" + encodePath(executionId) + "/artifacts", Duration.ZERO).GET().build(),
+                io.outrun.http.wire.ArtifactList.class);
+    }
+
+    /**
+     * Streams one artifact into {@code out} (never whole in memory); {@code name} is its path in
+     * the workdir, or {@code stdout} / {@code stderr}. Returns the bytes written.
+     */
+    public long download(String executionId, String name, java.io.OutputStream out) {
+        return download(executionId, name, out, 0, -1);
+    }
+
+    /** As {@link #download(String, String, java.io.OutputStream)}, only {@code length} bytes from {@code offset} ({@code -1}: to the end). */
+    public long download(String executionId, String name, java.io.OutputStream out, long offset, long length) {
+        StringJoiner path = new StringJoiner("/");
+        for (String part : name.split("/")) {
+            path.add(encodePath(part));
+        }
+        HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + encodePath(executionId)
+                        + "/artifacts/" + path))
+                .timeout(Duration.ofMinutes(30))
+                .header("Authorization", "Bearer " + (token == null ? "" : token.strip()))
+                .headers(offset > 0 || length >= 0 ? new String[] {"Range", "bytes=" + offset + "-"
+                        + (length >= 0 ? String.valueOf(offset + Math.max(0, length - 1)) : "")} : new String[] {"Accept", "*/*"})
+                .GET().build();
+        HttpResponse<java.io.InputStream> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw new UnreachableException("cannot reach the Outrun API at " + base + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnreachableException("interrupted while downloading from " + base, e);
+        }
+        try (java.io.InputStream in = response.body()) {
+            if (response.statusCode() == 416) {
+                return 0; // past the end: nothing more to read
+            }
+            if (response.statusCode() >= 400) {
+                JsonNode body = json.readTree(in.readNBytes(64 * 1024));
+                JsonNode error = body == null ? null : body.path("error");
+                throw ApiException.of(response.statusCode(), error == null ? "unknown" : error.path("code").asText("unknown"),
+                        error == null ? "" : error.path("message").asText(""), body == null ? null : body.path("guidance").asText(null));
+            }
+            return in.transferTo(out);
+        } catch (IOException e) {
+            throw new UnreachableException("the download of " + name + " from " + base + " broke: " + e, e);
+        }
+    }
+
     // --- plumbing -----------------------------------------------------------------------------
 
     private HttpRequest.Builder request(String path, Duration wait) {

@@ -39,6 +39,24 @@ public interface Run extends AutoCloseable {
      */
     boolean kill();
 
+    /**
+     * Reads {@code path} (relative to the workdir; "" for all of it) once the command ended, one
+     * entry at a time, links reported and never followed. Only for runs whose spec asked for it
+     * ({@link io.outrun.sandbox.files.RunFiles#keepWorkdir}); before {@link #close()}.
+     */
+    default void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws java.io.IOException {
+        throw new UnsupportedOperationException("this run's workdir cannot be read back");
+    }
+
+    /**
+     * The whole of a stream ({@code 1} stdout, {@code 2} stderr) once it outgrew its head+tail
+     * bound, gzipped in a temp file that {@link #close()} removes; empty when it never did or the
+     * spec does not keep it. Call once the run ended.
+     */
+    default Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+        return Optional.empty();
+    }
+
     /** Kills if still running and removes every trace (container, temp files). Idempotent. */
     @Override
     void close();

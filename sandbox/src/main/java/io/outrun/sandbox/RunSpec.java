@@ -25,6 +25,8 @@ import java.util.UUID;
  * @param leaseFile      the kill switch: a host file holding, as decimal epoch seconds, the moment
  *                       the run must die unless its worker confirms its lease again; the run
  *                       watches it itself and ends once that moment passes (null: no kill switch)
+ * @param files          files written into the workdir before the start, whether the workdir is
+ *                       read back after the end, and the full-output spool ({@link RunFiles#NONE}: none)
  */
 public record RunSpec(
         UUID executionId,
@@ -39,9 +41,18 @@ public record RunSpec(
         Duration timeout,
         int maxOutputBytes,
         Limits limits,
-        Path leaseFile) {
+        Path leaseFile,
+        io.outrun.sandbox.files.RunFiles files) {
+
+    public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
+                   String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
+                   Limits limits, Path leaseFile) {
+        this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
+                limits, leaseFile, null);
+    }
 
     public RunSpec {
+        files = files == null ? io.outrun.sandbox.files.RunFiles.NONE : files;
         Objects.requireNonNull(executionId, "executionId");
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(timeout, "timeout");
@@ -59,19 +70,24 @@ public record RunSpec(
     }
 
     public RunSpec withOutputCap(int bytes) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile, files);
     }
 
     public RunSpec withLimits(Limits newLimits) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile, files);
     }
 
     public RunSpec withLeaseFile(Path file) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, file);
+                maxOutputBytes, limits, file, files);
+    }
+
+    public RunSpec withFiles(io.outrun.sandbox.files.RunFiles newFiles) {
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
+                maxOutputBytes, limits, leaseFile, newFiles);
     }
 
     public RunSpec withEnv(Map<String, String> newEnv) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files);
     }
 }

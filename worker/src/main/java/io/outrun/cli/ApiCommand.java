@@ -20,6 +20,9 @@ final class ApiCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    FilesOptions files;
+
+    @Mixin
     ApiOptions apiOptions;
 
     @Mixin
@@ -35,6 +38,7 @@ final class ApiCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        files.activate();
         ApiConfig config = apiOptions.toConfig("0.0.0.0");
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);

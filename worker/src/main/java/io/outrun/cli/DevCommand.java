@@ -65,6 +65,9 @@ final class DevCommand implements Callable<Integer> {
     OwnerOptions owners;
 
     @Mixin
+    FilesOptions files;
+
+    @Mixin
     ApiOptions apiOptions;
 
     @Mixin
@@ -75,6 +78,7 @@ final class DevCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        files.activate();
         Stack stack = start(spec.commandLine().getOut(), spec.commandLine().getErr());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
         description = "Durable executor of long commands for agents and services.",
         subcommands = {MigrateCommand.class, WorkerCommand.class, PruneCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
                 RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class, McpCommand.class,
-                NodesCommand.class, DrainCommand.class, OwnerCommand.class,
+                NodesCommand.class, DrainCommand.class, OwnerCommand.class, GetCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
 

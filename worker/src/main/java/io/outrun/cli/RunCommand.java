@@ -66,11 +66,23 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--idempotency-key", description = "A retry with the same key returns the same execution")
     String idempotencyKey;
 
-    @Option(names = "--file", paramLabel = "PATH", description = "Read the command (a bash script, any size) from"
+    @Option(names = "--script", paramLabel = "PATH", description = "Read the command (a bash script, any size) from"
             + " PATH instead of the arguments; - reads it from stdin")
     String file;
 
-    @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --file)")
+    @Option(names = "--file", paramLabel = "LOCAL[:PATH]", description = "Send the local file LOCAL into the workdir"
+            + " as PATH (default: its name), byte for byte with its permissions; repeatable")
+    List<String> inputFiles;
+
+    @Option(names = "--artifact", paramLabel = "GLOB", description = "Collect PATH or GLOB (relative to the workdir)"
+            + " after the command ends; download with outrun get ID NAME; repeatable")
+    List<String> artifacts;
+
+    @Option(names = "--workspace", paramLabel = "NAME", description = "Restore your workspace NAME into the workdir"
+            + " before the run and save it back after")
+    String workspace;
+
+    @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
     @Override
@@ -83,7 +95,7 @@ final class RunCommand extends ClientCommand {
         }
         SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
-                waitForOutput ? "output" : null);
+                waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace);
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
         if (waitForOutput && !v.finished()) {
             if (json) {
@@ -123,16 +135,16 @@ final class RunCommand extends ClientCommand {
         return 0;
     }
 
-    /** The arguments joined, or the script from --file: a script over ~128 KB cannot pass through an argv. */
+    /** The arguments joined, or the script from --script: a script over ~128 KB cannot pass through an argv. */
     private String commandText() {
         boolean args = command != null && !command.isEmpty();
         if (file != null && args) {
-            throw new ConfigException("give the command either after -- or with --file, not both");
+            throw new ConfigException("give the command either after -- or with --script, not both");
         }
         if (file == null) {
             if (!args) {
-                throw new ConfigException("no command: give it after -- (outrun run -- 'make test'), or with --file PATH"
-                        + " (--file - reads it from stdin)");
+                throw new ConfigException("no command: give it after -- (outrun run -- 'make test'), or with --script PATH"
+                        + " (--script - reads it from stdin; --file sends input files)");
             }
             return String.join(" ", command);
         }
@@ -140,11 +152,11 @@ final class RunCommand extends ClientCommand {
             byte[] bytes = file.equals("-") ? System.in.readAllBytes() : Files.readAllBytes(Path.of(file));
             String text = new String(bytes, StandardCharsets.UTF_8);
             if (text.isBlank()) {
-                throw new ConfigException("--file " + file + " holds no command");
+                throw new ConfigException("--script " + file + " holds no command");
             }
             return text;
         } catch (IOException e) {
-            throw new ConfigException("--file " + file + " cannot be read: " + e.getMessage());
+            throw new ConfigException("--script " + file + " cannot be read: " + e.getMessage());
         }
     }
 }

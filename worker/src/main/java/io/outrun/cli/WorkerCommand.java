@@ -24,6 +24,9 @@ final class WorkerCommand implements Callable<Integer> {
     DbOptions db;
 
     @Mixin
+    FilesOptions files;
+
+    @Mixin
     OwnerOptions owners;
 
     @Mixin
@@ -81,6 +84,7 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        files.activate();
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs),
                 Duration.ofMillis(WorkerConfig.DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(sweepMs),

@@ -2,6 +2,7 @@ package io.outrun.job;
 
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.owner.HeldWork;
+import io.outrun.workdir.WorkdirBridge;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
@@ -49,6 +50,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private final Function<Execution, RunSpec> specs;
     private final Dispatcher dispatcher;
     private final HeldWork held;
+    private final WorkdirBridge workdirs;
     private final NodeMetrics metrics;
     private final JobOutcome outcomes;
 
@@ -62,7 +64,8 @@ public final class ExecutionJob implements ExecutionRunner {
      */
     public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
                         Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes,
-                        HeldWork held) {
+                        HeldWork held, WorkdirBridge workdirs) {
+        this.workdirs = workdirs;
         this.held = held;
         this.metrics = metrics;
         this.outcomes = outcomes;
@@ -96,8 +99,10 @@ public final class ExecutionJob implements ExecutionRunner {
         ExecutionStore.Claim claim = store.claim(executionId, keeper.incarnation(), ttl, held.limits().maxRunning());
         if (claim.execution().isEmpty()) {
             if (claim.held()) {
-                // Its owner runs as many as its cap allows: it waits held, released as one of them ends.
-                LOG.info("execution {}: its owner is at its running cap; held until one of its runs ends", executionId);
+                // Its owner runs as many as its cap allows, or another run has its workspace: it waits
+                // held, released as one of them ends.
+                LOG.info("execution {}: its owner is at its running cap or its workspace is in use; held until a run"
+                        + " ends", executionId);
                 job.held();
             } else {
                 // Someone else has it, it was cancelled, or it ended: nothing to do.
@@ -129,8 +134,10 @@ public final class ExecutionJob implements ExecutionRunner {
                 execution.maxAttempts(), lease.epoch(), node);
         Run run;
         long memoryBytes = 0;
+        WorkdirBridge.Prepared files;
         try {
-            RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(lease));
+            files = workdirs.prepare(execution);
+            RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(lease)).withFiles(files.files());
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);
         } catch (ImageNotFoundException e) {
@@ -207,6 +214,11 @@ public final class ExecutionJob implements ExecutionRunner {
                 LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, "lease lost");
                 return;
             }
+            if (!exit.lost()) {
+                // Still under the lease (renewed while RUNNING): artifacts, full output and the
+                // workspace are kept before the end is written, so whoever sees the end sees them.
+                workdirs.collect(lease, execution, files.inputs(), run);
+            }
             attempt.ending();
             if (exit.lost()) {
                 // The engine or an operator ended the container, not the command: exit code
@@ -239,6 +251,10 @@ public final class ExecutionJob implements ExecutionRunner {
         } finally {
             run.close();
             keeper.end(attempt);
+            if (files.inputs().workspace() != null) {
+                // Its workspace is free again: a run of it held meanwhile may start now.
+                held.release(execution.owner());
+            }
         }
     }
 

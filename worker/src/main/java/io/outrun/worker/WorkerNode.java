@@ -8,6 +8,8 @@ import io.outrun.dispatch.ServerWatch;
 import io.outrun.dispatch.StewardWake;
 import io.outrun.execution.Execution;
 import io.outrun.job.ExecutionJob;
+import io.outrun.files.FilesConfig;
+import io.outrun.workdir.WorkdirBridge;
 import io.outrun.job.JobOutcome;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.maintenance.Maintenance;
@@ -22,6 +24,7 @@ import io.outrun.service.Core;
 import io.outrun.store.Channels;
 import io.outrun.store.DatabaseConfig;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import org.jobrunr.dashboard.JobRunrDashboardWebServer;
@@ -97,7 +100,9 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseDir(), metrics);
         JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
         ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics, outcomes, core.held());
+                e -> spec(e, node, limits), metrics, outcomes, core.held(),
+                new WorkdirBridge(core.pool(), FilesConfig.active(),
+                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
         // Pooled containers of a node process that stopped beating for 3 lease ttls are gone with it.
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), core.pool(),
                 config.leaseTtl().multipliedBy(3));

@@ -112,7 +112,7 @@ class CliIT {
         Path script = dir.resolve("big.sh");
         // 200 KB: more than one argv string may hold (128 KiB), so `run -- "$(cat big.sh)"` cannot send it.
         Files.writeString(script, "# " + "x".repeat(200_000) + "\necho from-file; sleep 2; echo later; sleep 60\n");
-        Result run = client("run", "--max-attempts", "1", "--file", script.toString());
+        Result run = client("run", "--max-attempts", "1", "--script", script.toString());
         assertThat(run.code()).as(run.err()).isZero();
         String id = run.out().strip();
         WorkerApiWait.until(api.alice(), id, v -> v.stdout().totalBytes() > 0);

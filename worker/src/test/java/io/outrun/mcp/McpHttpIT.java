@@ -81,6 +81,7 @@ class McpHttpIT {
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
+                scenario.filesInAndArtifactsOut();
 
                 // Owner scoping: bob's session cannot see alice's execution.
                 String id = scenario.call("run_command", Map.of("command", "true", "background", true)).text("executionId");

@@ -61,7 +61,7 @@ final class McpScenario {
     void listsTheTools() {
         List<String> names = client.listTools().tools().stream().map(Tool::name).toList();
         assertThat(names).containsExactlyInAnyOrder("run_command", "get_execution", "read_output", "cancel_execution",
-                "list_executions");
+                "list_executions", "list_artifacts", "read_artifact");
         Tool run = client.listTools().tools().stream().filter(t -> t.name().equals("run_command")).findFirst().orElseThrow();
         assertThat(run.description()).contains("background=true").contains("maxAttempts=1");
     }
@@ -95,6 +95,25 @@ final class McpScenario {
         Answer listed = call("list_executions", Map.of("labels", Map.of("suite", "mcp-it")));
         assertThat(listed.json().path("executions")).hasSize(1);
         assertThat(listed.json().path("executions").get(0).path("executionId").asText()).isEqualTo(id);
+    }
+
+    /** Input files in, a collected file and the whole of a long output read back with the artifact tools. */
+    void filesInAndArtifactsOut() {
+        Answer run = call("run_command", Map.of("command", "set -e; mkdir -p out; cat in/a.txt > out/r.txt; echo more >> out/r.txt;"
+                        + " seq 1 300000",
+                "files", java.util.List.of(Map.of("path", "in/a.txt", "content", "given\n")),
+                "artifacts", java.util.List.of("out/*.txt"), "maxOutputBytes", 1000, "waitMs", 30_000));
+        assertThat(run.error()).as(run.json().toString()).isFalse();
+        String id = run.text("executionId");
+        assertThat(call("get_execution", Map.of("executionId", id, "waitMs", 30_000)).text("status")).isEqualTo("succeeded");
+        Answer list = call("list_artifacts", Map.of("executionId", id));
+        assertThat(list.json().path("artifacts").findValuesAsText("name")).containsExactly("out/r.txt", "stdout");
+        Answer read = call("read_artifact", Map.of("executionId", id, "name", "out/r.txt"));
+        assertThat(read.text("text")).isEqualTo("given\nmore\n");
+        assertThat(read.json().path("done").asBoolean()).isTrue();
+        Answer part = call("read_artifact", Map.of("executionId", id, "name", "stdout", "offset", 6, "maxBytes", 8));
+        assertThat(part.text("text")).isEqualTo("4\n5\n6\n7\n");
+        assertThat(part.json().path("nextOffset").asLong()).isEqualTo(14);
     }
 
     void foregroundRunAnswersInOneCall() {

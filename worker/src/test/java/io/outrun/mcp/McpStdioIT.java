@@ -34,6 +34,7 @@ class McpStdioIT {
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
+                scenario.filesInAndArtifactsOut();
                 scenario.waitForOutputThenCursorThenCancel();
                 scenario.badIdAnswersWithItsErrorCode();
                 scenario.maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(worker);

@@ -18,6 +18,9 @@ import java.util.Map;
  *                       (default and maximum: the server's, 3 unless configured)
  * @param waitFor        what {@code waitMs} waits for: {@code end} (default) or {@code output}, which
  *                       answers as soon as the command printed anything (or ended)
+ * @param files          input files written into the workdir before the command starts
+ * @param artifacts      paths or globs relative to the workdir collected after the command ends
+ * @param workspace      the owner's workspace restored before the run and saved after it
  */
 public record SubmitRequest(
         String command,
@@ -29,46 +32,71 @@ public record SubmitRequest(
         String workdir,
         Map<String, String> labels,
         Integer maxAttempts,
-        String waitFor) {
+        String waitFor,
+        java.util.List<InputFileSpec> files,
+        java.util.List<String> artifacts,
+        String workspace) {
+
+    public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
+                         Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
+                         String waitFor) {
+        this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, null, null,
+                null);
+    }
 
     public static SubmitRequest of(String command) {
         return new SubmitRequest(command, null, null, null, null, null, null, null, null, null);
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace);
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace);
+    }
+
+    public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, value, artifacts, workspace);
+    }
+
+    public SubmitRequest withArtifacts(java.util.List<String> value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, value, workspace);
+    }
+
+    public SubmitRequest withWorkspace(String value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, value);
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace);
     }
 }

@@ -28,9 +28,21 @@ public final class BoundedCapture {
     private int ringLength;
     private long total;
     private int gaps;
+    /** Where the whole stream goes once it outgrows the budget (null: it is not kept). */
+    private final FullOutput full;
+    private boolean spilling;
 
     /** @param maxBytes bytes kept in all, head plus tail; at least 2 */
     public BoundedCapture(int maxBytes) {
+        this(maxBytes, null);
+    }
+
+    /**
+     * @param full where the whole stream is kept once it outgrows {@code maxBytes} (null: it is
+     *             not): started at the first byte that would be dropped, with every byte so far
+     */
+    public BoundedCapture(int maxBytes, FullOutput full) {
+        this.full = full;
         if (maxBytes < 2) {
             throw new IllegalArgumentException("maxBytes must be at least 2: " + maxBytes);
         }
@@ -39,6 +51,18 @@ public final class BoundedCapture {
     }
 
     public synchronized void append(byte[] bytes, int offset, int length) {
+        if (full != null) {
+            if (!spilling && total + length > (long) headCap + ringCap) {
+                // Nothing was dropped yet: head and ring still hold the whole stream so far.
+                spilling = true;
+                full.write(head, 0, headLength);
+                byte[] tail = ringBytes();
+                full.write(tail, 0, tail.length);
+            }
+            if (spilling) {
+                full.write(bytes, offset, length);
+            }
+        }
         total += length;
         int toHead = Math.min(length, headCap - headLength);
         if (headLength + toHead > head.length) {
@@ -86,6 +110,18 @@ public final class BoundedCapture {
     public synchronized void noteGap(String marker) {
         gaps++;
         append(marker.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** The whole stream as kept once it outgrew the budget; empty when it never did or is not kept. */
+    public synchronized java.util.Optional<FullOutput.Spooled> finishFull() {
+        return full == null || !spilling ? java.util.Optional.empty() : full.finish();
+    }
+
+    /** Removes the spooled copy of the whole stream, if any. */
+    public synchronized void discardFull() {
+        if (full != null) {
+            full.close();
+        }
     }
 
     /** How many gaps were noted ({@link #noteGap}). */

@@ -81,7 +81,9 @@ public record Captured(byte[] head, byte[] tail, long totalBytes) {
     }
 
     public static String marker(long droppedBytes) {
-        return "\n[... outrun: " + droppedBytes + " bytes of output dropped here ...]\n";
+        // Where the whole stream is: the API lists it among the artifacts once the command ended.
+        return "\n[... outrun: " + droppedBytes + " bytes of output dropped here; the whole stream is kept as the"
+                + " artifact stdout or stderr once the command ends ...]\n";
     }
 
     private static String decode(byte[] bytes, int from, int to) {

@@ -63,6 +63,8 @@ final class DockerRun implements Run {
     private volatile boolean killAsked;
     private volatile boolean oomKilled;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The workdir volume when the run carries files in or out (removed after the container), else null. */
+    private volatile WorkdirVolume workdir;
 
     DockerRun(DockerClients clients, EngineWatch watch, DockerSandboxConfig config, String containerId,
               OutputCallback output, Duration timeout, long lossesAtStart, Consumer<DockerRun> onClose) {
@@ -80,6 +82,23 @@ final class DockerRun implements Run {
 
     String containerId() {
         return containerId;
+    }
+
+    void keepWorkdir(WorkdirVolume volume) {
+        this.workdir = volume;
+    }
+
+    @Override
+    public void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws java.io.IOException {
+        if (workdir == null) {
+            throw new UnsupportedOperationException("the spec did not ask to keep the workdir of container " + containerId);
+        }
+        workdir.read(path, visitor);
+    }
+
+    @Override
+    public Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+        return (stream == 1 ? output.stdout : output.stderr).finishFull();
     }
 
     private ExitCallback watchExit() {
@@ -326,6 +345,11 @@ final class DockerRun implements Run {
             }
         } finally {
             watch.untrack(containerId);
+            if (workdir != null) {
+                workdir.close();
+            }
+            output.stdout.discardFull();
+            output.stderr.discardFull();
             onClose.accept(this);
         }
     }

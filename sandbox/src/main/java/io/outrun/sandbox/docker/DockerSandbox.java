@@ -151,7 +151,9 @@ public final class DockerSandbox implements Sandbox {
                     + String.join(", ", config.allowedImages())) + ")");
         }
         WarmPool p = pool;
-        if (p != null && p.fits(spec, image)) {
+        // A run with files in or out needs its workdir volume from before the start: never pooled.
+        boolean needsWorkdir = spec.files().touchesWorkdir();
+        if (p != null && !needsWorkdir && p.fits(spec, image)) {
             Optional<WarmPool.Warm> warm = p.take(spec, image);
             if (warm.isPresent()) {
                 Optional<Run> run = startPooled(spec, warm.get(), p);
@@ -160,7 +162,16 @@ public final class DockerSandbox implements Sandbox {
                 }
             }
         }
-        String containerId = create(spec, image);
+        WorkdirVolume workdir = needsWorkdir ? openWorkdir(spec, image) : null;
+        String containerId;
+        try {
+            containerId = create(spec, image, workdir);
+        } catch (RuntimeException e) {
+            if (workdir != null) {
+                workdir.close();
+            }
+            throw e;
+        }
         OutputCallback output = null;
         watch.track(containerId);
         try {
@@ -175,7 +186,7 @@ public final class DockerSandbox implements Sandbox {
                     .withStdErr(true)
                     .withFollowStream(true)
                     .withLogs(false)
-                    .exec(new OutputCallback(spec.maxOutputBytes()));
+                    .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
             // Attach before start, or the first output would be lost (there is no log to replay).
             long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
             if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
@@ -185,16 +196,19 @@ public final class DockerSandbox implements Sandbox {
             clients.control.startContainerCmd(containerId).exec();
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     open::remove);
+            run.keepWorkdir(workdir);
             open.add(run);
             return run;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             watch.untrack(containerId);
             discard(containerId, output);
+            closeQuietly(workdir);
             throw new SandboxException("interrupted while starting container " + containerId, e);
         } catch (RuntimeException e) {
             watch.untrack(containerId);
             discard(containerId, output);
+            closeQuietly(workdir);
             if (e instanceof SandboxException) {
                 throw e;
             }
@@ -226,7 +240,7 @@ public final class DockerSandbox implements Sandbox {
                     .withStdErr(true)
                     .withFollowStream(true)
                     .withLogs(false)
-                    .exec(new OutputCallback(spec.maxOutputBytes()));
+                    .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
             long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
             if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
                 throw new SandboxException("attaching to pooled container " + containerId + " failed or took over "
@@ -260,10 +274,36 @@ public final class DockerSandbox implements Sandbox {
         }
     }
 
-    private String create(RunSpec spec, String image) {
+    private static void closeQuietly(WorkdirVolume workdir) {
+        if (workdir != null) {
+            workdir.close();
+        }
+    }
+
+    /** The workdir volume of a run that carries files in or out, with its inputs already written. */
+    private WorkdirVolume openWorkdir(RunSpec spec, String image) {
+        try {
+            return WorkdirVolume.open(clients, spec, image, config.nodeId());
+        } catch (NotFoundException e) {
+            throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
+        } catch (BadRequestException e) {
+            throw new RunRefusedException("the Docker engine refused the run's workdir volume: " + e.getMessage(), e);
+        } catch (SandboxException | RunRefusedException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new SandboxException("cannot prepare the workdir of execution " + spec.executionId() + " on "
+                    + config.dockerHost() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private String create(RunSpec spec, String image, WorkdirVolume workdir) {
         List<String> imageVolumes = volumesOf(image);
         try {
-            return ContainerRecipe.create(clients.control, spec, image, config.nodeId(), imageVolumes).exec().getId();
+            var create = ContainerRecipe.create(clients.control, spec, image, config.nodeId(), imageVolumes);
+            if (workdir != null) {
+                workdir.mountInto(create);
+            }
+            return create.exec().getId();
         } catch (NotFoundException e) {
             throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
         } catch (BadRequestException e) {
@@ -332,8 +372,37 @@ public final class DockerSandbox implements Sandbox {
                 removed++;
             }
         }
+        removeLeftoverVolumes(filter, stillCurrent);
         return removed;
     }
+
+    /** Workdir volumes of runs no longer live (their containers are gone by now, or the removal waits for the next round). */
+    private void removeLeftoverVolumes(Map<String, String> filter, LeftoverPolicy stillCurrent) {
+        try {
+            var answer = clients.control.listVolumesCmd()
+                    .withFilter("label", filter.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList())
+                    .exec();
+            if (answer.getVolumes() == null) {
+                return;
+            }
+            for (var volume : answer.getVolumes()) {
+                Map<String, String> labels = volume.getLabels() == null ? Map.of() : volume.getLabels();
+                boolean current;
+                try {
+                    current = stillCurrent.isCurrent(UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION)),
+                            Long.parseLong(labels.get(ContainerRecipe.LABEL_EPOCH)));
+                } catch (RuntimeException e) {
+                    current = false;
+                }
+                if (!current) {
+                    WorkdirVolume.removeVolume(clients, volume.getName());
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("listing leftover workdir volumes failed ({})", e.getMessage());
+        }
+    }
+
 
     /**
      * A pooled container (started ahead of need, so without an execution's labels) stays while

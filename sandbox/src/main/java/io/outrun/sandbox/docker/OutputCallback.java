@@ -23,6 +23,17 @@ final class OutputCallback extends StreamCallback<Frame> {
         this(new BoundedCapture(maxBytesPerStream), new BoundedCapture(maxBytesPerStream));
     }
 
+    /** Captures that also keep the whole stream (gzipped, spooled) once it outgrows its bound, if the files ask. */
+    OutputCallback(int maxBytesPerStream, io.outrun.sandbox.files.RunFiles files, java.util.UUID executionId) {
+        this(capture(maxBytesPerStream, files, executionId + "-stdout-"),
+                capture(maxBytesPerStream, files, executionId + "-stderr-"));
+    }
+
+    private static BoundedCapture capture(int maxBytes, io.outrun.sandbox.files.RunFiles files, String prefix) {
+        return new BoundedCapture(maxBytes, files.fullOutputCap() <= 0 ? null
+                : new io.outrun.sandbox.capture.FullOutput(files.spoolDir(), prefix, files.fullOutputCap()));
+    }
+
     /** Goes on filling the captures of an earlier attach (re-attached after the engine came back). */
     OutputCallback(BoundedCapture stdout, BoundedCapture stderr) {
         super("output");

@@ -29,16 +29,57 @@ final class ProcessRun implements Run {
     /** Set before the signal: the run may die before the call returns. */
     private volatile boolean killAsked;
 
-    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper) {
+    /** Where the command runs (null: the worker's own directory) and the directory this run made for it (null: none). */
+    private final Path workdir;
+    private final Path ownWorkdir;
+
+    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper, Path workdir, Path ownWorkdir) {
+        this.workdir = workdir;
+        this.ownWorkdir = ownWorkdir;
         this.process = process;
         this.reaper = reaper;
         this.script = script;
         this.pidFile = pidFile;
-        this.stdout = new BoundedCapture(spec.maxOutputBytes());
-        this.stderr = new BoundedCapture(spec.maxOutputBytes());
+        this.stdout = capture(spec, "-stdout-");
+        this.stderr = capture(spec, "-stderr-");
         this.deadlineNanos = System.nanoTime() + spec.timeout().toNanos();
         this.stdoutPump = pump(process.getInputStream(), stdout, spec, "stdout");
         this.stderrPump = pump(process.getErrorStream(), stderr, spec, "stderr");
+    }
+
+    private static BoundedCapture capture(RunSpec spec, String stream) {
+        return new BoundedCapture(spec.maxOutputBytes(), spec.files().fullOutputCap() <= 0 ? null
+                : new io.outrun.sandbox.capture.FullOutput(spec.files().spoolDir(), spec.executionId() + stream,
+                        spec.files().fullOutputCap()));
+    }
+
+    @Override
+    public void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws IOException {
+        if (workdir == null) {
+            throw new UnsupportedOperationException("this run has no workdir of its own to read back");
+        }
+        io.outrun.sandbox.files.HostWorkdir.visit(workdir, path, visitor);
+    }
+
+    @Override
+    public java.util.Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+        try {
+            (stream == 1 ? stdoutPump : stderrPump).join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return (stream == 1 ? stdout : stderr).finishFull();
+    }
+
+    static void deleteTree(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // A directory left in the scratch directory is harmless.
+        }
     }
 
     private static Thread pump(InputStream in, BoundedCapture capture, RunSpec spec, String stream) {
@@ -141,5 +182,8 @@ final class ProcessRun implements Run {
         } catch (IOException ignored) {
             // A temp file left in the scratch directory is harmless.
         }
+        stdout.discardFull();
+        stderr.discardFull();
+        deleteTree(ownWorkdir);
     }
 }

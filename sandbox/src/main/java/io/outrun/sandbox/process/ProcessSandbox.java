@@ -126,7 +126,18 @@ public final class ProcessSandbox implements Sandbox {
             throw new io.outrun.sandbox.RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"
                     + " (the host-process sandbox runs in an existing directory)");
         }
+        Path own = null;
         try {
+            if (spec.files().touchesWorkdir() && workdir == null) {
+                // A fresh directory of its own, like a container's empty workdir, removed at close.
+                own = Files.createTempDirectory(scratch, "work-");
+                workdir = own;
+            }
+            for (io.outrun.sandbox.files.TarSource input : spec.files().inputs()) {
+                try (java.io.InputStream tar = input.open()) {
+                    io.outrun.sandbox.files.HostWorkdir.extract(tar, workdir);
+                }
+            }
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
             Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
@@ -156,8 +167,9 @@ public final class ProcessSandbox implements Sandbox {
                 process.destroyForcibly();
                 throw e;
             }
-            return new ProcessRun(spec, process, script, pidFile, reaper);
+            return new ProcessRun(spec, process, script, pidFile, reaper, workdir, own);
         } catch (IOException e) {
+            ProcessRun.deleteTree(own);
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);
         }
     }

@@ -1,0 +1,22 @@
+package io.outrun.files;
+
+import java.time.Instant;
+
+/**
+ * One entry of an execution's artifacts.
+ *
+ * @param name     path relative to the workdir, or {@code stdout} / {@code stderr} (the kept full output)
+ * @param status   {@code stored}; or why not: {@code over_limit}, {@code not_regular} (a link, FIFO,
+ *                 device), {@code incomplete} (stored, but cut at the full-output cap)
+ * @param size     bytes as served (decompressed); for one not stored, its size in the workdir
+ * @param sha256   of the bytes as served; null when not stored
+ * @param encoding how it is stored: {@code identity} or {@code gzip} (served decompressed)
+ * @param detail   why it is not stored, or what is missing; else null
+ */
+public record Artifact(String name, String status, long size, String sha256, String encoding, String detail,
+                       Instant createdAt) {
+
+    public boolean stored() {
+        return status.equals("stored") || status.equals("incomplete");
+    }
+}

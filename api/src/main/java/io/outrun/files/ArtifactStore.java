@@ -1,0 +1,205 @@
+package io.outrun.files;
+
+import io.outrun.store.Lease;
+import io.outrun.store.StoreException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The {@code artifacts} and {@code artifact_chunks} tables: what an execution's worker collected
+ * (files, the full output, what was over a limit) and the reads of any API node. Reads are
+ * owner-scoped: another owner's execution answers exactly like a missing one.
+ */
+public final class ArtifactStore {
+
+    private static final String OWNED = "SELECT 1 FROM executions WHERE id = ? AND owner = ?";
+    private static final String FENCE = "SELECT 1 FROM executions WHERE id = ? AND lease_epoch = ? AND status = 'running'";
+    private static final String CHUNK_INSERT =
+            "INSERT INTO artifact_chunks (execution_id, name, seq, data) VALUES (?, ?, ?, ?)";
+    private static final String CHUNK_SELECT =
+            "SELECT data FROM artifact_chunks WHERE execution_id = ? AND name = ? AND seq = ?";
+
+    private final DataSource dataSource;
+
+    public ArtifactStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    // --- worker side: fenced on the lease -----------------------------------------------------
+
+    /** Removes what an earlier attempt collected; false when the lease is gone. */
+    public boolean clear(Lease lease) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (!fenced(c, lease)) {
+                    c.rollback();
+                    return false;
+                }
+                try (PreparedStatement ps = c.prepareStatement("DELETE FROM artifacts WHERE execution_id = ?")) {
+                    ps.setObject(1, lease.executionId());
+                    ps.executeUpdate();
+                }
+                c.commit();
+                return true;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot clear the artifacts of " + lease.executionId(), e);
+        }
+    }
+
+    /**
+     * Stores one artifact from {@code content} (already bounded by the caller), in one transaction.
+     *
+     * @param rawSize   for gzip: the decompressed size (else ignored: the bytes written count)
+     * @param rawSha256 for gzip: the SHA-256 of the decompressed bytes
+     * @return false when the lease is gone (nothing is kept)
+     */
+    public boolean store(Lease lease, String name, InputStream content, String encoding, long rawSize, String rawSha256,
+                         boolean complete, String detail) throws IOException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (!fenced(c, lease)) {
+                    c.rollback();
+                    return false;
+                }
+                upsertRow(c, lease.executionId(), name, "incomplete", 0, null, encoding, detail);
+                ChunkWriter.Written written = ChunkWriter.write(c, CHUNK_INSERT, content, lease.executionId(), name);
+                boolean gzip = encoding.equals("gzip");
+                try (PreparedStatement ps = c.prepareStatement(
+                        "UPDATE artifacts SET status = ?, size = ?, sha256 = ? WHERE execution_id = ? AND name = ?")) {
+                    ps.setString(1, complete ? "stored" : "incomplete");
+                    ps.setLong(2, gzip ? rawSize : written.bytes());
+                    ps.setString(3, gzip ? rawSha256 : written.sha256());
+                    ps.setObject(4, lease.executionId());
+                    ps.setString(5, name);
+                    ps.executeUpdate();
+                }
+                if (!fenced(c, lease)) {
+                    c.rollback();
+                    return false;
+                }
+                c.commit();
+                return true;
+            } catch (SQLException | IOException | RuntimeException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot store artifact " + name + " of " + lease.executionId(), e);
+        }
+    }
+
+    /** Records a file that was asked for but not stored, and why. */
+    public boolean report(Lease lease, String name, String status, long size, String detail) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (!fenced(c, lease)) {
+                    c.rollback();
+                    return false;
+                }
+                upsertRow(c, lease.executionId(), name, status, size, null, "identity", detail);
+                c.commit();
+                return true;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot record artifact " + name + " of " + lease.executionId(), e);
+        }
+    }
+
+    private static void upsertRow(Connection c, UUID id, String name, String status, long size, String sha,
+                                  String encoding, String detail) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM artifacts WHERE execution_id = ? AND name = ?")) {
+            ps.setObject(1, id);
+            ps.setString(2, name);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = c.prepareStatement("INSERT INTO artifacts (execution_id, name, status, size, sha256,"
+                + " encoding, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+            ps.setObject(1, id);
+            ps.setString(2, name);
+            ps.setString(3, status);
+            ps.setLong(4, size);
+            ps.setString(5, sha);
+            ps.setString(6, encoding);
+            ps.setString(7, detail);
+            ps.executeUpdate();
+        }
+    }
+
+    static boolean fenced(Connection c, Lease lease) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(FENCE)) {
+            ps.setObject(1, lease.executionId());
+            ps.setLong(2, lease.epoch());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    // --- API side: owner-scoped reads ---------------------------------------------------------
+
+    /** The artifacts of the owner's execution, by name; empty when it is not the owner's (or does not exist). */
+    public Optional<List<Artifact>> list(UUID id, String owner) {
+        try (Connection c = dataSource.getConnection()) {
+            if (!owned(c, id, owner)) {
+                return Optional.empty();
+            }
+            List<Artifact> all = new ArrayList<>();
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, status, size, sha256, encoding, detail, created_at"
+                    + " FROM artifacts WHERE execution_id = ? ORDER BY name")) {
+                ps.setObject(1, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        all.add(row(rs));
+                    }
+                }
+            }
+            return Optional.of(all);
+        } catch (SQLException e) {
+            throw new StoreException("cannot list the artifacts of " + id, e);
+        }
+    }
+
+    /** One artifact of the owner's execution; empty when either is missing. */
+    public Optional<Artifact> find(UUID id, String owner, String name) {
+        return list(id, owner).flatMap(all -> all.stream().filter(a -> a.name().equals(name)).findFirst());
+    }
+
+    /** The stored bytes of an artifact (as stored: gzip for encoding gzip) from chunk {@code firstChunk} on. */
+    public InputStream open(UUID id, String name, int firstChunk) {
+        return new ChunkStream(dataSource, CHUNK_SELECT, firstChunk, id, name);
+    }
+
+    private static boolean owned(Connection c, UUID id, String owner) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(OWNED)) {
+            ps.setObject(1, id);
+            ps.setString(2, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    private static Artifact row(ResultSet rs) throws SQLException {
+        return new Artifact(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+                rs.getString(6), rs.getTimestamp(7).toInstant());
+    }
+}

@@ -1,0 +1,93 @@
+package io.outrun.files;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/**
+ * Reads a chunked value back one chunk at a time, each in its own short query: memory stays one
+ * chunk whatever the size, and no connection or snapshot is held while the client reads slowly.
+ * A value replaced meanwhile (a workspace saved again) may be read half old, half new; the
+ * sha256 listed with it tells.
+ */
+public final class ChunkStream extends InputStream {
+
+    /** Bytes per stored chunk. */
+    public static final int CHUNK = 1 << 20;
+
+    private final DataSource dataSource;
+    private final String sql;
+    private final Object[] key;
+    private int seq;
+    private byte[] chunk = new byte[0];
+    private int pos;
+    private boolean ended;
+
+    /** @param sql selects {@code data} for the key's parameters followed by one {@code seq = ?} */
+    ChunkStream(DataSource dataSource, String sql, int firstSeq, Object... key) {
+        this.dataSource = dataSource;
+        this.sql = sql;
+        this.key = key;
+        this.seq = firstSeq;
+    }
+
+    private boolean fill() throws IOException {
+        while (pos >= chunk.length) {
+            if (ended) {
+                return false;
+            }
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+                for (int i = 0; i < key.length; i++) {
+                    ps.setObject(i + 1, key[i]);
+                }
+                ps.setInt(key.length + 1, seq);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        ended = true;
+                        return false;
+                    }
+                    chunk = rs.getBytes(1);
+                    pos = 0;
+                    seq++;
+                }
+            } catch (SQLException e) {
+                throw new IOException("cannot read chunk " + seq + ": " + e.getMessage(), e);
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int read() throws IOException {
+        return fill() ? chunk[pos++] & 0xff : -1;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            return 0;
+        }
+        if (!fill()) {
+            return -1;
+        }
+        int n = Math.min(len, chunk.length - pos);
+        System.arraycopy(chunk, pos, b, off, n);
+        pos += n;
+        return n;
+    }
+
+    @Override
+    public long skip(long n) throws IOException {
+        long skipped = 0;
+        while (skipped < n && fill()) {
+            int step = (int) Math.min(n - skipped, chunk.length - pos);
+            pos += step;
+            skipped += step;
+        }
+        return skipped;
+    }
+}

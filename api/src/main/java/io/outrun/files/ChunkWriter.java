@@ -1,0 +1,54 @@
+package io.outrun.files;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.HexFormat;
+
+/** Writes a stream as numbered chunks on the caller's connection (its transaction), hashing as it goes. */
+final class ChunkWriter {
+
+    private ChunkWriter() {
+    }
+
+    /** What was written: bytes, chunks, and the SHA-256 of the bytes. */
+    record Written(long bytes, int chunks, String sha256) {
+    }
+
+    /** @param sql inserts one chunk: the key's parameters, then seq, then data */
+    static Written write(Connection c, String sql, InputStream in, Object... key) throws SQLException, IOException {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        long total = 0;
+        int seq = 0;
+        byte[] buffer = new byte[ChunkStream.CHUNK];
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            while (true) {
+                int n = in.readNBytes(buffer, 0, buffer.length);
+                if (n == 0) {
+                    break;
+                }
+                sha.update(buffer, 0, n);
+                for (int i = 0; i < key.length; i++) {
+                    ps.setObject(i + 1, key[i]);
+                }
+                ps.setInt(key.length + 1, seq++);
+                ps.setBytes(key.length + 2, n == buffer.length ? buffer : java.util.Arrays.copyOf(buffer, n));
+                ps.executeUpdate();
+                total += n;
+                if (n < buffer.length) {
+                    break;
+                }
+            }
+        }
+        return new Written(total, seq, HexFormat.of().formatHex(sha.digest()));
+    }
+}

@@ -1,0 +1,59 @@
+package io.outrun.files;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outrun.execution.RunInputs;
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/** The {@code execution_inputs} table: written with the execution's row ({@code ExecutionStore.insert}), read by the worker that claims it. */
+public final class InputsStore {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final DataSource dataSource;
+
+    public InputsStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** What the execution asked for beyond its command ({@link RunInputs#NONE} when nothing). */
+    public RunInputs find(UUID id) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT files_tar, artifacts::text, workspace FROM execution_inputs WHERE execution_id = ?")) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return RunInputs.NONE;
+                }
+                List<String> artifacts = JSON.readValue(rs.getString(2), new TypeReference<List<String>>() { });
+                return new RunInputs(rs.getBytes(1), artifacts, rs.getString(3));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the inputs of " + id, e);
+        } catch (JsonProcessingException e) {
+            throw new StoreException("unreadable inputs of " + id, null);
+        }
+    }
+
+    /** Only the workspace name, for the claim's check (no tar read). */
+    public Optional<String> workspace(UUID id) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT workspace FROM execution_inputs WHERE execution_id = ?")) {
+            ps.setObject(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the inputs of " + id, e);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.outrun.sandbox.docker;
+
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.LogConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.files.TarEntries;
+import io.outrun.sandbox.files.TarSource;
+import io.outrun.sandbox.files.WorkdirVisitor;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The workdir of a run that carries files in or out: a tmpfs volume, bounded like the usual tmpfs
+ * workdir, that the engine's archive API can reach, which a plain tmpfs mount is not (it lives in
+ * the container's mount namespace only and vanishes when the container stops).
+ *
+ * <p>A tmpfs volume is mounted while some container that uses it runs, so a small holder
+ * container (no capabilities, no network, read-only root, {@code sleep}) keeps it mounted from
+ * before the command's container starts until after it stopped. Files go in through the holder
+ * ({@code PUT /archive}) before the command starts and come out through it ({@code GET /archive})
+ * after the command ended, whatever ended it. The command gains nothing: it never sees the holder.
+ * A warm pool can put the same tars into its own container through {@link #put}.
+ *
+ * <p>Both carry the run's labels (holder: {@code outrun.role=holder}), so the leftover clean-up
+ * removes them with the run when a worker dies.
+ */
+final class WorkdirVolume implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkdirVolume.class);
+    static final String LABEL_ROLE = "outrun.role";
+    /** How long past the run's own backstop a holder may outlive a dead worker. */
+    private static final long HOLDER_GRACE_S = 600;
+
+    private final DockerClients clients;
+    private final String volume;
+    private final String workdir;
+    private String holderId;
+
+    private WorkdirVolume(DockerClients clients, String volume, String workdir) {
+        this.clients = clients;
+        this.volume = volume;
+        this.workdir = workdir;
+    }
+
+    static String volumeName(RunSpec spec) {
+        return "outrun-work-" + spec.executionId() + "-" + spec.epoch();
+    }
+
+    /** Creates the volume and starts its holder; closes what it made when a step fails. */
+    static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, String nodeId) {
+        String workdir = ContainerRecipe.workdir(spec);
+        WorkdirVolume made = new WorkdirVolume(clients, volumeName(spec), workdir);
+        Map<String, String> labels = ContainerRecipe.labels(spec, nodeId);
+        try {
+            clients.control.createVolumeCmd()
+                    .withName(made.volume)
+                    .withDriver("local")
+                    .withDriverOpts(Map.of("type", "tmpfs", "device", "tmpfs",
+                            "o", "size=" + spec.limits().tmpfsBytes() + ",uid=10001,gid=10001,mode=0755"))
+                    .withLabels(labels)
+                    .exec();
+            Map<String, String> holderLabels = new LinkedHashMap<>(labels);
+            holderLabels.put(LABEL_ROLE, "holder");
+            long seconds = (spec.timeout().toMillis() + 999) / 1000 + ContainerRecipe.BACKSTOP_GRACE_S + HOLDER_GRACE_S;
+            made.holderId = clients.control.createContainerCmd(image)
+                    .withEntrypoint("sleep", Long.toString(seconds))
+                    .withUser(ContainerRecipe.USER)
+                    .withLabels(holderLabels)
+                    .withHostConfig(HostConfig.newHostConfig()
+                            .withCapDrop(Capability.ALL)
+                            .withSecurityOpts(List.of("no-new-privileges"))
+                            .withReadonlyRootfs(true)
+                            .withNetworkMode("none")
+                            .withMemory(32L << 20)
+                            .withMemorySwap(32L << 20)
+                            .withPidsLimit(4L)
+                            .withInit(true)
+                            .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
+                            .withMounts(List.of(made.mount())))
+                    .exec().getId();
+            clients.control.startContainerCmd(made.holderId).exec();
+            for (TarSource input : spec.files().inputs()) {
+                made.put(input);
+            }
+            return made;
+        } catch (RuntimeException e) {
+            made.close();
+            throw e;
+        } catch (IOException e) {
+            made.close();
+            throw new SandboxException("cannot write the input files of execution " + spec.executionId()
+                    + " into its workdir: " + e.getMessage(), e);
+        }
+    }
+
+    private Mount mount() {
+        return new Mount().withType(MountType.VOLUME).withSource(volume).withTarget(workdir);
+    }
+
+    /** Extracts a tar into the workdir (as the engine does: chrooted to the container, owners kept). */
+    void put(TarSource source) throws IOException {
+        try (InputStream tar = source.open()) {
+            clients.control.copyArchiveToContainerCmd(holderId)
+                    .withRemotePath(workdir)
+                    .withTarInputStream(tar)
+                    .exec();
+        }
+    }
+
+    /** The command's container mounts this volume on its workdir instead of a plain tmpfs. */
+    void mountInto(CreateContainerCmd create) {
+        HostConfig host = create.getHostConfig();
+        Map<String, String> tmpfs = new LinkedHashMap<>(host.getTmpFs() == null ? Map.of() : host.getTmpFs());
+        tmpfs.remove(workdir);
+        List<Mount> mounts = new ArrayList<>(host.getMounts() == null ? List.of() : host.getMounts());
+        mounts.add(mount());
+        host.withTmpFs(tmpfs).withMounts(mounts);
+    }
+
+    /** Streams {@code path} (relative to the workdir, "" for all) out of the volume, entry by entry. */
+    void read(String path, WorkdirVisitor visitor) throws IOException {
+        String remote = path.isEmpty() ? workdir : workdir + "/" + path;
+        InputStream tar;
+        try {
+            tar = clients.control.copyArchiveFromContainerCmd(holderId, remote).exec();
+        } catch (NotFoundException e) {
+            return; // nothing at that path
+        }
+        try (tar) {
+            TarEntries.visit(tar, path, visitor);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (holderId != null) {
+            try {
+                clients.control.removeContainerCmd(holderId).withForce(true).exec();
+            } catch (NotFoundException e) {
+                log.debug("holder {} already removed", holderId);
+            } catch (RuntimeException e) {
+                log.warn("removing workdir holder {} failed; the leftover clean-up removes it", holderId, e);
+            }
+        }
+        removeVolume(clients, volume);
+    }
+
+    static void removeVolume(DockerClients clients, String volume) {
+        try {
+            clients.control.removeVolumeCmd(volume).exec();
+        } catch (NotFoundException e) {
+            log.debug("volume {} already removed", volume);
+        } catch (RuntimeException e) {
+            log.warn("removing workdir volume {} failed ({}); the leftover clean-up removes it", volume, e.getMessage());
+        }
+    }
+}

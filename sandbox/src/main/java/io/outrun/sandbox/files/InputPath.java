@@ -1,0 +1,51 @@
+package io.outrun.sandbox.files;
+
+/**
+ * A path relative to the workdir that stays inside it: no absolute path, no {@code ..}, no NUL, no
+ * empty or {@code .} component. Checked by the API (400 naming the file) and again wherever a
+ * path is written, because a stored tar is only as safe as the code that wrote it.
+ */
+public final class InputPath {
+
+    /** Longest path accepted (tar's PAX headers allow more; nobody needs it). */
+    public static final int MAX_LENGTH = 1024;
+
+    private InputPath() {
+    }
+
+    /** The path with duplicate and trailing slashes removed, or IllegalArgumentException saying why not. */
+    public static String check(String path) {
+        if (path == null || path.isEmpty()) {
+            throw new IllegalArgumentException("must be a non-empty path relative to the workdir");
+        }
+        if (path.length() > MAX_LENGTH) {
+            throw new IllegalArgumentException("is longer than " + MAX_LENGTH + " characters");
+        }
+        if (path.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("must not contain NUL");
+        }
+        if (path.startsWith("/")) {
+            throw new IllegalArgumentException("must be relative to the workdir, not absolute: " + path);
+        }
+        StringBuilder normal = new StringBuilder();
+        for (String part : path.split("/")) {
+            if (part.isEmpty()) {
+                continue;
+            }
+            if (part.equals("..")) {
+                throw new IllegalArgumentException("must stay inside the workdir (no '..'): " + path);
+            }
+            if (part.equals(".")) {
+                continue;
+            }
+            if (normal.length() > 0) {
+                normal.append('/');
+            }
+            normal.append(part);
+        }
+        if (normal.length() == 0) {
+            throw new IllegalArgumentException("must name a file, not the workdir itself: " + path);
+        }
+        return normal.toString();
+    }
+}

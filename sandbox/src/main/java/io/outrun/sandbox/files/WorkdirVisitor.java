@@ -1,0 +1,14 @@
+package io.outrun.sandbox.files;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * Receives a workdir's entries one at a time. {@code content} is the entry's bytes (empty unless
+ * a regular file), valid only during the call: nothing of a file is held beyond what the visitor
+ * itself keeps.
+ */
+@FunctionalInterface
+public interface WorkdirVisitor {
+    void visit(WorkdirEntry entry, InputStream content) throws IOException;
+}

@@ -1,0 +1,99 @@
+package io.outrun.workdir;
+
+import io.outrun.files.ArtifactStore;
+import io.outrun.files.FilesConfig;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.files.ArtifactPattern;
+import io.outrun.sandbox.files.WorkdirEntry;
+import io.outrun.store.Lease;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Collects the files an execution named from its ended run's workdir, one entry at a time, each
+ * stored while it is read (never a whole file in memory). What is not stored is reported with
+ * why: over a limit, a link (never followed), not a regular file, or a pattern nothing matched.
+ */
+final class ArtifactCollector {
+
+    private final ArtifactStore store;
+    private final FilesConfig limits;
+    private final Lease lease;
+    private final Set<String> seen = new HashSet<>();
+    private long totalBytes;
+    private int stored;
+
+    ArtifactCollector(ArtifactStore store, FilesConfig limits, Lease lease) {
+        this.store = store;
+        this.limits = limits;
+        this.lease = lease;
+    }
+
+    void collect(Run run, List<String> patterns) throws IOException {
+        List<ArtifactPattern> compiled = new ArrayList<>();
+        for (String p : patterns) {
+            compiled.add(ArtifactPattern.compile(p));
+        }
+        // Each base is read once, and a base under another base not at all.
+        Set<String> bases = new LinkedHashSet<>();
+        for (ArtifactPattern p : compiled) {
+            bases.add(p.base());
+        }
+        Set<String> reads = new LinkedHashSet<>();
+        for (String base : bases) {
+            boolean covered = bases.stream().anyMatch(other -> !other.equals(base)
+                    && (other.isEmpty() || base.startsWith(other + "/")));
+            if (!covered) {
+                reads.add(base);
+            }
+        }
+        Set<ArtifactPattern> matched = new HashSet<>();
+        for (String base : reads) {
+            run.readWorkdir(base, (entry, content) -> {
+                List<ArtifactPattern> hits = compiled.stream().filter(p -> p.matches(entry.path())).toList();
+                if (hits.isEmpty() || entry.type() == WorkdirEntry.Type.DIRECTORY || !seen.add(entry.path())) {
+                    return;
+                }
+                matched.addAll(hits);
+                take(entry, content);
+            });
+        }
+        for (ArtifactPattern p : compiled) {
+            if (!matched.contains(p) && !seen.contains(p.toString())) {
+                store.report(lease, p.toString(), "missing", 0, "nothing in the workdir matched " + p
+                        + " when the command ended");
+            }
+        }
+    }
+
+    private void take(WorkdirEntry entry, java.io.InputStream content) throws IOException {
+        switch (entry.type()) {
+            case SYMLINK -> store.report(lease, entry.path(), "not_regular", 0, "a symbolic link to " + entry.linkTarget()
+                    + "; links are not followed: copy the file itself into the workdir");
+            case OTHER -> store.report(lease, entry.path(), "not_regular", 0,
+                    "not a regular file (a FIFO, device or hard link); only regular files are collected");
+            case FILE -> {
+                if (entry.size() > limits.maxArtifactBytes()) {
+                    store.report(lease, entry.path(), "over_limit", entry.size(), "larger than the limit of "
+                            + limits.maxArtifactBytes() + " bytes per file");
+                } else if (stored >= limits.maxArtifacts()) {
+                    store.report(lease, entry.path(), "over_limit", entry.size(), "past the limit of "
+                            + limits.maxArtifacts() + " files per execution");
+                } else if (totalBytes + entry.size() > limits.maxArtifactsBytes()) {
+                    store.report(lease, entry.path(), "over_limit", entry.size(), "past the limit of "
+                            + limits.maxArtifactsBytes() + " bytes of artifacts per execution");
+                } else {
+                    store.store(lease, entry.path(), content, "identity", 0, null, true, null);
+                    stored++;
+                    totalBytes += entry.size();
+                }
+            }
+            default -> {
+            }
+        }
+    }
+}
