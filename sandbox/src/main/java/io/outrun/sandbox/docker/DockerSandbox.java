@@ -180,19 +180,9 @@ public final class DockerSandbox implements Sandbox {
             // costs the verdict its evidence, so the wait is short.)
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
-            output = clients.streams.attachContainerCmd(containerId)
-                    .withStdIn(ContainerRecipe.commandStdin(spec.command()))
-                    .withStdOut(true)
-                    .withStdErr(true)
-                    .withFollowStream(true)
-                    .withLogs(false)
-                    .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
+            output = attach(containerId, ContainerRecipe.commandStdin(spec.command()), spec);
             // Attach before start, or the first output would be lost (there is no log to replay).
-            long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
-            if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
-                throw new SandboxException("attaching to container " + containerId + " failed or took over "
-                        + attachMillis + " ms");
-            }
+            awaitAttached(output, "container " + containerId);
             clients.control.startContainerCmd(containerId).exec();
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     open::remove);
@@ -234,18 +224,8 @@ public final class DockerSandbox implements Sandbox {
         try {
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
-            output = clients.streams.attachContainerCmd(containerId)
-                    .withStdIn(ContainerRecipe.pooledStdin(spec))
-                    .withStdOut(true)
-                    .withStdErr(true)
-                    .withFollowStream(true)
-                    .withLogs(false)
-                    .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
-            long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
-            if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
-                throw new SandboxException("attaching to pooled container " + containerId + " failed or took over "
-                        + attachMillis + " ms");
-            }
+            output = attach(containerId, ContainerRecipe.pooledStdin(spec), spec);
+            awaitAttached(output, "pooled container " + containerId);
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     r -> {
                         open.remove(r);
@@ -271,6 +251,24 @@ public final class DockerSandbox implements Sandbox {
             log.warn("pooled container {} could not take execution {} ({}); starting a fresh container", containerId,
                     spec.executionId(), e.toString());
             return Optional.empty();
+        }
+    }
+
+    /** Attaches to a container's streams, {@code stdin} as its input, output captured as {@code spec} bounds it. */
+    private OutputCallback attach(String containerId, java.io.InputStream stdin, RunSpec spec) {
+        return clients.streams.attachContainerCmd(containerId)
+                .withStdIn(stdin)
+                .withStdOut(true)
+                .withStdErr(true)
+                .withFollowStream(true)
+                .withLogs(false)
+                .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
+    }
+
+    private void awaitAttached(OutputCallback output, String what) throws InterruptedException {
+        long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
+        if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
+            throw new SandboxException("attaching to " + what + " failed or took over " + attachMillis + " ms");
         }
     }
 
