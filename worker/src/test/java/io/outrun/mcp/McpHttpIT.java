@@ -68,7 +68,9 @@ class McpHttpIT {
         DockerTests.requireDocker(); // fails under CI=true, skips with the reason elsewhere
         String killed = null;
         try (ApiHarness api = ApiHarness.start();
-             WorkerProcess worker = WorkerProcess.startWith(api.core().config(), "w-mcp-http", 4, "docker")) {
+             WorkerProcess worker = WorkerProcess.startWith(api.core().config(), "w-mcp-http", 4, "docker",
+                     // It follows each run's container by its execution label, which a pooled container lacks.
+                     "--pool-size", "0")) {
             HttpResponse<String> anonymous = api.send("POST", "/mcp", null, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
             assertThat(anonymous.statusCode()).isEqualTo(401);
             assertThat(anonymous.headers().firstValue("WWW-Authenticate")).contains("Bearer");
