@@ -150,6 +150,7 @@ public final class DockerSandbox implements Sandbox {
                     + " (allowed: " + config.image() + (config.allowedImages().isEmpty() ? "" : ", "
                     + String.join(", ", config.allowedImages())) + ")");
         }
+        ContainerRecipe.refuseNul(spec);
         WarmPool p = pool;
         // A run with files in or out needs its workdir volume from before the start: never pooled.
         boolean needsWorkdir = spec.files().touchesWorkdir();

@@ -3,7 +3,9 @@ package io.outrun.sandbox.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Limits;
+import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,6 +45,33 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         while (sandbox.poolWaiting() < POOL) {
             assertThat(System.nanoTime()).as("the warm pool refills within 60 s").isLessThan(deadline);
             Thread.sleep(20);
+        }
+    }
+
+    /**
+     * A run with a lease file (every worker's run, and every pooled container) has its backstop in
+     * the kill-switch watchdog rather than in {@code timeout}: a run that no worker ever ends or
+     * kills (here: nobody waits on it, so nobody enforces its deadline) dies at its timeout plus
+     * {@link ContainerRecipe#BACKSTOP_GRACE_S}, killed from inside.
+     */
+    @Override
+    @Test
+    void aBackstopInsideTheContainerEndsTheRunIfItsWorkerIsGone() throws Exception {
+        RunSpec spec = new RunSpec(java.util.UUID.randomUUID(), 1, 1, NODE, NODE, "sleep 600", null, null, java.util.Map.of(),
+                Duration.ofSeconds(1), 4096, Limits.DEFAULTS, null);
+        long started = System.nanoTime();
+        try (Run run = sandbox.start(spec);
+             DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
+            String id = ((DockerRun) run).containerId();
+            long deadline = started + Duration.ofSeconds(1 + ContainerRecipe.BACKSTOP_GRACE_S + 15).toNanos();
+            InspectContainerResponse.ContainerState state;
+            while ((state = clients.control.inspectContainerCmd(id).exec().getState()).getRunning()) {
+                assertThat(System.nanoTime()).as("the backstop ends the orphaned run").isLessThan(deadline);
+                Thread.sleep(250);
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
+            assertThat(state.getExitCodeLong()).isEqualTo(137L);
+            assertThat(seconds).as("not before the timeout plus the grace").isGreaterThanOrEqualTo(ContainerRecipe.BACKSTOP_GRACE_S);
         }
     }
 
