@@ -1,5 +1,6 @@
 package io.outrun.owner;
 
+import io.outrun.store.DatabaseConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
@@ -40,7 +41,7 @@ class OwnerCapsIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "test");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
         owners = new OwnerStore(pool);
@@ -133,7 +134,7 @@ class OwnerCapsIT {
 
     @Test
     void aHeldExecutionIsNeverTakenForALostDispatch() throws Exception {
-        try (Core core = Core.open(TestDatabase.fresh(), "lost", Duration.ofSeconds(1))) {
+        try (Core core = Core.open(TestDatabase.fresh(DatabaseConfig::new), "lost", Duration.ofSeconds(1))) {
             ExecutionStore s = core.store();
             UUID first = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
             UUID held = s.insert(Submission.of("dave", "true"), null, 1).execution().id();

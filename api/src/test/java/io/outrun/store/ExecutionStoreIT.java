@@ -28,7 +28,7 @@ class ExecutionStoreIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "test");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
     }

@@ -26,7 +26,7 @@ class LeaseEdgesIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "review");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "review");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
     }

@@ -1,5 +1,6 @@
 package io.outrun.cli;
 
+import io.outrun.store.DatabaseConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.client.OutrunClient;
@@ -153,7 +154,7 @@ class CliIT {
 
     @Test
     void tokenCreatePrintsTheTokenLastAndRevokeDisablesIt() {
-        var db = TestDatabase.migrated();
+        var db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         Result created = outrun(concat(new String[] {"token", "create", "--owner", "erin"}, dbArgs));
         assertThat(created.code()).as(created.err()).isZero();

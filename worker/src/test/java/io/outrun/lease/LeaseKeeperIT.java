@@ -50,7 +50,7 @@ class LeaseKeeperIT {
 
     @BeforeEach
     void start() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         pool = Database.pool(db, "keeper-test");
         store = new ExecutionStore(pool);
         leaseDir = Files.createTempDirectory("outrun-leases-");

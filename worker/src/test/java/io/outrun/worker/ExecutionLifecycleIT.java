@@ -27,7 +27,7 @@ class ExecutionLifecycleIT {
 
     @BeforeEach
     void start() {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         api = Core.open(db, "api", Duration.ofSeconds(1));
         node = WorkerNode.open(db, WorkerConfig.defaults("n1").withLostDispatchGrace(Duration.ofSeconds(1)),
                 new ProcessSandbox(), Limits.DEFAULTS);

@@ -11,7 +11,7 @@ import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -36,7 +36,7 @@ class OwnerSharingIT {
 
     @Test
     void aCapHoldsFleetWideWhileAnotherOwnersFirstExecutionStartsAtOnce() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         assertThat(WorkerProcess.cli(concat(new String[] {"owner", "set", "alice", "--max-running", "2"}, dbArgs)))
                 .contains("owner alice: max running 2");
@@ -82,7 +82,7 @@ class OwnerSharingIT {
 
     @Test
     void aQueuedCapAnswers429AndAnAdminTokenListsTheNodes() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         WorkerProcess.cli(concat(new String[] {"owner", "set", "zed", "--max-queued", "3"}, dbArgs));
         try (Core core = Core.open(db, "api", Duration.ofSeconds(15), OwnerLimits.DEFAULTS);

@@ -11,7 +11,7 @@ import io.outrun.store.Outcome;
 import io.outrun.store.OutputUpdate;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -36,7 +36,7 @@ class WorkerCrashIT {
 
     @Test
     void killedWorkersExecutionsAreRedrivenAndEachFinishesExactlyOnce() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess a = WorkerProcess.start(db, "node-a", 10);
              WorkerProcess b = WorkerProcess.start(db, "node-b", 10)) {
@@ -114,7 +114,7 @@ class WorkerCrashIT {
 
     @Test
     void executionWhoseWorkerDiesOnEveryAttemptIsReapedWithAnExplanation() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120").withMaxAttempts(2))
                     .execution().id();

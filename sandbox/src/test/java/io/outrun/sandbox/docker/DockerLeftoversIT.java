@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -29,7 +30,7 @@ class DockerLeftoversIT {
 
     @BeforeAll
     static void requireDocker() {
-        DockerTests.requireDocker();
+        Requirements.docker();
     }
 
     static String node() {

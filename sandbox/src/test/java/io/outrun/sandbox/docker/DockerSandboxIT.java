@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.model.Container;
@@ -33,7 +34,7 @@ class DockerSandboxIT {
 
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE));
         sandbox.verify();
     }

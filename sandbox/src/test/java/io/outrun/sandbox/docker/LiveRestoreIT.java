@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.testing.PrivateDockerd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Exit;

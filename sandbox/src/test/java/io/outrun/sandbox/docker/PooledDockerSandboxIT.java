@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Limits;
@@ -25,7 +26,7 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
     /** Hides {@link DockerSandboxIT#startSandbox}: the same sandbox with a warm pool. */
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE)).withPoolSize(POOL);
         sandbox.verify();
         // The lease files of the tests are temp files: the pool's live beside them (a hard link).

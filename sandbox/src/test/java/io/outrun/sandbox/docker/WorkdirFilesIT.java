@@ -1,5 +1,6 @@
 package io.outrun.sandbox.docker;
 
+import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Exit;
@@ -39,7 +40,7 @@ class WorkdirFilesIT {
 
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE));
     }
 
