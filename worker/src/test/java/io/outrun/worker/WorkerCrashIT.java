@@ -10,6 +10,7 @@ import io.outrun.store.Lease;
 import io.outrun.store.Outcome;
 import io.outrun.store.OutputUpdate;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.testing.WorkerProcess;
 import java.nio.charset.StandardCharsets;
@@ -148,11 +149,7 @@ class WorkerCrashIT {
         }
     }
 
-    private static int processingJobs(Core core) throws Exception {
-        try (Connection c = core.pool().getConnection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM jobrunr_jobs WHERE state = 'PROCESSING'")) {
-            rs.next();
-            return rs.getInt(1);
-        }
+    private static int processingJobs(Core core) {
+        return (int) Rows.on(core.pool()).single("SELECT count(*) FROM jobrunr_jobs WHERE state = 'PROCESSING'");
     }
 }
