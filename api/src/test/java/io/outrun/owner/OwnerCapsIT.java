@@ -1,12 +1,12 @@
 package io.outrun.owner;
 
-import io.outrun.store.DatabaseConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.Database;
+import io.outrun.store.DatabaseConfig;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.store.Outcome;

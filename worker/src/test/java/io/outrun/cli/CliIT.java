@@ -1,6 +1,5 @@
 package io.outrun.cli;
 
-import io.outrun.store.DatabaseConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.client.OutrunClient;
@@ -9,6 +8,7 @@ import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;

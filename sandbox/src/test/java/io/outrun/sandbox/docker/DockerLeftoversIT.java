@@ -1,6 +1,5 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,6 +8,7 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.testing.Requirements;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;

@@ -1,6 +1,5 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.model.Container;
@@ -9,6 +8,7 @@ import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.capture.Captured;
+import io.outrun.testing.Requirements;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;

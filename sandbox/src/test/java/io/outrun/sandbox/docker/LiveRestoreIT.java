@@ -1,6 +1,5 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.testing.PrivateDockerd;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Exit;
@@ -8,6 +7,7 @@ import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.testing.Await;
+import io.outrun.testing.PrivateDockerd;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;

@@ -1,11 +1,11 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.testing.Requirements;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;

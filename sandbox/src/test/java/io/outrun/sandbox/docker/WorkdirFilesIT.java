@@ -1,6 +1,5 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.testing.Requirements;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.sandbox.Exit;
@@ -12,6 +11,7 @@ import io.outrun.sandbox.files.InputFile;
 import io.outrun.sandbox.files.InputTar;
 import io.outrun.sandbox.files.RunFiles;
 import io.outrun.sandbox.files.WorkdirEntry;
+import io.outrun.testing.Requirements;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
