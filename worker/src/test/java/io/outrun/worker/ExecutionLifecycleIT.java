@@ -117,7 +117,7 @@ class ExecutionLifecycleIT {
         Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
         Execution row = api.service().submit(Submission.of("alice", "echo again")).execution();
         Rows rows = Rows.on(api.pool());
-        rows.update("DELETE FROM jobrunr_jobs WHERE id = ?", row.jobId());
+        rows.update("DELETE FROM jobrunr_jobs WHERE id = ?", row.jobId().toString()); // JobRunr keeps ids as text
         rows.enqueuedAgo(row.id(), Duration.ofMinutes(1));
         assertThat(api.sweep().sweep().redispatched()).isEqualTo(1);
         Execution done = Await.until("done", Duration.ofSeconds(30), () -> terminal(row.id()));
