@@ -27,7 +27,7 @@ public final class ApiHarness implements AutoCloseable {
     public final String bobToken;
 
     private ApiHarness(ApiConfig config) {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         this.core = Core.open(db, "api-test", Duration.ofSeconds(15));
         this.api = ApiNode.start(core, config, "test");
         this.tokens = new TokenStore(core.pool());

@@ -1,14 +1,13 @@
 package io.outrun.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
+import io.outrun.testing.Requirements;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code redocly lint} with its recommended rules reports no error in the OpenAPI document
  * (warnings pass: the one left is info-license, as the project names no license). Redocly
  * comes from the npm registry through npx; without npx the test fails under CI=true and is
- * skipped elsewhere, with the reason.
+ * skipped elsewhere, with the reason ({@link Requirements}).
  */
 class OpenApiLintIT {
 
@@ -29,18 +28,9 @@ class OpenApiLintIT {
         try (InputStream in = ApiServer.class.getResourceAsStream("openapi.json")) {
             Files.write(doc, in.readAllBytes());
         }
-        Process p;
-        try {
-            p = new ProcessBuilder("npx", "--yes", REDOCLY, "lint", doc.toString(), "--format=stylish")
-                    .directory(dir.toFile()).redirectErrorStream(true).start();
-        } catch (java.io.IOException e) {
-            String why = "npx (Node.js) is not installed, so redocly cannot run: " + e.getMessage();
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                fail(why);
-            }
-            Assumptions.abort("skipping the redocly lint (it fails instead under CI=true): " + why);
-            return;
-        }
+        Path npx = Requirements.binary("npx"); // Node.js, for redocly
+        Process p = new ProcessBuilder(npx.toString(), "--yes", REDOCLY, "lint", doc.toString(), "--format=stylish")
+                .directory(dir.toFile()).redirectErrorStream(true).start();
         p.getOutputStream().close();
         byte[] out = p.getInputStream().readAllBytes();
         assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();

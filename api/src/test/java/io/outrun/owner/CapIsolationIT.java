@@ -31,7 +31,7 @@ class CapIsolationIT {
 
     @Test
     void theCapHoldsOnADatabaseWhoseSessionsDefaultToRepeatableRead() throws Exception {
-        DatabaseConfig db = TestDatabase.fresh();
+        DatabaseConfig db = TestDatabase.fresh(DatabaseConfig::new);
         try (HikariDataSource setup = Database.pool(db, "setup"); Connection c = setup.getConnection();
              Statement s = c.createStatement()) {
             Database.migrate(setup);

@@ -6,14 +6,12 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.Database;
+import io.outrun.store.DatabaseConfig;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.store.Outcome;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,7 +38,7 @@ class OwnerCapsIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "test");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
         owners = new OwnerStore(pool);
@@ -79,11 +77,10 @@ class OwnerCapsIT {
             threads.shutdown();
             assertThat(won).as("round %d: claims won", round).isEqualTo(3);
             assertThat(held).as("round %d: claims refused by the cap hold their execution", round).isEqualTo(13);
-            assertThat(count("SELECT count(*) FROM executions WHERE owner = 'alice' AND status = 'running'")).isEqualTo(3);
+            assertThat(Rows.on(pool).single("SELECT count(*) FROM executions WHERE owner = 'alice' AND status = 'running'"))
+                    .isEqualTo(3);
             // End the round's runs (as their workers would) and drop what was held.
-            try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-                s.execute("DELETE FROM executions WHERE owner = 'alice'");
-            }
+            Rows.on(pool).update("DELETE FROM executions WHERE owner = 'alice'");
         }
     }
 
@@ -133,13 +130,11 @@ class OwnerCapsIT {
 
     @Test
     void aHeldExecutionIsNeverTakenForALostDispatch() throws Exception {
-        try (Core core = Core.open(TestDatabase.fresh(), "lost", Duration.ofSeconds(1))) {
+        try (Core core = Core.open(TestDatabase.fresh(DatabaseConfig::new), "lost", Duration.ofSeconds(1))) {
             ExecutionStore s = core.store();
             UUID first = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
             UUID held = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
-            try (Connection c = core.pool().getConnection(); Statement st = c.createStatement()) {
-                st.execute("UPDATE executions SET enqueued_at = now() - interval '10 seconds'");
-            }
+            Rows.on(core.pool()).allEnqueuedAgo(Duration.ofSeconds(10));
             List<Execution> lost = s.redispatchLost(Duration.ofSeconds(1), 100);
             assertThat(lost).extracting(Execution::id).containsExactly(first).doesNotContain(held);
         }
@@ -171,12 +166,5 @@ class OwnerCapsIT {
         Lease lease = new Lease(a, run.leaseEpoch(), run.attempt(), "n/1");
         assertThat(store.finish(lease, Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
         assertThat(store.releaseHeld("heidi", null, 16)).extracting(Execution::id).containsExactly(b);
-    }
-
-    private long count(String sql) throws SQLException {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
     }
 }

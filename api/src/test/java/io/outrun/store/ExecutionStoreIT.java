@@ -5,11 +5,11 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
 import io.outrun.sandbox.capture.Captured;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -28,7 +28,7 @@ class ExecutionStoreIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "test");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
     }
@@ -250,7 +250,7 @@ class ExecutionStoreIT {
     }
 
     private void expireLease(UUID id) throws SQLException {
-        exec("UPDATE leases SET expires_at = now() - interval '1 minute' WHERE execution_id='" + id + "'");
+        Rows.on(pool).expireLease(id, Duration.ofMinutes(1));
     }
 
     private static Lease lease(Execution claimed) {
@@ -283,7 +283,7 @@ class ExecutionStoreIT {
     void renewalNeverRevivesAnExpiredLease() throws SQLException {
         UUID id = store.insert(Submission.of("o", "sleep 9")).execution().id();
         Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        exec("UPDATE leases SET expires_at = now() - interval '1 millisecond' WHERE execution_id='" + id + "'");
+        Rows.on(pool).expireLease(id, Duration.ofMillis(1));
         assertThat(renew("a", lease(e)).held()).as("expired: judged dead, never revived").isEmpty();
         assertThat(append("a", output(lease(e), "late"))).isEmpty();
     }
@@ -326,8 +326,6 @@ class ExecutionStoreIT {
     }
 
     private void exec(String sql) throws SQLException {
-        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-            st.execute(sql);
-        }
+        Rows.on(pool).update(sql);
     }
 }

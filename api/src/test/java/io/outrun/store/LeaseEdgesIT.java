@@ -4,11 +4,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -26,7 +26,7 @@ class LeaseEdgesIT {
 
     @BeforeEach
     void open() {
-        pool = Database.pool(TestDatabase.fresh(), "review");
+        pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "review");
         Database.migrate(pool);
         store = new ExecutionStore(pool);
     }
@@ -47,7 +47,7 @@ class LeaseEdgesIT {
         UUID id = store.insert(Submission.of("o", "echo hello")).execution().id();
         Execution claimed = store.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
         Lease lease = new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
-        exec("UPDATE leases SET expires_at = now() - interval '1 second' WHERE execution_id = '" + id + "'");
+        Rows.on(pool).expireLease(id, Duration.ofSeconds(1));
         byte[] out = "hello world".getBytes(StandardCharsets.UTF_8);
         OutputUpdate last = new OutputUpdate(lease, List.of(new Chunk(id, lease.epoch(), Chunk.STDOUT, 0, out)), 0, 0);
         boolean ended = store.finish(lease, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out.length, 0));
@@ -90,12 +90,6 @@ class LeaseEdgesIT {
         try (Connection c = pool.getConnection()) {
             OutputStore.append(c, lease.owner(), List.of(new OutputUpdate(lease,
                     List.of(new Chunk(lease.executionId(), lease.epoch(), Chunk.STDOUT, 0, text.getBytes(StandardCharsets.UTF_8))), 0, 0)));
-        }
-    }
-
-    private void exec(String sql) throws SQLException {
-        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-            st.execute(sql);
         }
     }
 }

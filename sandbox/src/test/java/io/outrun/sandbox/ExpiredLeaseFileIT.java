@@ -6,8 +6,8 @@ import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.docker.DockerSandbox;
 import io.outrun.sandbox.docker.DockerSandboxConfig;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.testing.Requirements;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +34,7 @@ class ExpiredLeaseFileIT {
 
     @Test
     void dockerSandbox() throws Exception {
-        DockerTests.requireDocker();
+        Requirements.docker();
         try (DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults("review-node"))) {
             check(sandbox, Files.createTempDirectory("outrun-review-"));
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outrun.client.OutrunClient;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.service.Core;
+import io.outrun.testing.Await;
 import io.outrun.worker.WorkerNode;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -34,7 +35,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The shape of the code, checked on every build: no cycle between Outrun's packages, no package
  * split across modules, and each module depends only on the modules below it (client and
- * sandbox on none, api on those two, worker on all). The edges are the union of what the
+ * sandbox on none, api on those two, worker on all; the test kit, used by every module's tests,
+ * on none, and no main code on it). The edges are the union of what the
  * compiled classes reference ({@code jdeps}, which sees fully qualified names in code) and what
  * the sources import (which sees references to constants, inlined by the compiler and so absent
  * from the bytecode).
@@ -46,7 +48,8 @@ class PackageDependenciesTest {
             "client", Set.of(),
             "sandbox", Set.of(),
             "api", Set.of("client", "sandbox"),
-            "worker", Set.of("client", "sandbox", "api"));
+            "worker", Set.of("client", "sandbox", "api"),
+            "testkit", Set.of());
 
     private static final Pattern JDEPS_EDGE = Pattern.compile("^\\s+(io\\.outrun\\.\\S+)\\s+->\\s+(io\\.outrun\\.\\S+)\\s");
     private static final Pattern IMPORT = Pattern.compile("^import\\s+(?:static\\s+)?(io\\.outrun\\.[\\w.]+?)\\.[A-Z]");
@@ -65,6 +68,7 @@ class PackageDependenciesTest {
         roots.put("sandbox", origin(Sandbox.class));
         roots.put("api", origin(Core.class));
         roots.put("worker", origin(WorkerNode.class));
+        roots.put("testkit", origin(Await.class));
         for (var root : roots.entrySet()) {
             for (String pkg : packagesIn(root.getValue())) {
                 definedIn.computeIfAbsent(pkg, p -> new TreeSet<>()).add(root.getKey());
@@ -103,6 +107,22 @@ class PackageDependenciesTest {
             }
         });
         assertThat(split).as("packages defined in more than one module").isEmpty();
+    }
+
+    @Test
+    void onlyTheTestKitDefinesTheTestingPackage() throws IOException {
+        assertThat(moduleOf).containsEntry("io.outrun.testing", "testkit");
+        // Tests are not scanned above; another module's copy of the package (in its tests) would split it again.
+        Path modules = origin(WorkerNode.class).getParent().getParent().getParent();
+        List<String> copies = new ArrayList<>();
+        if (Files.isRegularFile(modules.resolve("pom.xml"))) {
+            try (Stream<Path> dirs = Files.list(modules)) {
+                dirs.filter(d -> !d.getFileName().toString().equals("testkit"))
+                        .filter(d -> Files.isDirectory(d.resolve("src/test/java/io/outrun/testing")))
+                        .forEach(d -> copies.add(d.getFileName() + "/src/test/java/io/outrun/testing"));
+            }
+        }
+        assertThat(copies).as("io.outrun.testing in a module's tests (it belongs in testkit/)").isEmpty();
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
@@ -153,7 +154,7 @@ class CliIT {
 
     @Test
     void tokenCreatePrintsTheTokenLastAndRevokeDisablesIt() {
-        var db = TestDatabase.migrated();
+        var db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         Result created = outrun(concat(new String[] {"token", "create", "--owner", "erin"}, dbArgs));
         assertThat(created.code()).as(created.err()).isZero();

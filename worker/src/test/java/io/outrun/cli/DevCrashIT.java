@@ -6,7 +6,7 @@ import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.testing.Await;
-import io.outrun.testing.DevProcess;
+import io.outrun.worker.testing.DevProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

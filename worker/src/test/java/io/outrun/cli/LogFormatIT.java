@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.client.OutrunClient;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.logging.ExecutionMdc;
-import io.outrun.testing.DevProcess;
+import io.outrun.worker.testing.DevProcess;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;

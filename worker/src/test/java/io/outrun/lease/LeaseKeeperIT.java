@@ -12,10 +12,10 @@ import io.outrun.store.DatabaseConfig;
 import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +50,7 @@ class LeaseKeeperIT {
 
     @BeforeEach
     void start() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         pool = Database.pool(db, "keeper-test");
         store = new ExecutionStore(pool);
         leaseDir = Files.createTempDirectory("outrun-leases-");
@@ -237,25 +237,14 @@ class LeaseKeeperIT {
 
     /** As if the lease ran out long ago. */
     private void expireAndRedrive(UUID id) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "UPDATE leases SET expires_at = now() - interval '1 minute' WHERE execution_id = ?")) {
-            ps.setObject(1, id);
-            assertThat(ps.executeUpdate()).isEqualTo(1);
-        }
+        assertThat(Rows.on(pool).expireLease(id, Duration.ofMinutes(1))).isEqualTo(1);
         assertThat(store.redriveExpired(id, 10)).hasSize(1);
         Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
     private boolean renewedSinceClaim(UUID id) throws Exception {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT l.renewed_at > e.started_at AND l.expires_at > now() FROM leases l JOIN executions e"
-                        + " ON e.id = l.execution_id WHERE l.execution_id = ?")) {
-            ps.setObject(1, id);
-            try (var rs = ps.executeQuery()) {
-                assertThat(rs.next()).isTrue();
-                return rs.getBoolean(1);
-            }
-        }
+        return Rows.on(pool).single("SELECT (l.renewed_at > e.started_at AND l.expires_at > now())::int FROM leases l"
+                + " JOIN executions e ON e.id = l.execution_id WHERE l.execution_id = ?", id) == 1;
     }
 
     /** Beats every second while a test runs, so only the test's own subject can end a run. */

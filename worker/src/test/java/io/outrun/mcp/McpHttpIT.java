@@ -6,9 +6,9 @@ import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.outrun.http.ApiHarness;
-import io.outrun.testing.WorkerProcess;
-import io.outrun.sandbox.docker.DockerTests;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.Await;
+import io.outrun.worker.testing.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
@@ -65,7 +65,7 @@ class McpHttpIT {
     /** With the Docker sandbox, so that "gone" means the container is gone. */
     @Test
     void theToolsOverStreamableHttpAgainstALiveOutrun() throws Exception {
-        DockerTests.requireDocker(); // fails under CI=true, skips with the reason elsewhere
+        Requirements.docker(); // fails under CI=true, skips with the reason elsewhere
         String killed = null;
         try (ApiHarness api = ApiHarness.start();
              WorkerProcess worker = WorkerProcess.startWith(api.core().config(), "w-mcp-http", 4, "docker",

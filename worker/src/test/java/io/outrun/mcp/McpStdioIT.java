@@ -6,7 +6,7 @@ import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.outrun.http.ApiHarness;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -12,9 +12,9 @@ import io.outrun.http.ApiNode;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.docker.DockerSandbox;
 import io.outrun.sandbox.docker.DockerSandboxConfig;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
@@ -54,8 +54,8 @@ class FilesIT {
 
     @BeforeAll
     static void start() {
-        DockerTests.requireDocker();
-        DatabaseConfig db = TestDatabase.migrated();
+        Requirements.docker();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         coreA = Core.open(db, "files-a", Duration.ofSeconds(15));
         coreB = Core.open(db, "files-b", Duration.ofSeconds(15));
         nodeA = ApiNode.start(coreA, ApiConfig.defaults("127.0.0.1", 0), "a");

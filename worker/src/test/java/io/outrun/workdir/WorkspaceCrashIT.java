@@ -6,12 +6,12 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.RunInputs;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -22,8 +22,8 @@ class WorkspaceCrashIT {
 
     @Test
     void theReRunAfterADeadWorkerStartsFromTheLastSavedWorkspace() throws Exception {
-        DockerTests.requireDocker();
-        DatabaseConfig db = TestDatabase.migrated();
+        Requirements.docker();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID first;
             UUID second;

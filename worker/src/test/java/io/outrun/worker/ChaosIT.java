@@ -6,12 +6,9 @@ import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
+import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,7 +20,6 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static io.outrun.testing.LogLines.count;
-import static io.outrun.testing.Rows.single;
 
 /**
  * A fleet under fire: while executions keep arriving, a random worker JVM is SIGKILLed while it
@@ -38,7 +34,8 @@ class ChaosIT {
 
     @Test
     void everyExecutionEndsOnceWithItsOwnOutputWhileWorkersKeepDying() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        Rows rows = Rows.on(db.url(), db.user(), db.password());
         Random random = new Random(20261129); // the same sequence of victims and sleeps on every run
         List<WorkerProcess> fleet = new ArrayList<>();
         List<WorkerProcess> dead = new ArrayList<>();
@@ -54,7 +51,7 @@ class ChaosIT {
                 WorkerProcess victim = fleet.remove(random.nextInt(fleet.size()));
                 // Kill only while it holds running executions: every kill must cost real work.
                 Await.until(victim.nodeId() + " running executions", Duration.ofSeconds(60),
-                        () -> runningOn(db, victim.nodeId()) >= 2);
+                        () -> runningOn(rows, victim.nodeId()) >= 2);
                 victim.kill();
                 dead.add(victim);
                 killed++;
@@ -100,16 +97,9 @@ class ChaosIT {
                     assertThat(count(survivors, lastAttempt)).as("end logged by a surviving node for " + id).isEqualTo(1);
                 }
             }
-            try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password()); Statement st = c.createStatement()) {
-                assertThat(single(st, "SELECT count(*) FROM executions WHERE status IN ('queued', 'running')")).isZero();
-                Await.until("no JobRunr job left active", Duration.ofSeconds(30), () -> {
-                    try {
-                        return single(st, "SELECT count(*) FROM jobrunr_jobs WHERE state IN ('ENQUEUED', 'PROCESSING')") == 0;
-                    } catch (Exception ex) {
-                        throw new IllegalStateException(ex);
-                    }
-                });
-            }
+            assertThat(rows.single("SELECT count(*) FROM executions WHERE status IN ('queued', 'running')")).isZero();
+            Await.until("no JobRunr job left active", Duration.ofSeconds(30),
+                    () -> rows.single("SELECT count(*) FROM jobrunr_jobs WHERE state IN ('ENQUEUED', 'PROCESSING')") == 0);
             System.out.printf("CHAOS: %d executions, %d workers SIGKILLed, %d executions re-driven, all succeeded once%n",
                     ids.size(), killed, redriven);
             assertThat(redriven).as("the kills hit running executions").isPositive();
@@ -120,18 +110,8 @@ class ChaosIT {
         }
     }
 
-    private static long runningOn(DatabaseConfig db, String node) {
-        try (Connection c = DriverManager.getConnection(db.url(), db.user(), db.password());
-             java.sql.PreparedStatement ps = c.prepareStatement(
-                     "SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner LIKE ? || '/%'")) {
-            ps.setString(1, node);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
+    private static long runningOn(Rows rows, String node) {
+        return rows.single("SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner LIKE ? || '/%'", node);
     }
 
     private static void submit(Core api, Map<UUID, Integer> ids, int count, Random random) {

@@ -3,7 +3,7 @@ package io.outrun.worker;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -24,7 +24,7 @@ class ConcurrentStartIT {
 
     @Test
     void fiveNodesOnAnEmptyDatabaseLeaveOneCleanSchema() throws Exception {
-        DatabaseConfig db = TestDatabase.fresh();
+        DatabaseConfig db = TestDatabase.fresh(DatabaseConfig::new);
         ExecutorService pool = Executors.newFixedThreadPool(5);
         List<Future<WorkerProcess>> starting = new ArrayList<>();
         for (int i = 0; i < 5; i++) {

@@ -5,9 +5,9 @@ import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
-import io.outrun.testing.DevProcess;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.DevProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ServerSocket;
@@ -34,7 +34,7 @@ class DashboardIT {
 
     @Test
     void dashboardNeedsItsPasswordAndShowsOwnerAndCommand() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
@@ -94,7 +94,7 @@ class DashboardIT {
 
     @Test
     void workerServesAnOpenDashboardWhenToldSo() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port = freePort();
         try (WorkerProcess w = WorkerProcess.startWith(db, "dash-open", 1, "process", "--dashboard-port", String.valueOf(port),
                 "--dashboard-no-auth")) {

@@ -7,12 +7,12 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.JobIds;
 import io.outrun.execution.Submission;
 import io.outrun.http.FleetMetrics;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -42,8 +42,8 @@ class DashboardTruthIT {
 
     @Test
     void jobsEndAsTheirExecutionsAndTheButtonsMeanWhatTheySay() throws Exception {
-        DockerTests.requireDocker(); // the admin's delete must leave no container behind
-        DatabaseConfig db = TestDatabase.migrated();
+        Requirements.docker(); // the admin's delete must leave no container behind
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port = freePort();
         String base = "http://127.0.0.1:" + port;
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
@@ -169,7 +169,7 @@ class DashboardTruthIT {
 
     @Test
     void aSigkilledWorkersAttemptFailsWithTheRedriveAndTheNextAttemptIsNamed() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port = freePort();
         String base = "http://127.0.0.1:" + port;
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {

@@ -3,12 +3,12 @@ package io.outrun.worker;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,12 +24,12 @@ class DockerWorkerIT {
 
     @BeforeAll
     static void requireDocker() {
-        DockerTests.requireDocker(); // fails under CI=true, skips with the reason elsewhere
+        Requirements.docker(); // fails under CI=true, skips with the reason elsewhere
     }
 
     @Test
     void runsInTheLockedDownSandboxAndRemovesItsContainer() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker", "--image-allow", "allowed/*")) {
             UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only"))
@@ -49,7 +49,7 @@ class DockerWorkerIT {
 
     @Test
     void sigkilledWorkersContainerIsRemovedAndTheExecutionRedriven() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120")).execution().id();
             // No warm pool: the test follows the run's container by its execution label.
@@ -91,7 +91,7 @@ class DockerWorkerIT {
     /** Attempts of the execution's containers on this engine (running or not). */
     @Test
     void aSigkilledWorkersWarmPoolIsRemovedOnceItsProcessStopsBeating() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String dead = "docker-pool-a-" + UUID.randomUUID().toString().substring(0, 6);
         try (WorkerProcess a = WorkerProcess.startWith(db, dead, 2, "docker", "--lease-ttl-ms", "3000")) {
             Await.until("a warm pool of 2 on " + dead, Duration.ofSeconds(60), () -> pooled(dead).size() == 2);

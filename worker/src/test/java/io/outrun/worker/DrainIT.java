@@ -7,7 +7,7 @@ import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -24,7 +24,7 @@ class DrainIT {
 
     @Test
     void sigtermLetsShortWorkFinishHandsLongWorkBackUnchargedAndExitsZero() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             WorkerProcess a = WorkerProcess.startWith(db, "drain-a", 2, "process", "--drain-timeout-ms", "10000");

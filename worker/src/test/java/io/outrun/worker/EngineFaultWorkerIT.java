@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.PrivateDockerd;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.PrivateDockerd;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,7 +33,7 @@ class EngineFaultWorkerIT {
 
     @Test
     void anEngineRestartWithoutLiveRestoreRedrivesEachRunWhichThenSucceedsWhole() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int metricsPort = freePort();
         try (PrivateDockerd engine = PrivateDockerd.start(false);
              Core api = Core.open(db, "api", Duration.ofSeconds(15));
@@ -73,7 +73,7 @@ class EngineFaultWorkerIT {
 
     @Test
     void anOperatorsDockerStopIsALostAttemptAndExhaustedAttemptsFailWithTheEngineFaultCode() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (PrivateDockerd engine = PrivateDockerd.start(false);
              Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess w = worker(db, "ef-stop", engine)) {
@@ -106,7 +106,7 @@ class EngineFaultWorkerIT {
 
     @Test
     void withLiveRestoreTheRunsGoOnInTheSameAttemptWithTheGapReported() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (PrivateDockerd engine = PrivateDockerd.start(true);
              Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess w = worker(db, "ef-live", engine)) {

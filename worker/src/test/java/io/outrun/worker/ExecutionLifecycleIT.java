@@ -8,9 +8,8 @@ import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
-import java.sql.Connection;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +26,7 @@ class ExecutionLifecycleIT {
 
     @BeforeEach
     void start() {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         api = Core.open(db, "api", Duration.ofSeconds(1));
         node = WorkerNode.open(db, WorkerConfig.defaults("n1").withLostDispatchGrace(Duration.ofSeconds(1)),
                 new ProcessSandbox(), Limits.DEFAULTS);
@@ -100,9 +99,7 @@ class ExecutionLifecycleIT {
     void queuedExecutionWhoseJobVanishedIsDispatchedAgainBySweep() throws Exception {
         // A node that crashed between commit and enqueue leaves exactly this: a row, no job.
         Execution row = api.store().insert(Submission.of("alice", "echo recovered")).execution();
-        try (Connection c = api.pool().getConnection(); Statement st = c.createStatement()) {
-            st.execute("UPDATE executions SET enqueued_at = now() - interval '1 minute' WHERE id = '" + row.id() + "'");
-        }
+        Rows.on(api.pool()).enqueuedAgo(row.id(), Duration.ofMinutes(1));
         var result = api.sweep().sweep();
         assertThat(result.redispatched()).isEqualTo(1);
         Execution done = Await.until("done", Duration.ofSeconds(20), () -> terminal(row.id()));
@@ -119,10 +116,9 @@ class ExecutionLifecycleIT {
         }
         Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
         Execution row = api.service().submit(Submission.of("alice", "echo again")).execution();
-        try (Connection c = api.pool().getConnection(); Statement st = c.createStatement()) {
-            st.execute("DELETE FROM jobrunr_jobs WHERE id = '" + row.jobId() + "'");
-            st.execute("UPDATE executions SET enqueued_at = now() - interval '1 minute' WHERE id = '" + row.id() + "'");
-        }
+        Rows rows = Rows.on(api.pool());
+        rows.update("DELETE FROM jobrunr_jobs WHERE id = ?", row.jobId().toString()); // JobRunr keeps ids as text
+        rows.enqueuedAgo(row.id(), Duration.ofMinutes(1));
         assertThat(api.sweep().sweep().redispatched()).isEqualTo(1);
         Execution done = Await.until("done", Duration.ofSeconds(30), () -> terminal(row.id()));
         assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);

@@ -3,13 +3,13 @@ package io.outrun.worker;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.store.Lease;
 import io.outrun.testing.Await;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
@@ -26,8 +26,8 @@ class HandBackOrphanIT {
 
     @Test
     void aHandedBackClaimsContainerIsRemovedAndNeverTakenForTheNextClaim() throws Exception {
-        DockerTests.requireDocker();
-        DatabaseConfig db = TestDatabase.migrated();
+        Requirements.docker();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String node = "orphan-node";
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID id = api.service().submit(Submission.of("alice", "echo start; sleep 8; echo done")).execution().id();

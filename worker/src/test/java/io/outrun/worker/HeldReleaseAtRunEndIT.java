@@ -24,7 +24,7 @@ class HeldReleaseAtRunEndIT {
 
     @Test
     void aRunsEndReleasesWorkHeldAfterItsClaim() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         OwnerLimits capOne = new OwnerLimits(1, OwnerLimits.DEFAULT_MAX_QUEUED, OwnerLimits.DEFAULT_WINDOW);
         WorkerConfig config = WorkerConfig.defaults("held-end").withSweepInterval(Duration.ofMinutes(10));
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15), capOne);

@@ -7,7 +7,7 @@ import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -33,7 +33,7 @@ class HungDatabaseIT {
 
     @Test
     void aHungRenewalKillsTheRunBeforeItsNextAttemptAndNeverRevivesTheLease() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         Path beats = Files.createTempFile("outrun-hung-", ".log");
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess w = WorkerProcess.startWith(db, "hung-a", 2, "process", "--lease-ttl-ms", Long.toString(TTL.toMillis()),

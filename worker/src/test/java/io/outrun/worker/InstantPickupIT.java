@@ -24,7 +24,7 @@ class InstantPickupIT {
 
     @Test
     void idleNodeStartsNewWorkAtOnceNotAtItsNextPoll() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         WorkerConfig config = WorkerConfig.defaults("fast").withPollInterval(Duration.ofSeconds(30));
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {

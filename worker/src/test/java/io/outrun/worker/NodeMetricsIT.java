@@ -24,7 +24,7 @@ class NodeMetricsIT {
 
     @Test
     void aNodeServesItsOwnMetricsForPrometheus() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();

@@ -10,8 +10,9 @@ import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -36,7 +37,7 @@ class OwnerSharingIT {
 
     @Test
     void aCapHoldsFleetWideWhileAnotherOwnersFirstExecutionStartsAtOnce() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         assertThat(WorkerProcess.cli(concat(new String[] {"owner", "set", "alice", "--max-running", "2"}, dbArgs)))
                 .contains("owner alice: max running 2");
@@ -82,7 +83,7 @@ class OwnerSharingIT {
 
     @Test
     void aQueuedCapAnswers429AndAnAdminTokenListsTheNodes() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         WorkerProcess.cli(concat(new String[] {"owner", "set", "zed", "--max-queued", "3"}, dbArgs));
         try (Core core = Core.open(db, "api", Duration.ofSeconds(15), OwnerLimits.DEFAULTS);
@@ -126,12 +127,12 @@ class OwnerSharingIT {
     }
 
     private static long count(Core core, String owner, String status) {
-        return single(core, "SELECT count(*) FROM executions WHERE owner = '" + owner + "' AND status = '" + status + "'");
+        return Rows.on(core.pool()).single("SELECT count(*) FROM executions WHERE owner = ? AND status = ?", owner, status);
     }
 
     private static long heldCount(Core core, String owner) {
-        return single(core, "SELECT count(*) FROM executions WHERE owner = '" + owner + "' AND status = 'queued'"
-                + " AND held_since IS NOT NULL");
+        return Rows.on(core.pool()).single("SELECT count(*) FROM executions WHERE owner = ? AND status = 'queued'"
+                + " AND held_since IS NOT NULL", owner);
     }
 
     private static UUID oneRunning(Core core, String owner) {
@@ -144,21 +145,10 @@ class OwnerSharingIT {
         }
     }
 
-    private static long single(Core core, String sql) {
-        try (Connection c = core.pool().getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     /** Ends the test's backlog fast: queued rows cancelled in one statement, runs by their owners' cancel. */
     private static void cancelAll(Core core) throws Exception {
-        try (Connection c = core.pool().getConnection(); Statement s = c.createStatement()) {
-            s.execute("UPDATE executions SET status = 'cancelled', finished_at = now(), error_code = 'cancelled'"
-                    + " WHERE status = 'queued'");
-        }
+        Rows.on(core.pool()).update("UPDATE executions SET status = 'cancelled', finished_at = now(), error_code = 'cancelled'"
+                + " WHERE status = 'queued'");
         try (Connection c = core.pool().getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT id, owner FROM executions WHERE status = 'running'")) {
             while (rs.next()) {

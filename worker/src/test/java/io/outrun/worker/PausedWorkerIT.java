@@ -3,12 +3,12 @@ package io.outrun.worker;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.docker.DockerTests;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -38,8 +38,8 @@ class PausedWorkerIT {
 
     @Test
     void pausedWorkersDockerRunsDieBeforeTheirNextAttemptsStart() throws Exception {
-        DockerTests.requireDocker();
-        DatabaseConfig db = TestDatabase.migrated();
+        Requirements.docker();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             List<UUID> ids = new ArrayList<>();
             long since = System.currentTimeMillis() / 1000 - 1;
@@ -76,7 +76,7 @@ class PausedWorkerIT {
 
     @Test
     void pausedWorkersProcessRunsDieBeforeTheirNextAttemptsStart() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         Path dir = Files.createTempDirectory("outrun-paused-");
         dir.toFile().setWritable(true, false);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {

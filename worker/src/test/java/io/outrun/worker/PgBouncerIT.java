@@ -8,14 +8,13 @@ import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.PgBouncer;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,10 +28,11 @@ class PgBouncerIT {
 
     @Test
     void aKilledWorkersExecutionsAreRedrivenThroughPgBouncer() throws Exception {
-        Assumptions.assumeTrue(PgBouncer.available(), "pgbouncer is not installed");
-        DatabaseConfig direct = TestDatabase.migrated();
-        try (PgBouncer bouncer = PgBouncer.inFrontOf(direct)) {
-            DatabaseConfig db = bouncer.config();
+        DatabaseConfig direct = TestDatabase.migrated(DatabaseConfig::new);
+        try (PgBouncer bouncer = PgBouncer.inFrontOf(direct.url(), direct.user())) {
+            // Pooled statements through PgBouncer, sessions (LISTEN, heartbeat, migrations) direct.
+            DatabaseConfig db = new DatabaseConfig(bouncer.url(), direct.url(), direct.user(), direct.password(),
+                    DatabaseConfig.DEFAULT_POOL_SIZE);
             try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
                  WorkerProcess a = WorkerProcess.start(db, "bouncer-a", 3);
                  WorkerProcess b = WorkerProcess.start(db, "bouncer-b", 3)) {

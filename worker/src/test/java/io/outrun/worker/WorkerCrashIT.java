@@ -10,8 +10,9 @@ import io.outrun.store.Lease;
 import io.outrun.store.Outcome;
 import io.outrun.store.OutputUpdate;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
-import io.outrun.testing.WorkerProcess;
+import io.outrun.worker.testing.WorkerProcess;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -36,7 +37,7 @@ class WorkerCrashIT {
 
     @Test
     void killedWorkersExecutionsAreRedrivenAndEachFinishesExactlyOnce() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess a = WorkerProcess.start(db, "node-a", 10);
              WorkerProcess b = WorkerProcess.start(db, "node-b", 10)) {
@@ -114,7 +115,7 @@ class WorkerCrashIT {
 
     @Test
     void executionWhoseWorkerDiesOnEveryAttemptIsReapedWithAnExplanation() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120").withMaxAttempts(2))
                     .execution().id();
@@ -148,11 +149,7 @@ class WorkerCrashIT {
         }
     }
 
-    private static int processingJobs(Core core) throws Exception {
-        try (Connection c = core.pool().getConnection(); Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT count(*) FROM jobrunr_jobs WHERE state = 'PROCESSING'")) {
-            rs.next();
-            return rs.getInt(1);
-        }
+    private static int processingJobs(Core core) {
+        return (int) Rows.on(core.pool()).single("SELECT count(*) FROM jobrunr_jobs WHERE state = 'PROCESSING'");
     }
 }

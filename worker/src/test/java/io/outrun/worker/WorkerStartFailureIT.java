@@ -22,7 +22,7 @@ class WorkerStartFailureIT {
 
     @Test
     void aPartThatFailsToStartStopsThoseStartedBeforeIt() throws Exception {
-        DatabaseConfig db = TestDatabase.migrated();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int metricsPort = freePort();
         try (ServerSocket taken = new ServerSocket(0); Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
             List<String> before = outrunThreads();

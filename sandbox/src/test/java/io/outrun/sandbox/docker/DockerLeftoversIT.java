@@ -8,6 +8,7 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.testing.Requirements;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
@@ -29,7 +30,7 @@ class DockerLeftoversIT {
 
     @BeforeAll
     static void requireDocker() {
-        DockerTests.requireDocker();
+        Requirements.docker();
     }
 
     static String node() {

@@ -8,6 +8,7 @@ import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.capture.Captured;
+import io.outrun.testing.Requirements;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -33,7 +34,7 @@ class DockerSandboxIT {
 
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE));
         sandbox.verify();
     }

@@ -7,6 +7,7 @@ import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.testing.Await;
+import io.outrun.testing.PrivateDockerd;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;

@@ -7,6 +7,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.testing.Requirements;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -27,7 +28,7 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
     /** Hides {@link DockerSandboxIT#startSandbox}: the same sandbox with a warm pool. */
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE)).withPoolSize(POOL);
         sandbox.verify();
         // The lease files of the tests are temp files: the pool's live beside them (a hard link).

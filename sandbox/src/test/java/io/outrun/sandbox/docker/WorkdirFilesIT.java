@@ -11,6 +11,7 @@ import io.outrun.sandbox.files.InputFile;
 import io.outrun.sandbox.files.InputTar;
 import io.outrun.sandbox.files.RunFiles;
 import io.outrun.sandbox.files.WorkdirEntry;
+import io.outrun.testing.Requirements;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -39,7 +40,7 @@ class WorkdirFilesIT {
 
     @BeforeAll
     static void startSandbox() {
-        DockerTests.requireDocker();
+        Requirements.docker();
         sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE));
     }
 

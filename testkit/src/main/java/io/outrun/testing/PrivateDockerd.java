@@ -1,6 +1,4 @@
-package io.outrun.sandbox.docker;
-
-import static org.assertj.core.api.Assertions.fail;
+package io.outrun.testing;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,14 +8,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A Docker engine of a test's own: its own socket, data root, exec root (and so its own
  * containerd), pid file, no bridge and no iptables, with the sandbox image loaded from the
  * machine's engine. Restarting or stopping it disturbs nothing else on the machine (other tests
- * use the main engine meanwhile). Needs root and {@code dockerd}; under {@code CI=true} a missing
- * one fails the test, elsewhere it is skipped with the reason.
+ * use the main engine meanwhile). Needs root and {@code dockerd} ({@link Requirements}: under
+ * {@code CI=true} a missing one fails the test, elsewhere it is skipped with the reason).
  */
 public final class PrivateDockerd implements AutoCloseable {
 
@@ -32,27 +29,17 @@ public final class PrivateDockerd implements AutoCloseable {
 
     /** Starts an engine (with the engine's {@code live-restore} on or off) and loads the sandbox image into it. */
     public static PrivateDockerd start(boolean liveRestore) throws IOException, InterruptedException {
-        DockerTests.requireDocker();
-        String problem = null;
-        if (!"root".equals(System.getProperty("user.name"))) {
-            problem = "a private Docker engine needs root";
-        } else if (!Files.isExecutable(Path.of("/usr/sbin/dockerd")) && !Files.isExecutable(Path.of("/usr/bin/dockerd"))) {
-            problem = "dockerd is not installed";
-        }
-        if (problem != null) {
-            if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-                fail("engine-fault tests cannot run under CI=true: " + problem);
-            }
-            Assumptions.abort("skipping engine-fault tests (they fail instead under CI=true): " + problem);
-        }
+        Requirements.docker();
+        Requirements.root("a private Docker engine");
+        Requirements.binary("dockerd");
         // Short: a unix socket path has at most 107 bytes.
         PrivateDockerd d = new PrivateDockerd(Files.createTempDirectory(Path.of("/tmp"), "outrun-dockerd-"), liveRestore);
         d.startEngine();
-        d.sh("docker save " + DockerSandboxConfig.DEFAULT_IMAGE + " | docker -H " + d.host() + " load");
+        d.sh("docker save " + Requirements.SANDBOX_IMAGE + " | docker -H " + d.host() + " load");
         return d;
     }
 
-    /** {@code unix:///…/docker.sock}, for {@code --docker-host} and {@link DockerSandboxConfig#withDockerHost}. */
+    /** {@code unix:///…/docker.sock}, for {@code --docker-host} and the sandbox config's {@code withDockerHost}. */
     public String host() {
         return "unix://" + dir.resolve("docker.sock");
     }

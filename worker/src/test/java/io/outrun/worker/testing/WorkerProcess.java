@@ -1,4 +1,4 @@
-package io.outrun.testing;
+package io.outrun.worker.testing;
 
 import io.outrun.store.DatabaseConfig;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.outrun.testing;
+package io.outrun.worker.testing;
 
 import java.io.IOException;
 import java.net.URI;

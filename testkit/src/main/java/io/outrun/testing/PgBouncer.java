@@ -1,6 +1,5 @@
 package io.outrun.testing;
 
-import io.outrun.store.DatabaseConfig;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -13,32 +12,25 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real PgBouncer (Debian's package, installed by .ci/run) in transaction pooling mode in front
- * of a test database, on loopback. Under CI=true a missing pgbouncer fails the test.
+ * of a test database, on loopback. Without pgbouncer the test fails under CI=true and is skipped
+ * elsewhere ({@link Requirements#binary}).
  */
 public final class PgBouncer implements AutoCloseable {
 
     private final Process process;
     private final Path dir;
-    private final DatabaseConfig config;
+    private final String url;
 
-    private PgBouncer(Process process, Path dir, DatabaseConfig config) {
+    private PgBouncer(Process process, Path dir, String url) {
         this.process = process;
         this.dir = dir;
-        this.config = config;
+        this.url = url;
     }
 
-    /** True when the binary is here; under CI=true its absence is a failure, not a skip. */
-    public static boolean available() {
-        boolean here = Files.isExecutable(Path.of("/usr/sbin/pgbouncer"));
-        if (!here && "true".equals(System.getenv("CI"))) {
-            throw new IllegalStateException("pgbouncer is not installed (.ci/run installs Debian's pgbouncer)");
-        }
-        return here;
-    }
-
-    /** PgBouncer in front of {@code direct}; the returned config pools through it and keeps {@code direct} for sessions. */
-    public static PgBouncer inFrontOf(DatabaseConfig direct) throws IOException, InterruptedException {
-        URI uri = URI.create(direct.url().substring("jdbc:".length()));
+    /** PgBouncer in front of the database at JDBC URL {@code direct}, letting {@code user} in; {@link #url()} pools through it. */
+    public static PgBouncer inFrontOf(String direct, String user) throws IOException, InterruptedException {
+        Path pgbouncer = Requirements.binary("pgbouncer");
+        URI uri = URI.create(direct.substring("jdbc:".length()));
         String database = uri.getPath().substring(1);
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -46,7 +38,7 @@ public final class PgBouncer implements AutoCloseable {
         }
         Path dir = Files.createTempDirectory("outrun-pgbouncer-");
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
-        Files.writeString(dir.resolve("users.txt"), "\"" + direct.user() + "\" \"\"\n");
+        Files.writeString(dir.resolve("users.txt"), "\"" + user + "\" \"\"\n");
         Files.writeString(dir.resolve("pgbouncer.ini"), String.join("\n",
                 "[databases]",
                 database + " = host=" + uri.getHost() + " port=" + uri.getPort() + " dbname=" + database,
@@ -67,8 +59,8 @@ public final class PgBouncer implements AutoCloseable {
         }
         // PgBouncer refuses to run as root: -u drops to an unprivileged user.
         ProcessBuilder pb = "root".equals(System.getProperty("user.name"))
-                ? new ProcessBuilder("/usr/sbin/pgbouncer", "-u", "nobody", dir.resolve("pgbouncer.ini").toString())
-                : new ProcessBuilder("/usr/sbin/pgbouncer", dir.resolve("pgbouncer.ini").toString());
+                ? new ProcessBuilder(pgbouncer.toString(), "-u", "nobody", dir.resolve("pgbouncer.ini").toString())
+                : new ProcessBuilder(pgbouncer.toString(), dir.resolve("pgbouncer.ini").toString());
         Process p = pb.redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
         while (true) {
@@ -82,14 +74,12 @@ public final class PgBouncer implements AutoCloseable {
                 Thread.sleep(50);
             }
         }
-        DatabaseConfig pooled = new DatabaseConfig("jdbc:postgresql://127.0.0.1:" + port + "/" + database, direct.url(),
-                direct.user(), direct.password(), DatabaseConfig.DEFAULT_POOL_SIZE);
-        return new PgBouncer(p, dir, pooled);
+        return new PgBouncer(p, dir, "jdbc:postgresql://127.0.0.1:" + port + "/" + database);
     }
 
-    /** Pools through PgBouncer ({@code url}), sessions direct ({@code directUrl}). */
-    public DatabaseConfig config() {
-        return config;
+    /** The JDBC URL of the same database through PgBouncer (sessions still go to the direct URL). */
+    public String url() {
+        return url;
     }
 
     /** How many client connections PgBouncer served (its SHOW STATS would say more; its log suffices here). */
