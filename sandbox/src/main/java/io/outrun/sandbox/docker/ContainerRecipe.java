@@ -219,7 +219,7 @@ final class ContainerRecipe {
         });
     }
 
-    static InputStream pooledStdin(RunSpec spec) {
+    static GatedStdin pooledStdin(RunSpec spec) {
         StringBuilder exports = new StringBuilder();
         spec.env().forEach((name, value) -> exports.append("export ").append(name).append("='")
                 .append(value.replace("'", "'\\''")).append("'\n"));
@@ -231,7 +231,7 @@ final class ContainerRecipe {
         all.writeBytes(header);
         all.writeBytes(envBytes);
         all.writeBytes(script);
-        return new ByteArrayInputStream(all.toByteArray());
+        return new GatedStdin(all.toByteArray());
     }
 
     static HostConfig hostConfig(Limits limits, String workdir, Collection<String> imageVolumes) {

@@ -221,12 +221,16 @@ public final class DockerSandbox implements Sandbox {
     private Optional<Run> startPooled(RunSpec spec, WarmPool.Warm warm, WarmPool p) {
         String containerId = warm.containerId();
         OutputCallback output = null;
+        GatedStdin stdin = null;
         watch.track(containerId);
         try {
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
-            output = attach(containerId, ContainerRecipe.pooledStdin(spec), spec);
+            stdin = ContainerRecipe.pooledStdin(spec);
+            output = attach(containerId, stdin, spec);
             awaitAttached(output, "pooled container " + containerId);
+            // Alive and attached, with nothing sent yet: now the command goes (see GatedStdin).
+            stdin.open();
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     r -> {
                         open.remove(r);
@@ -238,6 +242,9 @@ public final class DockerSandbox implements Sandbox {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             watch.untrack(containerId);
+            if (stdin != null) {
+                stdin.abandon();
+            }
             if (output != null) {
                 output.closeQuietly();
             }
@@ -245,6 +252,9 @@ public final class DockerSandbox implements Sandbox {
             throw new SandboxException("interrupted while handing a run to pooled container " + containerId, e);
         } catch (RuntimeException e) {
             watch.untrack(containerId);
+            if (stdin != null) {
+                stdin.abandon();
+            }
             if (output != null) {
                 output.closeQuietly();
             }
