@@ -12,8 +12,8 @@ import java.util.Set;
 
 /**
  * A statement written with {@code :name} parameters, so that its text is what psql runs: psql
- * substitutes {@code :name} from {@code \set name value}, while JDBC gets a {@code ?} in each
- * place. It reads no further than it must: {@code ::casts}, quoted literals and identifiers, and
+ * substitutes {@code :name} from {@code \set name value} (a text value carries its quotes:
+ * {@code \set owner '''alice'''}), while JDBC gets a {@code ?} in each place. It reads no further than it must: {@code ::casts}, quoted literals and identifiers, and
  * {@code --} comments are left alone; anything else (dollar quotes, block comments) is refused
  * rather than guessed at. Every name in the text must be given a value, and every value given
  * must be named, so that a typo fails at once instead of binding the wrong column.
