@@ -89,7 +89,7 @@ final class BigTable {
         // all along, and the API node just ran the listing.
         List<String> stale = new ArrayList<>();
         if (workersRan && !probe.nodesRan(FleetSql.LOST_DISPATCH)) {
-            stale.add("FleetSql.LOST_DISPATCH differs from what the nodes ran: copy it again from ExecutionStore.redispatchLost");
+            stale.add("FleetSql.LOST_DISPATCH differs from what the nodes ran: copy it again from RedriveStore.redispatchLost");
         }
         if (!probe.nodesRan(FleetSql.LISTING)) {
             stale.add("FleetSql.LISTING differs from what the API node ran: copy it again from ExecutionListing.page");

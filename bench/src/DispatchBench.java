@@ -86,7 +86,7 @@ final class DispatchBench {
         UUID id = api.service().submit(Submission.of("bench", COMMAND)).execution().id();
         long returned = Support.micros(Instant.now());
         Execution done = Support.await("execution " + id, Duration.ofSeconds(60), 5,
-                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
         String out = done.stdout().text();
         if (done.exitCode() == null || done.exitCode() != 0 || out.isBlank()) {
             throw new IllegalStateException("dispatch sample failed: " + done.status() + " " + done.errorMessage() + " " + out);

@@ -96,7 +96,7 @@ final class FleetSql {
     static final String STATUS_MIX = "SELECT status, count(*) FROM executions GROUP BY 1 ORDER BY 2 DESC";
 
     /**
-     * Lost-dispatch detection, as ExecutionStore.redispatchLost runs it (copy it from there when it
+     * Lost-dispatch detection, as RedriveStore.redispatchLost runs it (copy it from there when it
      * changes). RETURNING is cut to the id: what it costs is finding the rows, and it finds none.
      * Parameters: grace in ms (twice; 0: every queued row is old enough), limit. Run in a
      * rolled-back transaction, with the watermark as a sweep leaves it (STEADY_WATERMARK).

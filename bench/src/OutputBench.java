@@ -79,7 +79,7 @@ final class OutputBench {
     private static Execution runOne(Core api, String command) throws Exception {
         UUID id = api.service().submit(Submission.of("bench", command).withTimeoutMs(600_000)).execution().id();
         Execution e = Support.await("output execution", Duration.ofMinutes(10), 100,
-                () -> api.store().find(id).filter(x -> x.status().isTerminal()).orElse(null));
+                () -> api.submissions().find(id).filter(x -> x.status().isTerminal()).orElse(null));
         if (e.exitCode() == null || e.exitCode() != 0) {
             throw new IllegalStateException("output run failed: " + e.status() + " " + e.errorMessage() + " " + e.stderr().text());
         }

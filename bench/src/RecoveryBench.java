@@ -66,14 +66,14 @@ final class RecoveryBench {
         try (JvmProcess a = JvmProcess.worker(jar, db, "bench-rec-a" + i, logs)) {
             a.awaitLog("ready", Duration.ofSeconds(90));
             UUID id = api.service().submit(Submission.of("bench", COMMAND)).execution().id();
-            Support.await("running on node a", Duration.ofSeconds(60), 20, () -> api.store().find(id)
+            Support.await("running on node a", Duration.ofSeconds(60), 20, () -> api.submissions().find(id)
                     .filter(e -> e.status() == ExecutionStatus.RUNNING && !e.stdout().text().isBlank()).orElse(null));
             try (JvmProcess b = JvmProcess.worker(jar, db, "bench-rec-b" + i, logs)) {
                 b.awaitLog("ready", Duration.ofSeconds(90));
                 Thread.sleep(500);
                 long killed = Support.micros(Instant.now());
                 a.kill();
-                Execution again = Support.await("second attempt's output", Duration.ofSeconds(120), 20, () -> api.store().find(id)
+                Execution again = Support.await("second attempt's output", Duration.ofSeconds(120), 20, () -> api.submissions().find(id)
                         .filter(e -> e.attempt() == 2 && !e.stdout().text().isBlank()).orElse(null));
                 if (!again.leaseOwner().startsWith("bench-rec-b" + i + "/")) {
                     throw new IllegalStateException("second attempt on " + again.leaseOwner());
@@ -81,7 +81,7 @@ final class RecoveryBench {
                 double s = (Support.epochMicros(again.stdout().text().lines().findFirst().orElseThrow()) - killed) / 1e6;
                 api.service().cancel(id, "bench");
                 Support.await("cancelled", Duration.ofSeconds(30), 50,
-                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
                 return s;
             }
         }

@@ -2,8 +2,8 @@ package io.outrun.dispatch;
 
 import io.outrun.execution.Execution;
 import io.outrun.execution.JobIds;
+import io.outrun.notify.Notifier;
 import io.outrun.store.Channels;
-import io.outrun.store.ExecutionStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -41,7 +41,7 @@ public final class Dispatcher {
 
     private final JobScheduler scheduler;
     private final StorageProvider storage;
-    private final ExecutionStore store;
+    private final Notifier notifier;
     /** Work handed to JobRunr since the last wake-up was sent: how many nodes the next one wakes. */
     private final AtomicInteger wakesWanted = new AtomicInteger();
     private final ExecutorService waker = Executors.newSingleThreadExecutor(r -> {
@@ -50,12 +50,12 @@ public final class Dispatcher {
         return t;
     });
 
-    public Dispatcher(StorageProvider storage, ExecutionStore store) {
+    public Dispatcher(StorageProvider storage, Notifier notifier) {
         this.storage = storage;
         // JobRunr's own default (JobRunr.configure()): analyses the job lambda's bytecode once per call
         // site, not on every enqueue as the bare JobScheduler(storage) does (a quarter of a submit's CPU).
         this.scheduler = new JobScheduler(storage, new CachingJobDetailsGenerator(), List.of());
-        this.store = store;
+        this.notifier = notifier;
     }
 
     public JobScheduler scheduler() {
@@ -102,7 +102,7 @@ public final class Dispatcher {
 
     /**
      * Tells the fleet there is one more piece of new work: one node with a free slot is woken on
-     * its own channel (see {@link ExecutionStore#wakeNodes}), never the whole fleet, which would
+     * its own channel (see {@link Notifier#wakeNodes}), never the whole fleet, which would
      * send every idle node into a JobRunr onboarding query for one job. The NOTIFY is sent by one
      * background thread, and wake-ups that arrive while one is pending share its statement (it
      * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
@@ -115,7 +115,7 @@ public final class Dispatcher {
                     return;
                 }
                 try {
-                    store.wakeNodes(wanted);
+                    notifier.wakeNodes(wanted);
                 } catch (RuntimeException e) {
                     LOG.warn("could not wake nodes; they find the work at their next poll", e);
                 }
@@ -129,7 +129,7 @@ public final class Dispatcher {
      */
     public void wake(String channel, String payload) {
         try {
-            store.notify(channel, payload);
+            notifier.notify(channel, payload);
         } catch (RuntimeException e) {
             LOG.warn("could not notify {}; the fleet falls back to polling", channel, e);
         }

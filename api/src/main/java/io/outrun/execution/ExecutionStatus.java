@@ -9,7 +9,7 @@ import java.util.Set;
  * trigger {@code executions_check_transition} of migration V1), so no statement of any node can
  * make an illegal move; {@code ExecutionStoreIT} checks that the two tables agree. Which move a
  * running row makes when it leaves running without ending by itself (re-drive, reap, cancel) is
- * decided in one place, {@code ExecutionStore.Departure}.
+ * decided in one place, {@code store.Departure}.
  *
  * <pre>
  *             claim                     exit 0

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
-/** The {@code execution_inputs} table: written with the execution's row ({@code ExecutionStore.insert}), read by the worker that claims it. */
+/** The {@code execution_inputs} table: written with the execution's row ({@code SubmissionStore.insert}), read by the worker that claims it. */
 public final class InputsStore {
 
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -8,10 +8,9 @@ import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.OutputChunk;
 import io.outrun.http.wire.StreamDelta;
 import io.outrun.service.ExecutionService;
-import io.outrun.store.ExecutionStore;
-import io.outrun.store.ExecutionStore.CancelResult;
 import io.outrun.store.OutputStore;
-import io.outrun.store.ExecutionStore.Inserted;
+import io.outrun.store.SubmissionStore.CancelResult;
+import io.outrun.store.SubmissionStore.Inserted;
 import io.outrun.store.Outage;
 import java.util.Objects;
 import java.util.UUID;
@@ -24,7 +23,6 @@ final class ExecutionRoutes {
 
     private final ApiConfig config;
     private final ExecutionService service;
-    private final ExecutionStore store;
     private final SubmissionParser parser;
     private final ExecutionListing listing;
     private final Views views;
@@ -37,7 +35,6 @@ final class ExecutionRoutes {
                     io.outrun.files.FilesConfig files) {
         this.config = config;
         this.service = service;
-        this.store = service.store();
         this.parser = new SubmissionParser(config, files);
         this.submitBodyBytes = files.submitBodyBytes(config.maxBodyBytes());
         this.listing = listing;

@@ -2,7 +2,7 @@ package io.outrun.owner;
 
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
-import io.outrun.store.ExecutionStore;
+import io.outrun.store.RedriveStore;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,11 +16,11 @@ public final class HeldWork {
 
     private static final Logger LOG = LoggerFactory.getLogger(HeldWork.class);
 
-    private final ExecutionStore store;
+    private final RedriveStore store;
     private final Dispatcher dispatcher;
     private final OwnerLimits limits;
 
-    public HeldWork(ExecutionStore store, Dispatcher dispatcher, OwnerLimits limits) {
+    public HeldWork(RedriveStore store, Dispatcher dispatcher, OwnerLimits limits) {
         this.store = store;
         this.dispatcher = dispatcher;
         this.limits = limits;

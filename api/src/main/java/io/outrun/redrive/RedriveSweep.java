@@ -6,9 +6,10 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.owner.HeldWork;
 import io.outrun.execution.JobIds;
 import io.outrun.store.Channels;
-import io.outrun.store.ExecutionStore;
-import io.outrun.store.ExecutionStore.CancelResult;
+import io.outrun.store.RedriveStore;
 import io.outrun.store.Redriven;
+import io.outrun.store.SubmissionStore;
+import io.outrun.store.SubmissionStore.CancelResult;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -40,7 +41,8 @@ public final class RedriveSweep {
     public static final int DEFAULT_LOST_DISPATCH_GRACE_S = 15;
     private static final int BATCH = 500;
 
-    private final ExecutionStore store;
+    private final RedriveStore store;
+    private final SubmissionStore submissions;
     private final Dispatcher dispatcher;
     private final Duration lostDispatchGrace;
     private final HeldWork held;
@@ -49,9 +51,10 @@ public final class RedriveSweep {
      * @param lostDispatchGrace how long a queued row may wait before its missing job counts as
      *                          lost (covers the moment between commit and enqueue)
      */
-    public RedriveSweep(ExecutionStore store, Dispatcher dispatcher, Duration lostDispatchGrace, HeldWork held) {
+    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Dispatcher dispatcher, Duration lostDispatchGrace, HeldWork held) {
         this.held = held;
         this.store = store;
+        this.submissions = submissions;
         this.dispatcher = dispatcher;
         this.lostDispatchGrace = lostDispatchGrace;
     }
@@ -130,7 +133,7 @@ public final class RedriveSweep {
         if (!dispatcher.isDeleted(lostJob)) {
             return false;
         }
-        CancelResult result = store.requestCancelAsOperator(e.id(), ADMIN_CANCEL);
+        CancelResult result = submissions.requestCancelAsOperator(e.id(), ADMIN_CANCEL);
         LOG.warn("execution {} of {}: its queued job {} was deleted on the dashboard; cancelled ({})", e.id(), e.owner(),
                 lostJob, result);
         dispatcher.wake(Channels.CHANGED, e.id().toString());

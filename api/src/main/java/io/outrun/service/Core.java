@@ -7,23 +7,28 @@ import io.outrun.owner.QueueGate;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.dispatch.JobRunrStorage;
+import io.outrun.notify.Notifier;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.Database;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.store.ExecutionStore;
+import io.outrun.store.LeaseStore;
+import io.outrun.store.RedriveStore;
+import io.outrun.store.SubmissionStore;
 import java.time.Duration;
 import org.jobrunr.storage.StorageProvider;
 import org.jobrunr.utils.mapper.JsonMapper;
 
 /**
- * What every node role shares: its connection pool (migrated at open), the execution store,
+ * What every node role shares: its connection pool (migrated at open), the stores of executions,
  * JobRunr's storage and the dispatcher, the re-drive sweep and the owner-facing service.
  */
 public final class Core implements AutoCloseable {
 
     private final DatabaseConfig config;
     private final HikariDataSource pool;
-    private final ExecutionStore store;
+    private final SubmissionStore submissions;
+    private final LeaseStore leases;
+    private final RedriveStore redrives;
     private final JsonMapper jsonMapper;
     private final StorageProvider storage;
     private final Dispatcher dispatcher;
@@ -42,14 +47,16 @@ public final class Core implements AutoCloseable {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
             javax.sql.DataSource direct = Database.direct(config);
             Database.migrate(direct);
-            this.store = new ExecutionStore(pool);
+            this.submissions = new SubmissionStore(pool);
+            this.leases = new LeaseStore(pool);
+            this.redrives = new RedriveStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
-            this.dispatcher = new Dispatcher(storage, store);
+            this.dispatcher = new Dispatcher(storage, new Notifier(pool));
             this.owners = new OwnerStore(pool);
-            this.held = new HeldWork(store, dispatcher, limits);
-            this.sweep = new RedriveSweep(store, dispatcher, lostDispatchGrace, held);
-            this.service = new ExecutionService(store, dispatcher, sweep, held, new QueueGate(owners, limits.maxQueued()));
+            this.held = new HeldWork(redrives, dispatcher, limits);
+            this.sweep = new RedriveSweep(redrives, submissions, dispatcher, lostDispatchGrace, held);
+            this.service = new ExecutionService(submissions, dispatcher, sweep, held, new QueueGate(owners, limits.maxQueued()));
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -74,8 +81,19 @@ public final class Core implements AutoCloseable {
         return pool;
     }
 
-    public ExecutionStore store() {
-        return store;
+    /** Submissions, reads and cancels: an owner's side of its executions. */
+    public SubmissionStore submissions() {
+        return submissions;
+    }
+
+    /** Claims and the writes fenced by their leases: a worker's side. */
+    public LeaseStore leases() {
+        return leases;
+    }
+
+    /** Re-drive, lost dispatches and held work: the sweep's side. */
+    public RedriveStore redrives() {
+        return redrives;
     }
 
     public JsonMapper jsonMapper() {

@@ -10,10 +10,10 @@ import io.outrun.owner.QueueGate;
 import io.outrun.owner.TooManyQueuedException;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.Channels;
-import io.outrun.store.ExecutionStore;
-import io.outrun.store.ExecutionStore.CancelResult;
-import io.outrun.store.ExecutionStore.Inserted;
 import io.outrun.store.OutputStore;
+import io.outrun.store.SubmissionStore;
+import io.outrun.store.SubmissionStore.CancelResult;
+import io.outrun.store.SubmissionStore.Inserted;
 import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -27,23 +27,19 @@ public final class ExecutionService {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
 
-    private final ExecutionStore store;
+    private final SubmissionStore store;
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
     private final HeldWork held;
     private final QueueGate queueGate;
 
-    public ExecutionService(ExecutionStore store, Dispatcher dispatcher, RedriveSweep sweep, HeldWork held,
+    public ExecutionService(SubmissionStore store, Dispatcher dispatcher, RedriveSweep sweep, HeldWork held,
                             QueueGate queueGate) {
         this.held = held;
         this.queueGate = queueGate;
         this.store = store;
         this.dispatcher = dispatcher;
         this.sweep = sweep;
-    }
-
-    public ExecutionStore store() {
-        return store;
     }
 
     /**

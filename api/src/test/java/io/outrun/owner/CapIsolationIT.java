@@ -4,7 +4,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Submission;
 import io.outrun.store.Database;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.store.ExecutionStore;
+import io.outrun.store.LeaseStore;
+import io.outrun.store.SubmissionStore;
 import io.outrun.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -41,18 +42,19 @@ class CapIsolationIT {
         // New sessions only: the setting applies to connections made after it.
         try (HikariDataSource pool = Database.pool(db, "test"); Connection lock = pool.getConnection();
              Statement ls = lock.createStatement()) {
-            ExecutionStore store = new ExecutionStore(pool);
+            SubmissionStore submissions = new SubmissionStore(pool);
+            LeaseStore leases = new LeaseStore(pool);
             new OwnerStore(pool).set(OWNER, 1, null);
-            UUID first = store.insert(Submission.of(OWNER, "true")).execution().id();
-            UUID second = store.insert(Submission.of(OWNER, "true")).execution().id();
+            UUID first = submissions.insert(Submission.of(OWNER, "true")).execution().id();
+            UUID second = submissions.insert(Submission.of(OWNER, "true")).execution().id();
             // Hold the owner's lock, so both claims take their snapshot, then wait on it in turn.
             lock.setAutoCommit(false);
             ls.execute("SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:" + OWNER + "', 0))");
             ExecutorService threads = Executors.newFixedThreadPool(2);
             try {
-                Future<ExecutionStore.Claim> a = threads.submit(() -> store.claim(first, "node/a", TTL, null));
+                Future<LeaseStore.Claim> a = threads.submit(() -> leases.claim(first, "node/a", TTL, null));
                 awaitWaiters(pool, 1);
-                Future<ExecutionStore.Claim> b = threads.submit(() -> store.claim(second, "node/b", TTL, null));
+                Future<LeaseStore.Claim> b = threads.submit(() -> leases.claim(second, "node/b", TTL, null));
                 awaitWaiters(pool, 2);
                 lock.commit();
                 int won = (a.get().execution().isPresent() ? 1 : 0) + (b.get().execution().isPresent() ? 1 : 0);

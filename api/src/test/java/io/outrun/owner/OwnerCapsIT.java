@@ -7,9 +7,11 @@ import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.Database;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
+import io.outrun.store.LeaseStore;
 import io.outrun.store.Outcome;
+import io.outrun.store.RedriveStore;
+import io.outrun.store.SubmissionStore;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.time.Duration;
@@ -33,14 +35,18 @@ class OwnerCapsIT {
     private static final Duration TTL = Duration.ofSeconds(30);
 
     private HikariDataSource pool;
-    private ExecutionStore store;
+    private SubmissionStore submissions;
+    private LeaseStore leases;
+    private RedriveStore redrives;
     private OwnerStore owners;
 
     @BeforeEach
     void open() {
         pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
-        store = new ExecutionStore(pool);
+        submissions = new SubmissionStore(pool);
+        leases = new LeaseStore(pool);
+        redrives = new RedriveStore(pool);
         owners = new OwnerStore(pool);
     }
 
@@ -55,22 +61,22 @@ class OwnerCapsIT {
         for (int round = 0; round < 5; round++) {
             List<UUID> ids = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
-                ids.add(store.insert(Submission.of("alice", "true")).execution().id());
+                ids.add(submissions.insert(Submission.of("alice", "true")).execution().id());
             }
             ExecutorService threads = Executors.newFixedThreadPool(8);
             CountDownLatch go = new CountDownLatch(1);
-            List<Future<ExecutionStore.Claim>> claims = new ArrayList<>();
+            List<Future<LeaseStore.Claim>> claims = new ArrayList<>();
             for (UUID id : ids) {
                 claims.add(threads.submit(() -> {
                     go.await();
-                    return store.claim(id, "node/" + id.toString().substring(0, 8), TTL, null);
+                    return leases.claim(id, "node/" + id.toString().substring(0, 8), TTL, null);
                 }));
             }
             go.countDown();
             int won = 0;
             int held = 0;
-            for (Future<ExecutionStore.Claim> f : claims) {
-                ExecutionStore.Claim c = f.get();
+            for (Future<LeaseStore.Claim> f : claims) {
+                LeaseStore.Claim c = f.get();
                 won += c.execution().isPresent() ? 1 : 0;
                 held += c.held() ? 1 : 0;
             }
@@ -86,36 +92,36 @@ class OwnerCapsIT {
 
     @Test
     void theOperatorsDefaultCapAppliesToOwnersWithoutTheirOwn() {
-        UUID a = store.insert(Submission.of("bob", "true")).execution().id();
-        UUID b = store.insert(Submission.of("bob", "true")).execution().id();
-        assertThat(store.claim(a, "n/1", TTL, 1).execution()).isPresent();
-        ExecutionStore.Claim second = store.claim(b, "n/1", TTL, 1);
+        UUID a = submissions.insert(Submission.of("bob", "true")).execution().id();
+        UUID b = submissions.insert(Submission.of("bob", "true")).execution().id();
+        assertThat(leases.claim(a, "n/1", TTL, 1).execution()).isPresent();
+        LeaseStore.Claim second = leases.claim(b, "n/1", TTL, 1);
         assertThat(second.execution()).isEmpty();
         assertThat(second.held()).isTrue();
-        Execution heldRow = store.find(b).orElseThrow();
+        Execution heldRow = submissions.find(b).orElseThrow();
         assertThat(heldRow.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(heldRow.heldSince()).isNotNull();
         // A held row is not claimable by a stale job: only a release gives it a new one.
-        assertThat(store.claim(b, "n/1", TTL, null).execution()).isEmpty();
+        assertThat(leases.claim(b, "n/1", TTL, null).execution()).isEmpty();
         // An owner's own cap wins over the default.
         owners.set("bob", 5, null);
-        assertThat(store.releaseHeld("bob", 1, 16)).extracting(Execution::id).containsExactly(b);
-        assertThat(store.claim(b, "n/1", TTL, 1).execution()).isPresent();
+        assertThat(redrives.releaseHeld("bob", 1, 16)).extracting(Execution::id).containsExactly(b);
+        assertThat(leases.claim(b, "n/1", TTL, 1).execution()).isPresent();
     }
 
     @Test
     void submissionsPastTheWindowAreHeldAndReleasedOldestFirstAsTheWindowEmpties() {
         List<UUID> ids = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            Execution e = store.insert(Submission.of("carol", "true"), null, 4).execution();
+            Execution e = submissions.insert(Submission.of("carol", "true"), null, 4).execution();
             ids.add(e.id());
             assertThat(e.heldSince() == null).as("submission %d dispatched at once", i).isEqualTo(i < 4);
         }
-        assertThat(store.ownersWithHeld()).containsExactly("carol");
-        assertThat(store.releaseHeld("carol", null, 4)).as("the window is full").isEmpty();
-        assertThat(store.claim(ids.get(0), "n/1", TTL, null).ownerHasHeld()).isTrue();
-        assertThat(store.claim(ids.get(1), "n/1", TTL, null).execution()).isPresent();
-        List<Execution> released = store.releaseHeld("carol", null, 4);
+        assertThat(redrives.ownersWithHeld()).containsExactly("carol");
+        assertThat(redrives.releaseHeld("carol", null, 4)).as("the window is full").isEmpty();
+        assertThat(leases.claim(ids.get(0), "n/1", TTL, null).ownerHasHeld()).isTrue();
+        assertThat(leases.claim(ids.get(1), "n/1", TTL, null).execution()).isPresent();
+        List<Execution> released = redrives.releaseHeld("carol", null, 4);
         assertThat(released).extracting(Execution::id).containsExactly(ids.get(4), ids.get(5));
         assertThat(released).allSatisfy(e -> {
             assertThat(e.heldSince()).isNull();
@@ -123,19 +129,18 @@ class OwnerCapsIT {
         });
         // Under a running cap, running and dispatched both count: 2 run, 4 wait, cap 6: no room.
         owners.set("carol", 6, null);
-        assertThat(store.releaseHeld("carol", null, 16)).isEmpty();
+        assertThat(redrives.releaseHeld("carol", null, 16)).isEmpty();
         owners.set("carol", 8, null);
-        assertThat(store.releaseHeld("carol", null, 16)).extracting(Execution::id).containsExactly(ids.get(6), ids.get(7));
+        assertThat(redrives.releaseHeld("carol", null, 16)).extracting(Execution::id).containsExactly(ids.get(6), ids.get(7));
     }
 
     @Test
     void aHeldExecutionIsNeverTakenForALostDispatch() throws Exception {
         try (Core core = Core.open(TestDatabase.fresh(DatabaseConfig::new), "lost", Duration.ofSeconds(1))) {
-            ExecutionStore s = core.store();
-            UUID first = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
-            UUID held = s.insert(Submission.of("dave", "true"), null, 1).execution().id();
+            UUID first = core.submissions().insert(Submission.of("dave", "true"), null, 1).execution().id();
+            UUID held = core.submissions().insert(Submission.of("dave", "true"), null, 1).execution().id();
             Rows.on(core.pool()).allEnqueuedAgo(Duration.ofSeconds(10));
-            List<Execution> lost = s.redispatchLost(Duration.ofSeconds(1), 100);
+            List<Execution> lost = core.redrives().redispatchLost(Duration.ofSeconds(1), 100);
             assertThat(lost).extracting(Execution::id).containsExactly(first).doesNotContain(held);
         }
     }
@@ -145,7 +150,7 @@ class OwnerCapsIT {
         QueueGate gate = new QueueGate(owners, 3);
         for (int i = 0; i < 3; i++) {
             gate.admit("erin");
-            store.insert(Submission.of("erin", "true"));
+            submissions.insert(Submission.of("erin", "true"));
         }
         assertThatThrownBy(() -> gate.admit("erin")).isInstanceOf(TooManyQueuedException.class)
                 .satisfies(e -> assertThat(((TooManyQueuedException) e).cap()).isEqualTo(3));
@@ -158,13 +163,13 @@ class OwnerCapsIT {
     @Test
     void anEndedRunFreesItsSlotUnderTheCap() {
         owners.set("heidi", 1, null);
-        UUID a = store.insert(Submission.of("heidi", "true")).execution().id();
-        UUID b = store.insert(Submission.of("heidi", "true")).execution().id();
-        Execution run = store.claim(a, "n/1", TTL, null).execution().orElseThrow();
-        assertThat(store.claim(b, "n/1", TTL, null).held()).isTrue();
-        assertThat(store.releaseHeld("heidi", null, 16)).as("the cap is taken").isEmpty();
+        UUID a = submissions.insert(Submission.of("heidi", "true")).execution().id();
+        UUID b = submissions.insert(Submission.of("heidi", "true")).execution().id();
+        Execution run = leases.claim(a, "n/1", TTL, null).execution().orElseThrow();
+        assertThat(leases.claim(b, "n/1", TTL, null).held()).isTrue();
+        assertThat(redrives.releaseHeld("heidi", null, 16)).as("the cap is taken").isEmpty();
         Lease lease = new Lease(a, run.leaseEpoch(), run.attempt(), "n/1");
-        assertThat(store.finish(lease, Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
-        assertThat(store.releaseHeld("heidi", null, 16)).extracting(Execution::id).containsExactly(b);
+        assertThat(leases.finish(lease, Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(redrives.releaseHeld("heidi", null, 16)).extracting(Execution::id).containsExactly(b);
     }
 }

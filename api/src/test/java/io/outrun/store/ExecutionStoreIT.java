@@ -24,13 +24,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ExecutionStoreIT {
 
     private HikariDataSource pool;
-    private ExecutionStore store;
+    private SubmissionStore submissions;
+    private LeaseStore leases;
+    private RedriveStore redrives;
+    private RetentionStore retention;
 
     @BeforeEach
     void open() {
         pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "test");
         Database.migrate(pool);
-        store = new ExecutionStore(pool);
+        submissions = new SubmissionStore(pool);
+        leases = new LeaseStore(pool);
+        redrives = new RedriveStore(pool);
+        retention = new RetentionStore(pool);
     }
 
     @AfterEach
@@ -45,7 +51,7 @@ class ExecutionStoreIT {
                 if (from == to) {
                     continue;
                 }
-                UUID id = store.insert(Submission.of("o", "true")).execution().id();
+                UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
                 force(id, from);
                 boolean allowed = tryMove(id, to);
                 assertThat(allowed).as(from + " -> " + to).isEqualTo(from.canMoveTo(to));
@@ -55,19 +61,19 @@ class ExecutionStoreIT {
 
     @Test
     void claimIsWonByExactlyOneNode() {
-        UUID id = store.insert(Submission.of("o", "true")).execution().id();
-        assertThat(store.claim(id, "a", Duration.ofSeconds(5))).isPresent();
-        assertThat(store.claim(id, "b", Duration.ofSeconds(5))).isEmpty();
-        assertThat(store.find(id).orElseThrow().attempt()).isEqualTo(1);
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+        assertThat(leases.claim(id, "a", Duration.ofSeconds(5))).isPresent();
+        assertThat(leases.claim(id, "b", Duration.ofSeconds(5))).isEmpty();
+        assertThat(submissions.find(id).orElseThrow().attempt()).isEqualTo(1);
     }
 
     @Test
     void staleAttemptCannotWriteAfterRedrive() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "true")).execution().id();
-        Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+        Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         expireLease(id);
-        assertThat(store.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.QUEUED);
-        Execution second = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.QUEUED);
+        Execution second = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(second.attempt()).isEqualTo(2);
 
         assertThat(second.leaseEpoch()).isGreaterThan(first.leaseEpoch());
@@ -75,23 +81,23 @@ class ExecutionStoreIT {
         Lease stale = lease(first);
         assertThat(renew("a", stale).held()).isEmpty();
         assertThat(append("a", output(stale, "stale"))).isEmpty();
-        assertThat(store.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0))).isFalse();
+        assertThat(leases.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0))).isFalse();
 
-        Execution row = store.find(id).orElseThrow();
+        Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
         assertThat(row.leaseOwner()).isEqualTo("b");
         assertThat(row.stdout().totalBytes()).isZero();
-        assertThat(store.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0))).isTrue();
-        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("ok");
+        assertThat(leases.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0))).isTrue();
+        assertThat(submissions.find(id).orElseThrow().stdout().text()).isEqualTo("ok");
     }
 
     @Test
     void reapsWithAnExplanationWhenAttemptsRunOut() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
-        store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
+        leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         expireLease(id);
-        assertThat(store.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.FAILED);
-        Execution row = store.find(id).orElseThrow();
+        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.FAILED);
+        Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(row.errorCode()).isEqualTo("lease_expired");
         assertThat(row.errorMessage()).contains("Attempt 1 of 1", "(a)", "Resubmit");
@@ -100,12 +106,12 @@ class ExecutionStoreIT {
 
     @Test
     void lostRunWhoseOwnerAskedToCancelEndsCancelledNotRequeued() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "sleep 60")).execution().id();
-        store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
+        UUID id = submissions.insert(Submission.of("o", "sleep 60")).execution().id();
+        leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
         expireLease(id);
-        assertThat(store.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.CANCELLED);
-        Execution row = store.find(id).orElseThrow();
+        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.CANCELLED);
+        Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
         assertThat(row.errorCode()).isEqualTo("cancelled");
         assertThat(row.finishedAt()).isNotNull();
@@ -113,33 +119,33 @@ class ExecutionStoreIT {
 
     @Test
     void terminalRowsNeverChange() {
-        UUID id = store.insert(Submission.of("o", "true")).execution().id();
-        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+        Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         Lease lease = lease(e);
         Outcome ok = Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null);
-        assertThat(store.finish(lease, ok)).isTrue();
-        assertThat(store.finish(lease, ok)).isFalse();
+        assertThat(leases.finish(lease, ok)).isTrue();
+        assertThat(leases.finish(lease, ok)).isFalse();
         assertThatThrownBy(() -> force(id, ExecutionStatus.FAILED)).isInstanceOf(SQLException.class);
     }
 
     @Test
     void idempotencyKeyReturnsTheFirstExecutionPerOwner() {
-        var first = store.insert(Submission.of("o", "true").withIdempotencyKey("k"));
-        var again = store.insert(Submission.of("o", "echo other").withIdempotencyKey("k"));
-        var otherOwner = store.insert(Submission.of("p", "true").withIdempotencyKey("k"));
+        var first = submissions.insert(Submission.of("o", "true").withIdempotencyKey("k"));
+        var again = submissions.insert(Submission.of("o", "echo other").withIdempotencyKey("k"));
+        var otherOwner = submissions.insert(Submission.of("p", "true").withIdempotencyKey("k"));
         assertThat(first.created()).isTrue();
         assertThat(again.created()).isFalse();
         assertThat(again.execution().id()).isEqualTo(first.execution().id());
         assertThat(otherOwner.created()).isTrue();
-        assertThat(store.findOwned(first.execution().id(), "p")).isEmpty();
+        assertThat(submissions.findOwned(first.execution().id(), "p")).isEmpty();
     }
 
     @Test
     void renewReportsCancelRequests() {
-        UUID id = store.insert(Submission.of("o", "sleep 9")).execution().id();
-        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        assertThat(store.requestCancel(id, "someone-else")).isEqualTo(ExecutionStore.CancelResult.NOT_FOUND);
-        assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
+        UUID id = submissions.insert(Submission.of("o", "sleep 9")).execution().id();
+        Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(submissions.requestCancel(id, "someone-else")).isEqualTo(SubmissionStore.CancelResult.NOT_FOUND);
+        assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
         Lease lease = lease(e);
         var renewal = renew("a", lease);
         assertThat(renewal.held()).isEqualTo(Set.of(lease));
@@ -148,51 +154,51 @@ class ExecutionStoreIT {
 
     @Test
     void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
-        UUID id = store.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
-        Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Redriven back = store.handBack(lease(first), "engine restarting").orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
+        Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        Redriven back = leases.handBack(lease(first), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
         assertThat(back.dispatchSeq()).isEqualTo(2);
-        assertThat(store.handBack(lease(first), "engine restarting")).as("fenced").isEmpty();
+        assertThat(leases.handBack(lease(first), "engine restarting")).as("fenced").isEmpty();
 
-        Execution again = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
+        Execution again = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(again.attempt()).isEqualTo(1);
         assertThat(again.leaseEpoch()).as("a hand-back never gives its epoch back").isEqualTo(first.leaseEpoch() + 1);
-        assertThat(store.isStaleRun(id, first.leaseEpoch(), "c")).as("the handed-back run is dead everywhere").isTrue();
-        assertThat(store.isStaleRun(id, again.leaseEpoch(), "c")).as("b's run is live").isFalse();
-        Redriven failed = store.release(lease(again), "sandbox_error", "lost").orElseThrow();
+        assertThat(leases.isStaleRun(id, first.leaseEpoch(), "c")).as("the handed-back run is dead everywhere").isTrue();
+        assertThat(leases.isStaleRun(id, again.leaseEpoch(), "c")).as("b's run is live").isFalse();
+        Redriven failed = leases.release(lease(again), "sandbox_error", "lost").orElseThrow();
         assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
-        assertThat(store.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
+        assertThat(submissions.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
     }
 
     @Test
     void anExecutionNoSandboxCanStartFailsAfterTheLastHandBack() {
-        UUID id = store.insert(Submission.of("o", "true")).execution().id();
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
         Redriven last = null;
-        for (int i = 1; i <= ExecutionStore.MAX_HANDBACKS; i++) {
-            Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        for (int i = 1; i <= LeaseStore.MAX_HANDBACKS; i++) {
+            Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
             assertThat(claimed.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
-            last = store.handBack(lease(claimed), "engine down (" + i + ")").orElseThrow();
-            assertThat(last.status()).isEqualTo(i < ExecutionStore.MAX_HANDBACKS ? ExecutionStatus.QUEUED : ExecutionStatus.FAILED);
+            last = leases.handBack(lease(claimed), "engine down (" + i + ")").orElseThrow();
+            assertThat(last.status()).isEqualTo(i < LeaseStore.MAX_HANDBACKS ? ExecutionStatus.QUEUED : ExecutionStatus.FAILED);
         }
-        Execution row = store.find(id).orElseThrow();
+        Execution row = submissions.find(id).orElseThrow();
         assertThat(row.errorCode()).isEqualTo("sandbox_error");
-        assertThat(row.errorMessage()).contains(ExecutionStore.MAX_HANDBACKS + " tries", "engine down (" + ExecutionStore.MAX_HANDBACKS + ")",
+        assertThat(row.errorMessage()).contains(LeaseStore.MAX_HANDBACKS + " tries", "engine down (" + LeaseStore.MAX_HANDBACKS + ")",
                 "never ran");
-        assertThat(store.claim(id, "a", Duration.ofSeconds(5))).isEmpty();
+        assertThat(leases.claim(id, "a", Duration.ofSeconds(5))).isEmpty();
     }
 
     @Test
     void unclaimOfAnExecutionWhoseOwnerAskedToCancelEndsItCancelled() {
         // Claimed, then cancelled while the sandbox was starting, then the start failed: queued
         // with a cancel request could never be claimed again, so it must end here.
-        UUID id = store.insert(Submission.of("o", "true")).execution().id();
-        Execution claimed = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        assertThat(store.requestCancel(id, "o")).isEqualTo(ExecutionStore.CancelResult.REQUESTED);
-        Redriven back = store.handBack(lease(claimed), "engine restarting").orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+        Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
+        Redriven back = leases.handBack(lease(claimed), "engine restarting").orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
-        Execution row = store.find(id).orElseThrow();
+        Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
         assertThat(row.errorCode()).isEqualTo("cancelled");
         assertThat(row.finishedAt()).isNotNull();
@@ -200,26 +206,26 @@ class ExecutionStoreIT {
 
     @Test
     void pruneClearsOldOutputKeepsCountsAndDeletesOnlyWhenAsked() throws SQLException {
-        UUID old = store.insert(Submission.of("o", "echo x")).execution().id();
-        UUID recent = store.insert(Submission.of("o", "echo y")).execution().id();
+        UUID old = submissions.insert(Submission.of("o", "echo x")).execution().id();
+        UUID recent = submissions.insert(Submission.of("o", "echo y")).execution().id();
         for (UUID id : List.of(old, recent)) {
-            Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-            store.finish(lease(e), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(e), "hello\n"), 6, 0));
+            Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+            leases.finish(lease(e), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(e), "hello\n"), 6, 0));
         }
         exec("UPDATE executions SET finished_at = now() - interval '40 days' WHERE id = '" + old + "'");
 
-        long[] done = store.prune(Duration.ofDays(30), null, 1);
+        long[] done = retention.prune(Duration.ofDays(30), null, 1);
         assertThat(done).containsExactly(1L, 0L);
-        Execution pruned = store.find(old).orElseThrow();
+        Execution pruned = submissions.find(old).orElseThrow();
         assertThat(pruned.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
         assertThat(pruned.stdout().totalBytes()).isEqualTo(6);
         assertThat(pruned.stdout().truncated()).isTrue();
         assertThat(pruned.stdout().text()).contains("6 bytes of output dropped");
-        assertThat(store.find(recent).orElseThrow().stdout().text()).isEqualTo("hello\n");
+        assertThat(submissions.find(recent).orElseThrow().stdout().text()).isEqualTo("hello\n");
 
-        assertThat(store.prune(Duration.ofDays(30), Duration.ofDays(35), 10)).containsExactly(0L, 1L);
-        assertThat(store.find(old)).isEmpty();
-        assertThat(store.find(recent)).isPresent();
+        assertThat(retention.prune(Duration.ofDays(30), Duration.ofDays(35), 10)).containsExactly(0L, 1L);
+        assertThat(submissions.find(old)).isEmpty();
+        assertThat(submissions.find(recent)).isPresent();
     }
 
     private void force(UUID id, ExecutionStatus status) throws SQLException {
@@ -281,8 +287,8 @@ class ExecutionStoreIT {
 
     @Test
     void renewalNeverRevivesAnExpiredLease() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "sleep 9")).execution().id();
-        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "sleep 9")).execution().id();
+        Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         Rows.on(pool).expireLease(id, Duration.ofMillis(1));
         assertThat(renew("a", lease(e)).held()).as("expired: judged dead, never revived").isEmpty();
         assertThat(append("a", output(lease(e), "late"))).isEmpty();
@@ -291,38 +297,38 @@ class ExecutionStoreIT {
     @Test
     void outputIsAppendedAsChunksAndReadBackAsHeadAndTail() {
         // 10 bytes kept: a head of 5, a tail of 5.
-        UUID id = store.insert(Submission.of("o", "x").withMaxOutputBytes(10)).execution().id();
-        Execution e = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "x").withMaxOutputBytes(10)).execution().id();
+        Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         Lease l = lease(e);
         byte[] all = "0123456789abcdefghij".getBytes(StandardCharsets.UTF_8);
         append("a", new OutputUpdate(l, List.of(new Chunk(id, l.epoch(), 1, 0, java.util.Arrays.copyOfRange(all, 0, 5)),
                 new Chunk(id, l.epoch(), 1, 5, java.util.Arrays.copyOfRange(all, 5, 8))), 0, 0));
-        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("01234567");
+        assertThat(submissions.find(id).orElseThrow().stdout().text()).isEqualTo("01234567");
         // Bytes 8..15 were dropped by the capture; the tail now ends at 20.
         append("a", new OutputUpdate(l, List.of(new Chunk(id, l.epoch(), 1, 15, java.util.Arrays.copyOfRange(all, 15, 20))),
                 0, 0));
-        Execution read = store.find(id).orElseThrow();
+        Execution read = submissions.find(id).orElseThrow();
         assertThat(read.stdout().totalBytes()).isEqualTo(20);
         assertThat(read.stdout().text()).isEqualTo("01234" + Captured.marker(10) + "fghij");
         // A reader after its cursor loads only what it returns.
-        Execution since = store.findOwned(id, "o", OutputStore.Read.since(17, 0)).orElseThrow();
+        Execution since = submissions.findOwned(id, "o", OutputStore.Read.since(17, 0)).orElseThrow();
         assertThat(since.stdout().since(17).text()).isEqualTo("hij");
         // Chunks that fell out of the tail are dropped; what is shown stays the same.
         append("a", new OutputUpdate(l, List.of(), 15, 0));
-        assertThat(store.find(id).orElseThrow().stdout().text()).isEqualTo("01234" + Captured.marker(10) + "fghij");
+        assertThat(submissions.find(id).orElseThrow().stdout().text()).isEqualTo("01234" + Captured.marker(10) + "fghij");
     }
 
     @Test
     void aHandBackShowsThePreviousAttemptsOutputAgain() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "x")).execution().id();
-        Execution first = store.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "x")).execution().id();
+        Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         append("a", output(lease(first), "first attempt"));
         expireLease(id);
-        store.redriveExpired(10);
-        Execution second = store.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
-        assertThat(store.find(id).orElseThrow().stdout().text()).as("a new attempt shows its own output").isEmpty();
-        store.handBack(lease(second), "engine restarting").orElseThrow();
-        assertThat(store.find(id).orElseThrow().stdout().text()).as("a claim that never ran hides nothing").isEqualTo("first attempt");
+        redrives.redriveExpired(10);
+        Execution second = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
+        assertThat(submissions.find(id).orElseThrow().stdout().text()).as("a new attempt shows its own output").isEmpty();
+        leases.handBack(lease(second), "engine restarting").orElseThrow();
+        assertThat(submissions.find(id).orElseThrow().stdout().text()).as("a claim that never ran hides nothing").isEqualTo("first attempt");
     }
 
     private void exec(String sql) throws SQLException {

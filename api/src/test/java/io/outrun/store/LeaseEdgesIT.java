@@ -22,13 +22,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class LeaseEdgesIT {
 
     private HikariDataSource pool;
-    private ExecutionStore store;
+    private SubmissionStore submissions;
+    private LeaseStore leases;
 
     @BeforeEach
     void open() {
         pool = Database.pool(TestDatabase.fresh(DatabaseConfig::new), "review");
         Database.migrate(pool);
-        store = new ExecutionStore(pool);
+        submissions = new SubmissionStore(pool);
+        leases = new LeaseStore(pool);
     }
 
     @AfterEach
@@ -44,14 +46,14 @@ class LeaseEdgesIT {
      */
     @Test
     void finishInTheGraceEndsTheRunButDropsItsLastOutput() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "echo hello")).execution().id();
-        Execution claimed = store.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "echo hello")).execution().id();
+        Execution claimed = leases.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
         Lease lease = new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
         Rows.on(pool).expireLease(id, Duration.ofSeconds(1));
         byte[] out = "hello world".getBytes(StandardCharsets.UTF_8);
         OutputUpdate last = new OutputUpdate(lease, List.of(new Chunk(id, lease.epoch(), Chunk.STDOUT, 0, out)), 0, 0);
-        boolean ended = store.finish(lease, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out.length, 0));
-        Execution e = store.find(id).orElseThrow();
+        boolean ended = leases.finish(lease, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out.length, 0));
+        Execution e = submissions.find(id).orElseThrow();
         System.out.printf("LEASE EDGE finish-in-grace: finish=%s status=%s stdout total=%d text='%s'%n",
                 ended, e.status(), e.stdout().totalBytes(), e.stdout().text());
         // Either both land or neither does; here the end lands without its output.
@@ -66,19 +68,19 @@ class LeaseEdgesIT {
      */
     @Test
     void aDrainedRunAndItsRerunShareTheAttemptTheCursorNames() throws SQLException {
-        UUID id = store.insert(Submission.of("o", "echo")).execution().id();
-        Execution first = store.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
+        UUID id = submissions.insert(Submission.of("o", "echo")).execution().id();
+        Execution first = leases.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
         Lease l1 = new Lease(id, first.leaseEpoch(), first.attempt(), first.leaseOwner());
         append(l1, "first run: 20 bytes\n");
         // A reader's cursor after reading the first run: (attempt 1, stdout 20).
-        int cursorAttempt = store.find(id).orElseThrow().attempt();
-        long cursorStdout = store.find(id).orElseThrow().stdout().totalBytes();
-        assertThat(store.drainBack(l1)).map(Redriven::status).contains(ExecutionStatus.QUEUED);
+        int cursorAttempt = submissions.find(id).orElseThrow().attempt();
+        long cursorStdout = submissions.find(id).orElseThrow().stdout().totalBytes();
+        assertThat(leases.drainBack(l1)).map(Redriven::status).contains(ExecutionStatus.QUEUED);
 
-        Execution second = store.claim(id, "n/2", Duration.ofSeconds(30)).orElseThrow();
+        Execution second = leases.claim(id, "n/2", Duration.ofSeconds(30)).orElseThrow();
         Lease l2 = new Lease(id, second.leaseEpoch(), second.attempt(), second.leaseOwner());
         append(l2, "second run starts here and goes on\n");
-        Execution e = store.findOwned(id, "o", OutputStore.Read.since(cursorStdout, 0)).orElseThrow();
+        Execution e = submissions.findOwned(id, "o", OutputStore.Read.since(cursorStdout, 0)).orElseThrow();
         System.out.printf("LEASE EDGE cursor: cursor attempt %d, now attempt %d epoch %d->%d; read since %d: '%s'%n",
                 cursorAttempt, e.attempt(), first.leaseEpoch(), second.leaseEpoch(), cursorStdout,
                 e.stdout().since(cursorStdout).text().strip());

@@ -12,7 +12,7 @@ import javax.sql.DataSource;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
-import io.outrun.store.ExecutionStore;
+import io.outrun.store.LeaseStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,12 +30,12 @@ public final class LeftoverCleaner {
 
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
-    private final ExecutionStore store;
+    private final LeaseStore store;
     private final DataSource db;
     private final Duration liveWithin;
     private volatile boolean engineAway;
 
-    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store) {
+    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, LeaseStore store) {
         this(sandbox, keeper, store, null, Duration.ZERO);
     }
 
@@ -44,7 +44,7 @@ public final class LeftoverCleaner {
      *                   need for a node process (a warm pool): kept while that process beats
      * @param liveWithin a node process that has not beaten for this long is gone
      */
-    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, ExecutionStore store, DataSource db, Duration liveWithin) {
+    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, LeaseStore store, DataSource db, Duration liveWithin) {
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.store = store;

@@ -2,7 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.config.ConfigException;
 import io.outrun.store.Database;
-import io.outrun.store.ExecutionStore;
+import io.outrun.store.RetentionStore;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -35,7 +35,7 @@ final class PruneCommand implements Callable<Integer> {
         }
         try (var pool = Database.pool(db.toConfig(), "prune")) {
             Database.migrate(pool);
-            long[] done = new ExecutionStore(pool).prune(Duration.ofDays(outputDays),
+            long[] done = new RetentionStore(pool).prune(Duration.ofDays(outputDays),
                     deleteDays == null ? null : Duration.ofDays(deleteDays), 1000);
             spec.commandLine().getOut().printf("outrun: cleared the output of %d executions, deleted %d%n", done[0], done[1]);
         }

@@ -19,13 +19,15 @@ import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.store.Channels;
-import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
+import io.outrun.store.LeaseStore;
 import io.outrun.store.Outage;
 import io.outrun.store.Outcome;
 import io.outrun.store.OutputUpdate;
+import io.outrun.store.RedriveStore;
 import io.outrun.store.Redriven;
 import io.outrun.store.StoreException;
+import io.outrun.store.SubmissionStore;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
@@ -42,7 +44,9 @@ public final class ExecutionJob implements ExecutionRunner {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutionJob.class);
     private static final Duration TICK = Duration.ofMillis(200);
 
-    private final ExecutionStore store;
+    private final LeaseStore leases;
+    private final RedriveStore redrives;
+    private final SubmissionStore submissions;
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
     private final String node;
@@ -62,15 +66,18 @@ public final class ExecutionJob implements ExecutionRunner {
     /**
      * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
      */
-    public ExecutionJob(ExecutionStore store, Dispatcher dispatcher, Sandbox sandbox, LeaseKeeper keeper, String node,
-                        Duration ttl, Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes,
-                        HeldWork held, WorkdirBridge workdirs) {
+    public ExecutionJob(LeaseStore leases, RedriveStore redrives, SubmissionStore submissions, Dispatcher dispatcher,
+                        Sandbox sandbox, LeaseKeeper keeper, String node, Duration ttl,
+                        Function<Execution, RunSpec> specs, NodeMetrics metrics, JobOutcome outcomes, HeldWork held,
+                        WorkdirBridge workdirs) {
         this.workdirs = workdirs;
         this.held = held;
         this.metrics = metrics;
         this.outcomes = outcomes;
         this.dispatcher = dispatcher;
-        this.store = store;
+        this.leases = leases;
+        this.redrives = redrives;
+        this.submissions = submissions;
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.node = node;
@@ -89,14 +96,14 @@ public final class ExecutionJob implements ExecutionRunner {
     private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {
         if (keeper.isDraining()) {
             // This node drains: it claims nothing more. A new dispatch carries the work elsewhere.
-            store.redispatch(executionId).ifPresent(e -> {
+            redrives.redispatch(executionId).ifPresent(e -> {
                 dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
                 dispatcher.wake();
             });
             return;
         }
         long sent = System.nanoTime();
-        ExecutionStore.Claim claim = store.claim(executionId, keeper.incarnation(), ttl, held.limits().maxRunning());
+        LeaseStore.Claim claim = leases.claim(executionId, keeper.incarnation(), ttl, held.limits().maxRunning());
         if (claim.execution().isEmpty()) {
             if (claim.held()) {
                 // Its owner runs as many as its cap allows, or another run has its workspace: it waits
@@ -146,7 +153,7 @@ public final class ExecutionJob implements ExecutionRunner {
                 // The node's own default image vanished: another node may still have it.
                 LOG.error("execution {}: this node's default image {} is gone; handing it back", executionId, e.image());
                 metrics.handedBack();
-                requeue(store.handBack(lease, "the default image " + e.image() + " is missing on node " + node), lease);
+                requeue(leases.handBack(lease, "the default image " + e.image() + " is missing on node " + node), lease);
             } else {
                 // The request named an image no worker offers: the caller's to fix, not to retry.
                 finish(attempt, Outcome.withoutOutput(ExecutionStatus.FAILED, null, "image_not_found",
@@ -175,12 +182,12 @@ public final class ExecutionJob implements ExecutionRunner {
             metrics.handedBack();
             if (sandbox.engineUp()) {
                 LOG.error("execution {}: the sandbox could not start it; handing it back", executionId, e);
-                requeue(store.handBack(lease, e.getMessage()), lease);
+                requeue(leases.handBack(lease, e.getMessage()), lease);
             } else {
                 // The engine is away (restarting, upgrading): expected, and hand-backs are counted,
                 // so space them out to outlast an engine restart rather than spend them in a minute.
                 LOG.warn("execution {}: the sandbox's engine is away ({}); handing it back", executionId, e.getMessage());
-                requeue(store.handBack(lease, e.getMessage()), lease, ENGINE_AWAY_RETRY_DELAY);
+                requeue(leases.handBack(lease, e.getMessage()), lease, ENGINE_AWAY_RETRY_DELAY);
             }
             return;
         } catch (RuntimeException e) {
@@ -200,7 +207,7 @@ public final class ExecutionJob implements ExecutionRunner {
                     return;
                 }
                 LOG.info("{} handed back by its draining node; no attempt spent", attempt);
-                Optional<Redriven> back = store.drainBack(lease);
+                Optional<Redriven> back = leases.drainBack(lease);
                 // Nothing is wrong with the work, only with where it ran: another node takes it now.
                 back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
                     dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
@@ -267,7 +274,7 @@ public final class ExecutionJob implements ExecutionRunner {
     private void cancelFromDashboard(Attempt attempt) throws InterruptedException {
         LOG.warn("{}: its JobRunr job was deleted on the dashboard; cancelling it", attempt);
         try {
-            store.requestCancelAsOperator(attempt.lease().executionId(), JobOutcome.ADMIN_CANCEL);
+            submissions.requestCancelAsOperator(attempt.lease().executionId(), JobOutcome.ADMIN_CANCEL);
         } catch (StoreException e) {
             LOG.warn("{}: could not record the dashboard's cancel ({}); killing it anyway", attempt, e.getMessage());
         }
@@ -359,7 +366,7 @@ public final class ExecutionJob implements ExecutionRunner {
         try {
             while (true) {
                 try {
-                    written = store.finish(lease, outcome);
+                    written = leases.finish(lease, outcome);
                     break;
                 } catch (StoreException e) {
                     if (!Outage.is(e)) {
@@ -409,7 +416,7 @@ public final class ExecutionJob implements ExecutionRunner {
      */
     private void loseToSandbox(Lease lease, String why) {
         Duration delay = ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
-        requeue(store.release(lease, "sandbox_lost", why + ". The attempt was lost, not the command's failure, and no"
+        requeue(leases.release(lease, "sandbox_lost", why + ". The attempt was lost, not the command's failure, and no"
                 + " attempts remain; resubmit it (and have the operator check the node's Docker engine)."), lease, delay);
     }
 

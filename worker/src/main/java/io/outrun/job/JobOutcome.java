@@ -8,9 +8,9 @@ import io.outrun.execution.JobIds;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.capture.Captured;
 import io.outrun.store.Channels;
-import io.outrun.store.ExecutionStore;
 import io.outrun.store.OutputStore;
 import io.outrun.store.Outcome;
+import io.outrun.store.SubmissionStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,13 +56,13 @@ public final class JobOutcome {
     public static final String ADMIN_CANCEL = "Cancelled by an admin from the dashboard (its JobRunr job was deleted);"
             + " the command was killed.";
 
-    private final ExecutionStore store;
+    private final SubmissionStore store;
     private final Dispatcher dispatcher;
     private final StorageProvider storage;
     private final String node;
     private volatile JobSteward steward;
 
-    public JobOutcome(ExecutionStore store, Dispatcher dispatcher, String node) {
+    public JobOutcome(SubmissionStore store, Dispatcher dispatcher, String node) {
         this.store = store;
         this.dispatcher = dispatcher;
         this.storage = dispatcher.storage();

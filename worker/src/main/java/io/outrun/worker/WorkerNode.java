@@ -98,13 +98,13 @@ public final class WorkerNode implements AutoCloseable {
         String wakeChannel = Channels.WAKE + "_" + randomHex(16);
         this.keeper = new LeaseKeeper(incarnation, node, version(), wakeChannel, config.slots(), config.leaseTtl(),
                 config.leaseDir(), metrics);
-        JobOutcome outcomes = new JobOutcome(core.store(), core.dispatcher(), node);
-        ExecutionJob executionJob = new ExecutionJob(core.store(), core.dispatcher(), sandbox, keeper, node, config.leaseTtl(),
-                e -> spec(e, node, limits), metrics, outcomes, core.held(),
+        JobOutcome outcomes = new JobOutcome(core.submissions(), core.dispatcher(), node);
+        ExecutionJob executionJob = new ExecutionJob(core.leases(), core.redrives(), core.submissions(), core.dispatcher(),
+                sandbox, keeper, node, config.leaseTtl(), e -> spec(e, node, limits), metrics, outcomes, core.held(),
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
         // Pooled containers of a node process that stopped beating for 3 lease ttls are gone with it.
-        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.store(), core.pool(),
+        LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.leases(), core.pool(),
                 config.leaseTtl().multipliedBy(3));
         cleaner.clean();
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir()));
@@ -373,7 +373,7 @@ public final class WorkerNode implements AutoCloseable {
     private void releaseLeases() {
         try {
             if (keeper.size() == 0) {
-                int released = core.store().expireLeases(keeper.incarnation());
+                int released = core.leases().expireLeases(keeper.incarnation());
                 if (released > 0) {
                     LOG.info("released {} leases at shutdown (their runs are dead); the sweep re-drives them", released);
                 }

@@ -8,6 +8,7 @@ import io.outrun.http.wire.OutputChunk;
 import io.outrun.http.wire.SubmitRequest;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
+import io.outrun.store.RetentionStore;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
 import java.time.Duration;
@@ -203,7 +204,7 @@ class WorkerApiIT {
     void prunedOutputSaysSoInItsGuidance() {
         ExecutionView v = api.alice().submit(SubmitRequest.of("echo soon gone").withWaitMs(20_000L));
         assertThat(v.status()).isEqualTo("succeeded");
-        api.core().store().prune(Duration.ZERO, null, 1000);
+        new RetentionStore(api.core().pool()).prune(Duration.ZERO, null, 1000);
         ExecutionView after = api.alice().get(v.executionId());
         assertThat(after.stdout().totalBytes()).isEqualTo("soon gone\n".length());
         assertThat(after.guidance()).contains("removed by retention").doesNotContain("maxOutputBytes");

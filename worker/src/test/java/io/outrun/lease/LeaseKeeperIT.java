@@ -9,8 +9,10 @@ import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.store.Database;
 import io.outrun.store.DatabaseConfig;
-import io.outrun.store.ExecutionStore;
 import io.outrun.store.Lease;
+import io.outrun.store.LeaseStore;
+import io.outrun.store.RedriveStore;
+import io.outrun.store.SubmissionStore;
 import io.outrun.testing.Await;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
@@ -42,7 +44,9 @@ class LeaseKeeperIT {
     private static final Duration TTL = Duration.ofSeconds(3);
 
     private HikariDataSource pool;
-    private ExecutionStore store;
+    private SubmissionStore submissions;
+    private LeaseStore leases;
+    private RedriveStore redrives;
     private LeaseKeeper keeper;
     private Path leaseDir;
     private final ProcessSandbox sandbox = new ProcessSandbox();
@@ -52,7 +56,9 @@ class LeaseKeeperIT {
     void start() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         pool = Database.pool(db, "keeper-test");
-        store = new ExecutionStore(pool);
+        submissions = new SubmissionStore(pool);
+        leases = new LeaseStore(pool);
+        redrives = new RedriveStore(pool);
         leaseDir = Files.createTempDirectory("outrun-leases-");
         keeper = new LeaseKeeper(ME, NODE, "test", "outrun_wake_keeper", 4, TTL, leaseDir, new NodeMetrics(NODE));
     }
@@ -68,7 +74,7 @@ class LeaseKeeperIT {
 
     @Test
     void twoClaimsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
-        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        UUID id = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt first = begin(id);
         startRun(first, "sleep 30");
 
@@ -91,7 +97,7 @@ class LeaseKeeperIT {
 
     @Test
     void aStartingClaimIsRenewedAndALostOneIsKilledOnceItsRunExists() throws Exception {
-        UUID slow = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        UUID slow = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt starting = begin(slow);
         // A sandbox start that outlasts its lease by a whole ttl (a slow Docker engine): the beats keep it.
         long until = System.nanoTime() + TTL.toNanos() * 2;
@@ -99,12 +105,12 @@ class LeaseKeeperIT {
             beat();
             Thread.sleep(TTL.toMillis() / 3);
         }
-        assertThat(store.redriveExpired(slow, 10)).as("nothing to re-drive: the lease was renewed").isEmpty();
+        assertThat(redrives.redriveExpired(slow, 10)).as("nothing to re-drive: the lease was renewed").isEmpty();
         assertThat(starting.leaseLost()).isFalse();
         keeper.end(starting);
 
         // A lease lost while starting (re-driven elsewhere): once the run exists, it is killed.
-        UUID lost = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        UUID lost = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt attempt = begin(lost);
         expireAndRedrive(lost);
         beat();
@@ -115,7 +121,7 @@ class LeaseKeeperIT {
 
     @Test
     void withoutAConfirmedRenewalTheWatchdogKillsTheRunBeforeTheLeaseCanBeRedriven() throws Exception {
-        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        UUID id = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt attempt = begin(id);
         startRun(attempt, "sleep 30");
         // No beat ever gets through (a hung database): the watchdog (or the run's own kill switch,
@@ -124,12 +130,12 @@ class LeaseKeeperIT {
                 () -> new AssertionError("the run outlived its lease"));
         Await.until("given up", Duration.ofSeconds(2), attempt::leaseLost);
         assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
-        assertThat(store.redriveExpired(id, 10)).as("killed before its lease may be re-driven (expiry + grace)").isEmpty();
+        assertThat(redrives.redriveExpired(id, 10)).as("killed before its lease may be re-driven (expiry + grace)").isEmpty();
     }
 
     @Test
     void aKillThatFailsIsSentAgainUntilItLands() throws Exception {
-        UUID id = store.insert(Submission.of("o", "sleep 30")).execution().id();
+        UUID id = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
         Attempt attempt = begin(id);
         keepBeating(); // else the run's own kill switch (ttl 3 s) might end it first
         FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 30")), 2);
@@ -143,7 +149,7 @@ class LeaseKeeperIT {
 
     @Test
     void aCommandThatEndsBeforeTheKillLandsKeepsItsRealExit() throws Exception {
-        UUID id = store.insert(Submission.of("o", "sleep 2")).execution().id();
+        UUID id = submissions.insert(Submission.of("o", "sleep 2")).execution().id();
         Attempt attempt = begin(id);
         keepBeating();
         FlakyKill run = new FlakyKill(sandbox.start(spec(attempt.lease(), "sleep 2; exit 0")), Integer.MAX_VALUE);
@@ -219,7 +225,7 @@ class LeaseKeeperIT {
 
     private Attempt begin(UUID id) {
         long sent = System.nanoTime();
-        Execution e = store.claim(id, ME, TTL).orElseThrow();
+        Execution e = leases.claim(id, ME, TTL).orElseThrow();
         return keeper.begin(e, sent);
     }
 
@@ -238,8 +244,8 @@ class LeaseKeeperIT {
     /** As if the lease ran out long ago. */
     private void expireAndRedrive(UUID id) throws Exception {
         assertThat(Rows.on(pool).expireLease(id, Duration.ofMinutes(1))).isEqualTo(1);
-        assertThat(store.redriveExpired(id, 10)).hasSize(1);
-        Await.until("queued again", Duration.ofSeconds(5), () -> store.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
+        assertThat(redrives.redriveExpired(id, 10)).hasSize(1);
+        Await.until("queued again", Duration.ofSeconds(5), () -> submissions.find(id).orElseThrow().status() == ExecutionStatus.QUEUED);
     }
 
     private boolean renewedSinceClaim(UUID id) throws Exception {

@@ -32,7 +32,7 @@ class WorkspaceCrashIT {
                 assertThat(awaitEnd(api, first).status()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 second = submit(api, "cat state; echo dead-run >> state; touch mid; echo started; sleep 25");
                 Await.until("attempt 1 started", Duration.ofSeconds(60),
-                        () -> api.store().find(second).filter(e -> e.stdout().text().contains("started")).orElse(null));
+                        () -> api.submissions().find(second).filter(e -> e.stdout().text().contains("started")).orElse(null));
                 a.kill();
             }
             try (WorkerProcess b = WorkerProcess.startWith(db, "ws-b", 2, "docker", "--cleanup-interval-s", "2")) {
@@ -53,6 +53,6 @@ class WorkspaceCrashIT {
 
     private static Execution awaitEnd(Core api, UUID id) throws InterruptedException {
         return Await.until("end of " + id, Duration.ofSeconds(150),
-                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
     }
 }

@@ -61,7 +61,7 @@ class ChaosIT {
             // Every node that could end these is alive now: each must log its end exactly once.
             java.util.Set<UUID> endedBySurvivors = new java.util.HashSet<>();
             for (UUID id : ids.keySet()) {
-                if (!api.store().find(id).orElseThrow().status().isTerminal()) {
+                if (!api.submissions().find(id).orElseThrow().status().isTerminal()) {
                     endedBySurvivors.add(id);
                 }
             }
@@ -70,7 +70,7 @@ class ChaosIT {
             Map<UUID, Execution> ended = new HashMap<>();
             Await.until("all " + ids.size() + " executions ended", Duration.ofSeconds(180), () -> {
                 ids.keySet().stream().filter(id -> !ended.containsKey(id))
-                        .forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> ended.put(id, e)));
+                        .forEach(id -> api.submissions().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> ended.put(id, e)));
                 return ended.size() == ids.size();
             });
 

@@ -43,7 +43,7 @@ class DashboardIT {
              WorkerProcess w = WorkerProcess.startWith(db, "dash", 1, "process", "--dashboard-port", String.valueOf(port),
                      "--dashboard-user", "admin", "--dashboard-password", "s3cret")) {
             UUID id = api.service().submit(Submission.of("alice", "echo shown on the dashboard")).execution().id();
-            Await.until("done", Duration.ofSeconds(20), () -> api.store().find(id).orElseThrow().status().isTerminal());
+            Await.until("done", Duration.ofSeconds(20), () -> api.submissions().find(id).orElseThrow().status().isTerminal());
             String base = "http://127.0.0.1:" + port;
 
             assertThat(get(base + "/api/servers", null).statusCode()).isEqualTo(401);

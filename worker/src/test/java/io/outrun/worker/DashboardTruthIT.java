@@ -62,7 +62,7 @@ class DashboardTruthIT {
             awaitEnd(api, cancelled);
 
             // End states mirror the executions, with the error on the failed ones, one line each.
-            JsonNode okJob = awaitJobState(base, api.store().find(ok).orElseThrow().jobId(), "SUCCEEDED");
+            JsonNode okJob = awaitJobState(base, api.submissions().find(ok).orElseThrow().jobId(), "SUCCEEDED");
             assertThat(logLines(okJob)).anyMatch(l -> l.contains("execution " + ok + " of alice"))
                     .anyMatch(l -> l.contains("succeeded · attempt 1 of 3 · node dash-truth · exit code 0"))
                     .anyMatch(l -> l.contains("all good"));
@@ -71,7 +71,7 @@ class DashboardTruthIT {
             System.out.printf("DASHBOARD: succeeded job JSON %d bytes, of which the summary %d bytes (written once)%n",
                     okJob.toString().length(), summaryBytes);
             assertThat(summaryBytes).isLessThan(4096);
-            JsonNode failedJob = awaitJobState(base, api.store().find(failed).orElseThrow().jobId(), "FAILED");
+            JsonNode failedJob = awaitJobState(base, api.submissions().find(failed).orElseThrow().jobId(), "FAILED");
             JsonNode failure = last(failedJob);
             assertThat(failure.path("exceptionMessage").asText())
                     .isEqualTo("command_failed: The command exited with code 3; see stderr.");
@@ -79,18 +79,18 @@ class DashboardTruthIT {
                     .doesNotContain("\tat ");
             assertThat(logLines(failedJob)).anyMatch(l -> l.contains("exit code 3"))
                     .anyMatch(l -> l.contains("make: *** [test] Error 3"));
-            JsonNode timedOutJob = awaitJobState(base, api.store().find(timedOut).orElseThrow().jobId(), "FAILED");
+            JsonNode timedOutJob = awaitJobState(base, api.submissions().find(timedOut).orElseThrow().jobId(), "FAILED");
             assertThat(last(timedOutJob).path("exceptionMessage").asText()).startsWith("timed_out: The command ran past its timeout");
-            JsonNode cancelledJob = awaitJobState(base, api.store().find(cancelled).orElseThrow().jobId(), "DELETED");
+            JsonNode cancelledJob = awaitJobState(base, api.submissions().find(cancelled).orElseThrow().jobId(), "DELETED");
             assertThat(last(cancelledJob).path("reason").asText()).contains("Cancelled by its owner");
 
             // An admin deletes a running execution's job: the execution ends cancelled, on attempt 1, its container gone.
             UUID doomed = submit(api, Submission.of("carol", "echo started; sleep 120"));
             Await.until("the doomed command runs", Duration.ofSeconds(30),
-                    () -> api.store().find(doomed).orElseThrow().stdout().text().contains("started"));
+                    () -> api.submissions().find(doomed).orElseThrow().stdout().text().contains("started"));
             assertThat(containers(doomed)).hasSize(1);
             long deletedAt = System.nanoTime();
-            assertThat(send("DELETE", base + "/api/jobs/" + api.store().find(doomed).orElseThrow().jobId()).statusCode())
+            assertThat(send("DELETE", base + "/api/jobs/" + api.submissions().find(doomed).orElseThrow().jobId()).statusCode())
                     .isEqualTo(204);
             Execution killed = awaitEnd(api, doomed);
             Duration took = Duration.ofNanos(System.nanoTime() - deletedAt);
@@ -111,12 +111,12 @@ class DashboardTruthIT {
             }
             UUID waiting = submit(api, Submission.of("erin", "echo never"));
             Await.until("fillers running", Duration.ofSeconds(30), () -> fillers.stream()
-                    .allMatch(id -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
-            assertThat(api.store().find(waiting).orElseThrow().status()).isEqualTo(ExecutionStatus.QUEUED);
-            assertThat(send("DELETE", base + "/api/jobs/" + api.store().find(waiting).orElseThrow().jobId()).statusCode())
+                    .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
+            assertThat(api.submissions().find(waiting).orElseThrow().status()).isEqualTo(ExecutionStatus.QUEUED);
+            assertThat(send("DELETE", base + "/api/jobs/" + api.submissions().find(waiting).orElseThrow().jobId()).statusCode())
                     .isEqualTo(204);
             Execution dropped = Await.until("queued one cancelled", Duration.ofSeconds(40),
-                    () -> api.store().find(waiting).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(waiting).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(dropped.status()).isEqualTo(ExecutionStatus.CANCELLED);
             assertThat(dropped.attempt()).isZero();
             assertThat(dropped.errorMessage()).contains("Cancelled by an admin from the dashboard");
@@ -128,7 +128,7 @@ class DashboardTruthIT {
             }
 
             // Requeueing a finished execution's job never runs it again: the job ends as before and says why.
-            Execution before = api.store().find(failed).orElseThrow();
+            Execution before = api.submissions().find(failed).orElseThrow();
             int failedBefore = history(getJob(base, before.jobId())).size();
             assertThat(send("POST", base + "/api/jobs/" + before.jobId() + "/requeue").statusCode()).isEqualTo(204);
             JsonNode requeued = Await.until("requeued job ended again", Duration.ofSeconds(30), () -> {
@@ -137,14 +137,14 @@ class DashboardTruthIT {
                         .path("state").asText().equals("FAILED") ? j : null;
             });
             assertThat(last(requeued).path("exceptionMessage").asText()).contains("submit the command anew");
-            Execution after = api.store().find(failed).orElseThrow();
+            Execution after = api.submissions().find(failed).orElseThrow();
             assertThat(after.status()).isEqualTo(before.status());
             assertThat(after.attempt()).isEqualTo(before.attempt());
             assertThat(after.exitCode()).isEqualTo(before.exitCode());
             assertThat(after.finishedAt()).isEqualTo(before.finishedAt());
             assertThat(after.stdout().text()).isEqualTo(before.stdout().text());
 
-            Execution okBefore = api.store().find(ok).orElseThrow();
+            Execution okBefore = api.submissions().find(ok).orElseThrow();
             int okStates = history(getJob(base, okBefore.jobId())).size();
             assertThat(send("POST", base + "/api/jobs/" + okBefore.jobId() + "/requeue").statusCode()).isEqualTo(204);
             Await.until("requeued succeeded job ended again", Duration.ofSeconds(30), () -> {
@@ -152,7 +152,7 @@ class DashboardTruthIT {
                 return history(j).size() > okStates + 1 && j.path("jobHistory").get(history(j).size() - 1)
                         .path("state").asText().equals("SUCCEEDED");
             });
-            assertThat(api.store().find(ok).orElseThrow().finishedAt()).isEqualTo(okBefore.finishedAt());
+            assertThat(api.submissions().find(ok).orElseThrow().finishedAt()).isEqualTo(okBefore.finishedAt());
 
             // The dashboard's counts agree with the API's metrics.
             String metrics = new FleetMetrics(api.pool()).scrape();
@@ -177,12 +177,12 @@ class DashboardTruthIT {
             UUID firstJob;
             try (WorkerProcess a = WorkerProcess.startWith(db, "dash-a", 1, "process")) {
                 awaitRunning(api, id);
-                firstJob = api.store().find(id).orElseThrow().jobId();
+                firstJob = api.submissions().find(id).orElseThrow().jobId();
                 a.kill();
             }
             try (WorkerProcess b = WorkerProcess.startWith(db, "dash-b", 1, "process", "--dashboard-port",
                     String.valueOf(port), "--dashboard-no-auth")) {
-                Execution second = Await.until("attempt 2 running on b", Duration.ofSeconds(60), () -> api.store().find(id)
+                Execution second = Await.until("attempt 2 running on b", Duration.ofSeconds(60), () -> api.submissions().find(id)
                         .filter(e -> e.status() == ExecutionStatus.RUNNING && e.attempt() == 2).orElse(null));
                 JsonNode lost = awaitJobState(base, firstJob, "FAILED");
                 assertThat(last(lost).path("exceptionMessage").asText())
@@ -206,12 +206,12 @@ class DashboardTruthIT {
 
     private static Execution awaitEnd(Core api, UUID id) throws InterruptedException {
         return Await.until("end of " + id, Duration.ofSeconds(60),
-                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
     }
 
     private static void awaitRunning(Core api, UUID id) throws InterruptedException {
         Await.until("running " + id, Duration.ofSeconds(60),
-                () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
+                () -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
     }
 
     private JsonNode awaitJobState(String base, UUID jobId, String state) throws InterruptedException {

@@ -37,7 +37,7 @@ class DatabaseRestartIT {
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
             UUID id = api.service().submit(Submission.of("alice", "echo begin; sleep 4; echo end")).execution().id();
-            Await.until("running", Duration.ofSeconds(20), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
+            Await.until("running", Duration.ofSeconds(20), () -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
 
             long outageStart = System.nanoTime();
             pg.close();   // the database is gone: heartbeats, JobRunr's polls and the finish all fail
@@ -50,7 +50,7 @@ class DatabaseRestartIT {
 
             Execution done = Await.until("the execution to end", Duration.ofSeconds(90), () -> {
                 try {
-                    return api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null);
+                    return api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null);
                 } catch (RuntimeException e) {
                     return null; // pool still reconnecting
                 }
@@ -61,7 +61,7 @@ class DatabaseRestartIT {
 
             UUID after = api.service().submit(Submission.of("alice", "echo after")).execution().id();
             Execution next = Await.until("new work after the outage", Duration.ofSeconds(30),
-                    () -> api.store().find(after).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(after).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(next.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(node.server().isRunning()).isTrue();
         } finally {

@@ -35,7 +35,7 @@ class DockerWorkerIT {
             UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only"))
                     .execution().id();
             Execution done = Await.until("end", Duration.ofSeconds(60),
-                    () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n");
             Await.until("container removed", Duration.ofSeconds(10), () -> containers(id).isEmpty());
@@ -54,7 +54,7 @@ class DockerWorkerIT {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120")).execution().id();
             // No warm pool: the test follows the run's container by its execution label.
             try (WorkerProcess a = WorkerProcess.startWith(db, "docker-a", 1, "docker", "--pool-size", "0")) {
-                Await.until("running on a", Duration.ofSeconds(60), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
+                Await.until("running on a", Duration.ofSeconds(60), () -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);
                 Await.until("container of attempt 1", Duration.ofSeconds(20), () -> containers(id).size() == 1);
                 a.kill();
             }
@@ -62,14 +62,14 @@ class DockerWorkerIT {
             try (WorkerProcess b = WorkerProcess.startWith(db, "docker-b", 1, "docker", "--cleanup-interval-s", "2",
                     "--pool-size", "0")) {
                 Await.until("attempt 2 running on b", Duration.ofSeconds(40), () -> {
-                    Execution e = api.store().find(id).orElseThrow();
+                    Execution e = api.submissions().find(id).orElseThrow();
                     return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && e.leaseOwner().startsWith("docker-b/");
                 });
                 Await.until("only attempt 2's container left", Duration.ofSeconds(20),
                         () -> containers(id).equals(List.of("2")));
                 api.service().cancel(id, "alice");
                 Execution done = Await.until("cancelled", Duration.ofSeconds(10),
-                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
                 assertThat(done.status()).isEqualTo(ExecutionStatus.CANCELLED);
                 Await.until("no container left", Duration.ofSeconds(10), () -> containers(id).isEmpty());
             }
@@ -81,7 +81,7 @@ class DockerWorkerIT {
                 60_000, 1 << 20, 3, null);
         UUID id = api.service().submit(s).execution().id();
         Execution rejected = Await.until(image + " rejected", Duration.ofSeconds(30),
-                () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
         assertThat(rejected.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(rejected.errorCode()).isEqualTo(code);
         assertThat(rejected.errorMessage()).contains(image);

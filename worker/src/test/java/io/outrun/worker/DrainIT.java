@@ -39,19 +39,19 @@ class DrainIT {
                 a.sendTerm();
                 UUID fresh = api.service().submit(Submission.of("alice", "echo fresh")).execution().id();
                 Execution freshDone = Await.until("new work ran elsewhere", Duration.ofSeconds(30),
-                        () -> api.store().find(fresh).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(fresh).filter(e -> e.status().isTerminal()).orElse(null));
                 assertThat(freshDone.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(b.log()).contains("execution " + fresh + " attempt 1");
 
                 assertThat(a.awaitExit(Duration.ofSeconds(60))).as("a drained node exits 0").isZero();
                 double drainedS = (System.nanoTime() - t0) / 1e9;
                 System.out.printf("DRAIN: SIGTERM to exit %.1f s (drain timeout 10 s)%n", drainedS);
-                Execution shortDone = api.store().find(shortOne).orElseThrow();
+                Execution shortDone = api.submissions().find(shortOne).orElseThrow();
                 assertThat(shortDone.status()).as("finished within the drain time, where it ran").isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(shortDone.attempt()).isEqualTo(1);
                 assertThat(a.log()).contains("execution " + shortOne + " attempt 1 ended succeeded");
 
-                Execution longAgain = Await.until("the long one runs on b", Duration.ofSeconds(30), () -> api.store().find(longOne)
+                Execution longAgain = Await.until("the long one runs on b", Duration.ofSeconds(30), () -> api.submissions().find(longOne)
                         .filter(e -> e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith("drain-b/")).orElse(null));
                 assertThat(longAgain.attempt()).as("handed back without spending an attempt").isEqualTo(1);
                 assertThat(a.log()).contains("handed back by its draining node");
@@ -68,7 +68,7 @@ class DrainIT {
                 // outrun drain from anywhere: b hands its run back and exits 0 as well.
                 assertThat(WorkerProcess.cli(concat(new String[] {"drain", "drain-b"}, dbArgs))).contains("asked 1 node");
                 assertThat(b.awaitExit(Duration.ofSeconds(60))).isZero();
-                Execution queued = api.store().find(longOne).orElseThrow();
+                Execution queued = api.submissions().find(longOne).orElseThrow();
                 assertThat(queued.status()).isEqualTo(ExecutionStatus.QUEUED);
                 assertThat(queued.attempt()).as("still no attempt spent").isZero();
                 api.service().cancel(longOne, "alice");
@@ -79,7 +79,7 @@ class DrainIT {
     }
 
     private static boolean running(Core api, UUID id) {
-        Execution e = api.store().find(id).orElseThrow();
+        Execution e = api.submissions().find(id).orElseThrow();
         return e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith("drain-a/") && e.stdout().totalBytes() > 0;
     }
 

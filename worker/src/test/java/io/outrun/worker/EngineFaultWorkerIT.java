@@ -44,7 +44,7 @@ class EngineFaultWorkerIT {
             }
             for (UUID id : ids) {
                 Await.until("attempt 1 of " + id + " printing", Duration.ofSeconds(60), () -> {
-                    Execution e = api.store().find(id).orElseThrow();
+                    Execution e = api.submissions().find(id).orElseThrow();
                     return e.status() == ExecutionStatus.RUNNING && e.stdout().text().contains("tick");
                 });
             }
@@ -57,7 +57,7 @@ class EngineFaultWorkerIT {
 
             for (UUID id : ids) {
                 Execution done = Await.until(id + " ended", Duration.ofSeconds(120),
-                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
                 assertThat(done.status()).as(done.errorCode() + ": " + done.errorMessage()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(done.attempt()).isEqualTo(2);
                 assertThat(done.stdout().text()).isEqualTo("tick\n".repeat(TICKS));
@@ -80,7 +80,7 @@ class EngineFaultWorkerIT {
             // A command that sends itself SIGTERM ended by itself: its own failure, as before.
             UUID selfKilled = api.service().submit(Submission.of("alice", "echo bye; kill -TERM $$")).execution().id();
             Execution own = Await.until("self-SIGTERM ended", Duration.ofSeconds(60),
-                    () -> api.store().find(selfKilled).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(selfKilled).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(own.status()).isEqualTo(ExecutionStatus.FAILED);
             assertThat(own.errorCode()).isEqualTo("command_failed");
             assertThat(own.exitCode()).isEqualTo(143);
@@ -90,12 +90,12 @@ class EngineFaultWorkerIT {
                     .execution().id();
             stopAttempt(api, engine, id, 1);
             Await.until("re-driven to attempt 2", Duration.ofSeconds(60), () -> {
-                Execution e = api.store().find(id).orElseThrow();
+                Execution e = api.submissions().find(id).orElseThrow();
                 return e.attempt() == 2 && e.status() == ExecutionStatus.RUNNING;
             });
             stopAttempt(api, engine, id, 2);
             Execution done = Await.until("ended", Duration.ofSeconds(60),
-                    () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.FAILED);
             assertThat(done.errorCode()).isEqualTo("sandbox_lost");
             assertThat(done.errorMessage()).contains("stopped outside Outrun").contains("no attempts remain");
@@ -116,14 +116,14 @@ class EngineFaultWorkerIT {
             }
             for (UUID id : ids) {
                 Await.until("attempt 1 of " + id + " printing", Duration.ofSeconds(60), () -> {
-                    Execution e = api.store().find(id).orElseThrow();
+                    Execution e = api.submissions().find(id).orElseThrow();
                     return e.status() == ExecutionStatus.RUNNING && e.stdout().text().contains("tick");
                 });
             }
             engine.restart();
             for (UUID id : ids) {
                 Execution done = Await.until(id + " ended", Duration.ofSeconds(120),
-                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
                 assertThat(done.status()).as(done.errorCode() + ": " + done.errorMessage()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(done.attempt()).isEqualTo(1);
                 assertThat(done.stdout().text()).startsWith("tick\n").endsWith("last\n")
@@ -146,7 +146,7 @@ class EngineFaultWorkerIT {
     /** Stops attempt {@code attempt}'s container with `docker stop`, once it printed. */
     private static void stopAttempt(Core api, PrivateDockerd engine, UUID id, int attempt) throws Exception {
         Await.until("attempt " + attempt + " printing", Duration.ofSeconds(60), () -> {
-            Execution e = api.store().find(id).orElseThrow();
+            Execution e = api.submissions().find(id).orElseThrow();
             return e.status() == ExecutionStatus.RUNNING && e.attempt() == attempt && e.stdout().text().contains("started");
         });
         String container = engine.docker("ps -q --filter label=outrun.execution=" + id

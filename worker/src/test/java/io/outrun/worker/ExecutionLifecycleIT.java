@@ -71,9 +71,9 @@ class ExecutionLifecycleIT {
     @Test
     void cancelKillsARunningCommandWithinTwoSeconds() throws Exception {
         UUID id = api.service().submit(Submission.of("alice", "echo started; sleep 60")).execution().id();
-        Await.until("output", Duration.ofSeconds(10), () -> api.store().find(id).orElseThrow().stdout().totalBytes() > 0);
+        Await.until("output", Duration.ofSeconds(10), () -> api.submissions().find(id).orElseThrow().stdout().totalBytes() > 0);
         long asked = System.nanoTime();
-        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.ExecutionStore.CancelResult.REQUESTED);
+        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.SubmissionStore.CancelResult.REQUESTED);
         Execution done = Await.until("cancelled", Duration.ofSeconds(5), () -> terminal(id));
         long tookMs = (System.nanoTime() - asked) / 1_000_000;
         assertThat(done.status()).isEqualTo(ExecutionStatus.CANCELLED);
@@ -88,8 +88,8 @@ class ExecutionLifecycleIT {
         }
         Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
         UUID id = api.service().submit(Submission.of("alice", "echo never")).execution().id();
-        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.ExecutionStore.CancelResult.CANCELLED_WHILE_QUEUED);
-        Execution row = api.store().find(id).orElseThrow();
+        assertThat(api.service().cancel(id, "alice")).isEqualTo(io.outrun.store.SubmissionStore.CancelResult.CANCELLED_WHILE_QUEUED);
+        Execution row = api.submissions().find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
         assertThat(row.attempt()).isZero();
         assertThat(api.storage().getJobById(row.jobId()).getState().name()).isEqualTo("DELETED");
@@ -98,7 +98,7 @@ class ExecutionLifecycleIT {
     @Test
     void queuedExecutionWhoseJobVanishedIsDispatchedAgainBySweep() throws Exception {
         // A node that crashed between commit and enqueue leaves exactly this: a row, no job.
-        Execution row = api.store().insert(Submission.of("alice", "echo recovered")).execution();
+        Execution row = api.submissions().insert(Submission.of("alice", "echo recovered")).execution();
         Rows.on(api.pool()).enqueuedAgo(row.id(), Duration.ofMinutes(1));
         var result = api.sweep().sweep();
         assertThat(result.redispatched()).isEqualTo(1);
@@ -131,7 +131,7 @@ class ExecutionLifecycleIT {
     }
 
     private Execution terminal(UUID id) {
-        Execution e = api.store().find(id).orElseThrow();
+        Execution e = api.submissions().find(id).orElseThrow();
         return e.status().isTerminal() ? e : null;
     }
 }

@@ -33,23 +33,23 @@ class HandBackOrphanIT {
             UUID id = api.service().submit(Submission.of("alice", "echo start; sleep 8; echo done")).execution().id();
             // The node claimed it (epoch 1), its start "failed", it handed it back: same node id, same attempt number.
             Execution claimed = Await.until("claimable", Duration.ofSeconds(10),
-                    () -> api.store().claim(id, node + "/earlier", Duration.ofSeconds(30)).orElse(null));
-            api.store().handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner()), "start timed out")
+                    () -> api.leases().claim(id, node + "/earlier", Duration.ofSeconds(30)).orElse(null));
+            api.leases().handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner()), "start timed out")
                     .orElseThrow();
             // ...but the engine did start that container, and nothing removed it.
             String orphan = docker("run", "-d", "--label", "outrun=1", "--label", "outrun.execution=" + id,
                     "--label", "outrun.epoch=" + claimed.leaseEpoch(), "--label", "outrun.attempt=1",
                     "--label", "outrun.node=" + node, "outrun-sandbox:latest", "sleep", "300").strip();
             try (WorkerProcess w = WorkerProcess.startWith(db, node, 1, "docker", "--cleanup-interval-s", "1")) {
-                Execution running = Await.until("re-claimed", Duration.ofSeconds(60), () -> api.store().find(id)
+                Execution running = Await.until("re-claimed", Duration.ofSeconds(60), () -> api.submissions().find(id)
                         .filter(e -> e.status() == ExecutionStatus.RUNNING && e.stdout().totalBytes() > 0).orElse(null));
                 assertThat(running.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
                 assertThat(running.leaseEpoch()).as("but never gives its epoch back").isGreaterThan(claimed.leaseEpoch());
                 Await.until("the orphan removed while the new claim runs", Duration.ofSeconds(20),
                         () -> docker("ps", "-aq", "--no-trunc", "--filter", "id=" + orphan).isBlank());
-                assertThat(api.store().find(id).orElseThrow().status()).isEqualTo(ExecutionStatus.RUNNING);
+                assertThat(api.submissions().find(id).orElseThrow().status()).isEqualTo(ExecutionStatus.RUNNING);
                 Execution done = Await.until("ended", Duration.ofSeconds(60),
-                        () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
                 assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(done.stdout().text()).isEqualTo("start\ndone\n");
             } finally {

@@ -31,12 +31,12 @@ class HeldReleaseAtRunEndIT {
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), capOne)) {
             UUID first = api.service().submit(Submission.of("carol", "sleep 2")).execution().id();
             Await.until("the first runs", Duration.ofSeconds(30),
-                    () -> api.store().find(first).filter(e -> e.status() == ExecutionStatus.RUNNING).orElse(null));
+                    () -> api.submissions().find(first).filter(e -> e.status() == ExecutionStatus.RUNNING).orElse(null));
             // Submitted while the first runs: held at insert (the owner is at its cap of 1).
             Execution second = api.service().submit(Submission.of("carol", "true")).execution();
             assertThat(second.heldSince()).as("held behind the running cap").isNotNull();
             Execution done = Await.until("the second ran after the first ended", Duration.ofSeconds(30),
-                    () -> api.store().find(second.id()).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(second.id()).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
         }
     }

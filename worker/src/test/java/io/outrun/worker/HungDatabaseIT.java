@@ -41,7 +41,7 @@ class HungDatabaseIT {
             // The run writes its pid and a timestamp (ns) every 50 ms.
             UUID id = api.service().submit(Submission.of("alice", "for i in $(seq 200); do echo \"$$ $(date +%s%N)\" >> "
                     + beats + "; sleep 0.05; done; echo done")).execution().id();
-            Await.until("running", Duration.ofSeconds(30), () -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING
+            Await.until("running", Duration.ofSeconds(30), () -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING
                     && fileSize(beats) > 0);
             try (Connection lock = DriverManager.getConnection(db.url(), db.user(), db.password())) {
                 lock.setAutoCommit(false);
@@ -54,7 +54,7 @@ class HungDatabaseIT {
                 lock.rollback();
             }
             Execution done = Await.until("ended", Duration.ofSeconds(60),
-                    () -> api.store().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(done.attempt()).as("the hung attempt was given up and re-run").isEqualTo(2);
             assertThat(w.log()).contains("heartbeat failed");

@@ -33,10 +33,10 @@ class InstantPickupIT {
             for (int i = 0; i < 5; i++) {
                 UUID id = api.service().submit(Submission.of("alice", "true")).execution().id();
                 Execution started = Await.until("start", Duration.ofSeconds(40),
-                        () -> api.store().find(id).filter(e -> e.startedAt() != null).orElse(null));
+                        () -> api.submissions().find(id).filter(e -> e.startedAt() != null).orElse(null));
                 long waitedMs = Duration.between(started.createdAt(), started.startedAt()).toMillis();
                 assertThat(waitedMs).as("submit to start, ms (JobRunr poll is 30 s)").isLessThan(2000);
-                Await.until("end", Duration.ofSeconds(10), () -> api.store().find(id).orElseThrow().status().isTerminal());
+                Await.until("end", Duration.ofSeconds(10), () -> api.submissions().find(id).orElseThrow().status().isTerminal());
             }
         }
     }

@@ -34,8 +34,8 @@ class NodeMetricsIT {
                      new ProcessSandbox(), Limits.DEFAULTS)) {
             UUID ok = api.service().submit(Submission.of("alice", "true")).execution().id();
             UUID bad = api.service().submit(Submission.of("alice", "exit 3")).execution().id();
-            Await.until("both ended", Duration.ofSeconds(20), () -> api.store().find(ok).orElseThrow().status().isTerminal()
-                    && api.store().find(bad).orElseThrow().status() == ExecutionStatus.FAILED);
+            Await.until("both ended", Duration.ofSeconds(20), () -> api.submissions().find(ok).orElseThrow().status().isTerminal()
+                    && api.submissions().find(bad).orElseThrow().status() == ExecutionStatus.FAILED);
 
             // A node counts an end after its write commits and frees the slot just after: wait for both.
             HttpClient http = HttpClient.newHttpClient();

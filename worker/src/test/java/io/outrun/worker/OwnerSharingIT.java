@@ -55,7 +55,7 @@ class OwnerSharingIT {
 
             UUID first = api.service().submit(Submission.of("bob", "echo hello from bob")).execution().id();
             Execution done = Await.until("bob's first execution ran", Duration.ofSeconds(30),
-                    () -> api.store().find(first).filter(e -> e.status().isTerminal()).orElse(null));
+                    () -> api.submissions().find(first).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             Duration waited = Duration.between(done.createdAt(), done.startedAt());
             System.out.printf("SHARING: bob's first execution started %d ms after its submission, behind 1,998 of alice's%n",
@@ -71,7 +71,7 @@ class OwnerSharingIT {
                 Thread.sleep(100);
             }
             // One of alice's runs ends: her next one takes its slot, and still no third.
-            Execution running = api.store().find(oneRunning(api, "alice")).orElseThrow();
+            Execution running = api.submissions().find(oneRunning(api, "alice")).orElseThrow();
             api.service().cancel(running.id(), "alice");
             Await.until("alice's next one runs", Duration.ofSeconds(30), () -> count(api, "alice", "running") == 2
                     && count(api, "alice", "queued") == 1997);

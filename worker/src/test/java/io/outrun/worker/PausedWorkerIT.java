@@ -138,7 +138,7 @@ class PausedWorkerIT {
 
     private static void awaitRunningOn(Core api, List<UUID> ids, String ownerPrefix) throws InterruptedException {
         Await.until("all running on " + ownerPrefix, Duration.ofSeconds(60), () -> ids.stream().allMatch(id -> {
-            Execution e = api.store().find(id).orElseThrow();
+            Execution e = api.submissions().find(id).orElseThrow();
             return e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith(ownerPrefix)
                     && e.stdout().totalBytes() > 0;
         }));
@@ -147,7 +147,7 @@ class PausedWorkerIT {
     private static Map<UUID, Execution> awaitEnded(Core api, List<UUID> ids) throws InterruptedException {
         Map<UUID, Execution> done = new HashMap<>();
         Await.until("all ended", Duration.ofSeconds(150), () -> {
-            ids.forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
+            ids.forEach(id -> api.submissions().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
             return done.size() == ids.size();
         });
         return done;

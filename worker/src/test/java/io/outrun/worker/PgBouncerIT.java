@@ -42,14 +42,14 @@ class PgBouncerIT {
                             .execution().id());
                 }
                 Await.until("all running", Duration.ofSeconds(30), () -> ids.stream()
-                        .allMatch(id -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
+                        .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
                 Map<UUID, Boolean> onA = new HashMap<>();
-                ids.forEach(id -> onA.put(id, api.store().find(id).orElseThrow().leaseOwner().startsWith("bouncer-a/")));
+                ids.forEach(id -> onA.put(id, api.submissions().find(id).orElseThrow().leaseOwner().startsWith("bouncer-a/")));
                 assertThat(onA.values()).contains(true);
                 a.kill();
                 Map<UUID, Execution> done = new HashMap<>();
                 Await.until("all ended", Duration.ofSeconds(90), () -> {
-                    ids.forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
+                    ids.forEach(id -> api.submissions().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
                     return done.size() == ids.size();
                 });
                 for (int i = 0; i < ids.size(); i++) {

@@ -47,11 +47,11 @@ class WorkerCrashIT {
                         .execution().id());
             }
             Await.until("all 20 running", Duration.ofSeconds(30), () -> ids.stream()
-                    .allMatch(id -> api.store().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
+                    .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
             Map<UUID, String> ownerAtKill = new HashMap<>();
             Map<UUID, Long> epochAtKill = new HashMap<>();
             ids.forEach(id -> {
-                Execution running = api.store().find(id).orElseThrow();
+                Execution running = api.submissions().find(id).orElseThrow();
                 ownerAtKill.put(id, running.leaseOwner());
                 epochAtKill.put(id, running.leaseEpoch());
             });
@@ -62,7 +62,7 @@ class WorkerCrashIT {
 
             Map<UUID, Execution> done = new HashMap<>();
             Await.until("all 20 ended", Duration.ofSeconds(90), () -> {
-                ids.forEach(id -> api.store().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
+                ids.forEach(id -> api.submissions().find(id).filter(e -> e.status().isTerminal()).ifPresent(e -> done.put(id, e)));
                 return done.size() == ids.size();
             });
 
@@ -100,9 +100,9 @@ class WorkerCrashIT {
             Lease dead = new Lease(redriven, epochAtKill.get(redriven), 1, ownerAtKill.get(redriven));
             OutputUpdate stale = new OutputUpdate(dead, java.util.List.of(new io.outrun.store.Chunk(redriven, dead.epoch(), 1, 0,
                     "stale".getBytes(StandardCharsets.UTF_8))), 0, 0);
-            boolean written = api.store().finish(dead, new Outcome(ExecutionStatus.FAILED, 1, "command_failed", "stale", stale, 5, 0));
+            boolean written = api.leases().finish(dead, new Outcome(ExecutionStatus.FAILED, 1, "command_failed", "stale", stale, 5, 0));
             assertThat(written).isFalse();
-            Execution after = api.store().find(redriven).orElseThrow();
+            Execution after = api.submissions().find(redriven).orElseThrow();
             assertThat(after.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
             assertThat(after.attempt()).isEqualTo(2);
             assertThat(after.stdout().text()).isEqualTo(done.get(redriven).stdout().text());

@@ -1,0 +1,56 @@
+package io.outrun.notify;
+
+import io.outrun.store.StoreException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+
+/**
+ * The sending side of PostgreSQL NOTIFY, next to the {@link Listener} that receives it: sent on a
+ * pooled connection, outside any transaction, because a notification is a hint that only saves
+ * latency (every listener has a slower fallback) and must never hold up the write it follows.
+ */
+public final class Notifier {
+
+    private static final String WAKE_NODES = """
+            SELECT count(pg_notify(n.wake_channel, '')) FROM (SELECT wake_channel FROM nodes
+              WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining AND running < slots
+              ORDER BY random() LIMIT ?) n""";
+
+    private final DataSource dataSource;
+
+    public Notifier(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Wakes every node listening on {@code channel}. */
+    public void notify(String channel, String payload) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
+            ps.setString(1, channel);
+            ps.setString(2, payload);
+            ps.execute();
+        } catch (SQLException e) {
+            throw new StoreException("cannot notify " + channel, e);
+        }
+    }
+
+    /**
+     * Wakes at most {@code count} live nodes that had a free slot at their last heartbeat, chosen at
+     * random, each on its own channel: new work wakes only as many nodes as it needs, never the
+     * whole fleet. Nodes that were all busy are not woken: a finishing run onboards the work.
+     *
+     * @return how many nodes were woken
+     */
+    public int wakeNodes(int count) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
+            ps.setInt(1, count);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot wake nodes", e);
+        }
+    }
+}

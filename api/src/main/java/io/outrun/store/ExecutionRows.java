@@ -1,0 +1,187 @@
+package io.outrun.store;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.sandbox.capture.Captured;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * How an {@code executions} row is read, shared by the stores that split that table between
+ * them: one column list and one mapper, so that a row reads the same whichever statement
+ * returned it. Also the few lines of JDBC plumbing they all repeat.
+ */
+final class ExecutionRows {
+
+    static final ObjectMapper JSON = new ObjectMapper();
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
+
+    /** Seconds a worker's own write may take before it is cancelled (the database answers or not). */
+    static final int WRITE_TIMEOUT_S = 10;
+
+    /** The row's own columns, as every query and RETURNING names them. */
+    static final String ROW = """
+            id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
+              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
+              cancel_requested_at, idempotency_key, dispatch_seq, job_id, held_since, created_at, started_at, finished_at,
+              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes""";
+
+    /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
+    static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
+            ,
+              l.expires_at AS lease_expires_at,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end
+            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
+            """;
+
+    /** RETURNING of a row that has no lease and no output yet (a new or just-claimed row). */
+    static final String RETURNING_ROW = "RETURNING " + ROW
+            + ",\n  NULL::timestamptz AS lease_expires_at, NULL::int8 AS stdout_end, NULL::int8 AS stderr_end";
+
+    private ExecutionRows() {
+    }
+
+    /** Runs an update and returns its row count. */
+    static int update(DataSource dataSource, NamedSql sql, NamedSql.Args args) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
+            return ps.executeUpdate();
+        } catch (SQLException e) {
+            throw new StoreException("update failed: " + sql.firstWords(), e);
+        }
+    }
+
+    /** Rows of a statement ending in {@link #RETURNING_ROW}: no lease, no output loaded. */
+    static List<Execution> returning(DataSource dataSource, NamedSql sql, NamedSql.Args args) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
+            List<Execution> rows = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(map(rs, null));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new StoreException("query failed: " + sql.firstWords(), e);
+        }
+    }
+
+    /** The one-column, one-row answer of a yes/no query. */
+    static boolean exists(DataSource dataSource, NamedSql sql, NamedSql.Args args, String what) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args);
+             ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
+        } catch (SQLException e) {
+            throw new StoreException("cannot tell " + what, e);
+        }
+    }
+
+    /**
+     * One execution as read by {@link #READ} followed by {@code where}, with the output
+     * {@code read} asks for; {@code what} names it in an error.
+     */
+    static Optional<Execution> read(DataSource dataSource, String where, OutputStore.Read read, NamedSql.Args args,
+                                    Object what) {
+        NamedSql sql = NamedSql.of(READ + where);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                return Optional.of(map(rs, (id, epoch, max, out, err) -> OutputStore.read(c, id, epoch, max, out, err, read)));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read execution " + what, e);
+        }
+    }
+
+    @FunctionalInterface
+    interface OutputLoader {
+        Captured[] load(UUID id, long epoch, int maxOutputBytes, long stdoutTotal, long stderrTotal) throws SQLException;
+    }
+
+    /** The execution in the current row; its output is loaded by {@code output}, or left empty when null. */
+    static Execution map(ResultSet rs, OutputLoader output) throws SQLException {
+        UUID id = rs.getObject("id", UUID.class);
+        ExecutionStatus status = ExecutionStatus.fromWire(rs.getString("status"));
+        int max = rs.getInt("max_output_bytes");
+        long outputEpoch = rs.getLong("output_epoch");
+        // Byte counts: written at the end of an attempt; while it runs, how far its stored output reaches.
+        long outTotal = Math.max(rs.getLong("stdout_total_bytes"), rs.getLong("stdout_end"));
+        long errTotal = Math.max(rs.getLong("stderr_total_bytes"), rs.getLong("stderr_end"));
+        Captured[] streams = output == null
+                ? new Captured[] {new Captured(new byte[0], new byte[0], outTotal), new Captured(new byte[0], new byte[0], errTotal)}
+                : null;
+        Execution e = new Execution(
+                id,
+                rs.getString("owner"),
+                rs.getString("command"),
+                rs.getString("image"),
+                rs.getString("workdir"),
+                parse(rs.getString("env_json")),
+                parse(rs.getString("labels_json")),
+                rs.getLong("timeout_ms"),
+                max,
+                status,
+                rs.getInt("attempt"),
+                rs.getInt("max_attempts"),
+                rs.getString("lease_owner"),
+                rs.getLong("lease_epoch"),
+                outputEpoch,
+                instant(rs, "lease_expires_at"),
+                rs.getTimestamp("cancel_requested_at") != null,
+                rs.getString("idempotency_key"),
+                rs.getInt("dispatch_seq"),
+                rs.getObject("job_id", UUID.class),
+                instant(rs, "held_since"),
+                instant(rs, "created_at"),
+                instant(rs, "started_at"),
+                instant(rs, "finished_at"),
+                (Integer) rs.getObject("exit_code"),
+                rs.getString("error_code"),
+                rs.getString("error_message"),
+                streams == null ? null : streams[0],
+                streams == null ? null : streams[1]);
+        if (output == null) {
+            return e;
+        }
+        Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
+        return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
+    static String json(Map<String, String> map) {
+        try {
+            return JSON.writeValueAsString(map);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("cannot encode a map of strings", e);
+        }
+    }
+
+    private static Map<String, String> parse(String json) {
+        try {
+            return json == null ? Map.of() : JSON.readValue(json, STRING_MAP);
+        } catch (JsonProcessingException e) {
+            throw new StoreException("stored JSON is not a map of strings: " + json, e);
+        }
+    }
+}

@@ -1,0 +1,229 @@
+package io.outrun.store;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.RunInputs;
+import io.outrun.execution.Submission;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * An owner's side of an execution: the submission that makes its row, the reads that show it,
+ * and the cancel request. Kept apart from the worker's fenced writes ({@link LeaseStore}) because
+ * none of these holds a lease: they are answered for a caller over HTTP, so each is one short
+ * statement that never waits on a worker. Someone else's execution answers exactly like a missing one.
+ */
+public final class SubmissionStore {
+
+    /** Holds a new row when its owner has no room now; see {@link #insert(Submission, Integer, int)}. */
+    private static final String HELD_UNLESS_ROOM =
+            "CASE WHEN outrun_owner_room(:owner, :default_max_running::integer, :window) > 0 THEN NULL ELSE now() END";
+
+    private static final String INSERT = """
+            INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
+              max_output_bytes, max_attempts, idempotency_key, held_since)
+            VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
+              :max_output_bytes, :max_attempts, :idempotency_key, %s)
+            ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            """ + ExecutionRows.RETURNING_ROW;
+
+    private static final NamedSql INSERT_HOLDING = NamedSql.of(INSERT.formatted(HELD_UNLESS_ROOM));
+    private static final NamedSql INSERT_NEVER_HELD = NamedSql.of(INSERT.formatted("NULL"));
+
+    private static final NamedSql INSERT_INPUTS = NamedSql.of("""
+            INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace)
+            VALUES (:id, :files_tar, :artifacts::jsonb, :workspace)""");
+
+    private static final NamedSql STATUS_OWNED = NamedSql.of("""
+            SELECT status FROM executions WHERE id = :id AND owner = :owner""");
+
+    /**
+     * One statement, so that a row moving between queued and running (claimed, re-driven, handed
+     * back) at the same moment is cancelled in whichever state it is in. {@code %s}: more of the
+     * WHERE clause (the owner, or nothing for an operator).
+     */
+    private static final String CANCEL = """
+            WITH c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+                cancel_requested_at = coalesce(cancel_requested_at, now()),
+                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
+                error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
+                error_message = CASE WHEN status = 'queued' THEN :queued_message::text ELSE error_message END,
+                updated_at = now()
+                WHERE id = :id%s AND status IN ('queued', 'running') RETURNING id, status),
+              l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
+            SELECT status FROM c""";
+
+    private static final NamedSql CANCEL_OWNED = NamedSql.of(CANCEL.formatted(" AND owner = :owner"));
+    private static final NamedSql CANCEL_ANY = NamedSql.of(CANCEL.formatted(""));
+
+    private final DataSource dataSource;
+
+    public SubmissionStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** The row a submission made, and whether this call made it (false: idempotent repeat). */
+    public record Inserted(Execution execution, boolean created) {
+    }
+
+    /** Stores a submission that is never held (its caller enqueues it): what tests and tools use. */
+    public Inserted insert(Submission s) {
+        return insert(s, null, 0);
+    }
+
+    /**
+     * Stores a submission. It is held (queued outside JobRunr's queue: its caller must not
+     * enqueue it) when its owner already has {@code window} executions in JobRunr's queue, or
+     * as many running and dispatched as its running cap ({@code owners.max_running}, else
+     * {@code defaultMaxRunning}; null: none). A window of 0 never holds. The count is not locked: a burst may put a few more
+     * in the queue than the window, which costs fairness a little, never the cap (the claim checks it).
+     */
+    public Inserted insert(Submission s, Integer defaultMaxRunning, int window) {
+        NamedSql.Args args = NamedSql.Args.of("id", UUID.randomUUID(), "owner", s.owner(), "command", s.command())
+                .and("image", s.image())
+                .and("workdir", s.workdir())
+                .and("env", ExecutionRows.json(s.env()))
+                .and("labels", ExecutionRows.json(s.labels()))
+                .and("timeout_ms", s.timeoutMs())
+                .and("max_output_bytes", s.maxOutputBytes())
+                .and("max_attempts", s.maxAttempts())
+                .and("idempotency_key", s.idempotencyKey());
+        NamedSql sql = INSERT_NEVER_HELD;
+        if (window > 0) {
+            sql = INSERT_HOLDING;
+            args.and("default_max_running", defaultMaxRunning).and("window", window);
+        }
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
+            // With inputs (files, artifacts, workspace) the row and its inputs commit together.
+            boolean withInputs = !s.inputs().isEmpty();
+            if (withInputs) {
+                c.setAutoCommit(false);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                    Execution inserted = ExecutionRows.map(rs, null);
+                    if (withInputs) {
+                        insertInputs(c, inserted.id(), s.inputs());
+                        c.commit();
+                    }
+                    return new Inserted(inserted, true);
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (withInputs) {
+                    c.rollback();
+                }
+                throw e;
+            } finally {
+                if (withInputs && !c.getAutoCommit()) {
+                    c.rollback(); // nothing left to commit on the idempotent path; the pool wants autocommit back
+                    c.setAutoCommit(true);
+                }
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot store a new execution for owner " + s.owner(), e);
+        }
+        return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
+                () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+    }
+
+    /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */
+    private static void insertInputs(Connection c, UUID id, RunInputs inputs) throws SQLException {
+        String artifacts;
+        try {
+            artifacts = ExecutionRows.JSON.writeValueAsString(inputs.artifacts());
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        NamedSql.Args args = NamedSql.Args.of("id", id, "files_tar", inputs.filesTar(), "artifacts", artifacts)
+                .and("workspace", inputs.workspace());
+        try (PreparedStatement ps = INSERT_INPUTS.prepare(c, args)) {
+            ps.executeUpdate();
+        }
+    }
+
+    /** The execution an owner submitted with this idempotency key, without its output. */
+    public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
+        return ExecutionRows.read(dataSource, "WHERE e.owner = :owner AND e.idempotency_key = :key", OutputStore.Read.NONE,
+                NamedSql.Args.of("owner", owner, "key", idempotencyKey), owner);
+    }
+
+    /** An execution with all its kept output. */
+    public Optional<Execution> find(UUID id) {
+        return find(id, OutputStore.Read.ALL);
+    }
+
+    /** An execution with the output {@code read} asks for (none, all, or after a cursor). */
+    public Optional<Execution> find(UUID id, OutputStore.Read read) {
+        return ExecutionRows.read(dataSource, "WHERE e.id = :id", read, NamedSql.Args.of("id", id), id);
+    }
+
+    /** An owner's execution with all its kept output; someone else's answers exactly like a missing one. */
+    public Optional<Execution> findOwned(UUID id, String owner) {
+        return findOwned(id, owner, OutputStore.Read.ALL);
+    }
+
+    /** An owner's execution with the output {@code read} asks for (none, all, or after a cursor). */
+    public Optional<Execution> findOwned(UUID id, String owner, OutputStore.Read read) {
+        return ExecutionRows.read(dataSource, "WHERE e.id = :id AND e.owner = :owner", read,
+                NamedSql.Args.of("id", id, "owner", owner), id);
+    }
+
+    /** Only the state of an owner's execution: what a waiting poll re-reads, without its output. */
+    public Optional<ExecutionStatus> statusOwned(UUID id, String owner) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = STATUS_OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
+             ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? Optional.of(ExecutionStatus.fromWire(rs.getString(1))) : Optional.empty();
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the status of execution " + id, e);
+        }
+    }
+
+    /** What a cancel request did. */
+    public enum CancelResult { CANCELLED_WHILE_QUEUED, REQUESTED, ALREADY_TERMINAL, NOT_FOUND }
+
+    /**
+     * Cancels an owner's execution: a queued one ends at once; a running one is flagged (on its
+     * lease row too, where its worker's next renewal reads it) and its worker kills it.
+     */
+    public CancelResult requestCancel(UUID id, String owner) {
+        Optional<CancelResult> r = cancel(CANCEL_OWNED, NamedSql.Args.of("queued_message", Messages.CANCELLED_BEFORE_START,
+                "id", id, "owner", owner), id);
+        if (r.isPresent()) {
+            return r.get();
+        }
+        return statusOwned(id, owner).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+    }
+
+    /**
+     * Cancels an execution for an operator, whoever owns it (an admin deleted its JobRunr job on
+     * the dashboard): as {@link #requestCancel}, with {@code message} (who cancelled) recorded
+     * when it ends while queued. A running one is flagged; its worker kills it and writes its end.
+     */
+    public CancelResult requestCancelAsOperator(UUID id, String message) {
+        Optional<CancelResult> r = cancel(CANCEL_ANY, NamedSql.Args.of("queued_message", message, "id", id), id);
+        if (r.isPresent()) {
+            return r.get();
+        }
+        return find(id, OutputStore.Read.NONE).isPresent() ? CancelResult.ALREADY_TERMINAL : CancelResult.NOT_FOUND;
+    }
+
+    /** Runs a cancel statement. Empty: the execution is not queued or running. */
+    private Optional<CancelResult> cancel(NamedSql sql, NamedSql.Args args, UUID id) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args);
+             ResultSet rs = ps.executeQuery()) {
+            if (rs.next()) {
+                return Optional.of(rs.getString(1).equals("cancelled") ? CancelResult.CANCELLED_WHILE_QUEUED : CancelResult.REQUESTED);
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot cancel execution " + id, e);
+        }
+        return Optional.empty();
+    }
+}
