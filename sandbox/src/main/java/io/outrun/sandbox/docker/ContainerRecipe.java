@@ -130,6 +130,7 @@ final class ContainerRecipe {
         String workdir = workdir(spec);
         long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
         return client.createContainerCmd(image)
+                .withName(name(spec))
                 // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
                 // backstop (seconds) is the bootstrap's $1, so the environment stays the spec's.
                 .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop),
@@ -175,6 +176,14 @@ final class ContainerRecipe {
                 .withAttachStderr(true)
                 .withTty(false)
                 .withHostConfig(withLeaseFile(hostConfig(limits, DEFAULT_WORKDIR, imageVolumes), leaseFile));
+    }
+
+    /**
+     * A run's container name: {@code outrun-<execution>-e<epoch>}, unique since every claim takes
+     * a new epoch. Pooled containers get it by a rename once taken ({@link WarmPool#nameSoon}).
+     */
+    static String name(RunSpec spec) {
+        return "outrun-" + spec.executionId() + "-e" + spec.epoch();
     }
 
     /** Names bash keeps for itself (read-only or special): a run that sets one gets a fresh container. */

@@ -231,6 +231,7 @@ public final class DockerSandbox implements Sandbox {
             awaitAttached(output, "pooled container " + containerId);
             // Alive and attached, with nothing sent yet: now the command goes (see GatedStdin).
             stdin.open();
+            p.nameSoon(containerId, spec);
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     r -> {
                         open.remove(r);

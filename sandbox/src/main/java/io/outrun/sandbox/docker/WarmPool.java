@@ -145,6 +145,27 @@ final class WarmPool implements AutoCloseable {
         return Optional.of(warm);
     }
 
+    /**
+     * Names a taken container for its run, {@code outrun-<execution>-e<epoch>}, off the run's
+     * start path (behind the refills): labels cannot change on a live container, and a name lets
+     * an operator find a pooled run's container as {@code docker ps --filter name=outrun-<execution>}.
+     */
+    void nameSoon(String containerId, RunSpec spec) {
+        String name = ContainerRecipe.name(spec);
+        try {
+            refiller.execute(() -> {
+                try {
+                    clients.control.renameContainerCmd(containerId).withName(name).exec();
+                } catch (RuntimeException e) {
+                    // Gone already (a short run) or the engine is away: a name is only a convenience.
+                    log.debug("naming pooled container {} {} failed: {}", containerId, name, e.toString());
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // Closing: nothing to name.
+        }
+    }
+
     /** The run's lease file becomes the pooled container's: its current deadline first, then a link. */
     private static void adoptLeaseFile(Path poolFile, Path runFile) throws IOException {
         if (Files.exists(runFile)) {

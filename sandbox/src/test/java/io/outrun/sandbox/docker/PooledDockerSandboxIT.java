@@ -94,6 +94,22 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
     }
 
     @Test
+    void aTakenContainerIsNamedForItsRun() throws Exception {
+        RunSpec spec = spec("sleep 20");
+        try (Run run = sandbox.start(spec);
+             DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
+            String id = ((DockerRun) run).containerId();
+            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            String name;
+            while (!(name = clients.control.inspectContainerCmd(id).exec().getName()).equals("/" + ContainerRecipe.name(spec))) {
+                assertThat(System.nanoTime()).as("named " + ContainerRecipe.name(spec) + ", is " + name).isLessThan(deadline);
+                Thread.sleep(100);
+            }
+            run.kill();
+        }
+    }
+
+    @Test
     void aRunWithOtherLimitsGetsAFreshContainer() throws Exception {
         long before = sandbox.pooledRuns();
         Limits other = new Limits(256L << 20, Limits.DEFAULTS.nanoCpus(), Limits.DEFAULTS.pids(),
