@@ -33,14 +33,19 @@ public final class ProcessSandbox implements Sandbox {
     static final String WRAPPER = String.join("\n",
             // stdin is a pipe the worker never writes to: read -t on it is the watchdog's one-second
             // sleep without spawning `sleep` (a fork and exec per run, a fifth of a short run's
-            // process work). Once the pipe is closed (the run's leader exited, or the worker died)
-            // read answers at once and `sleep 1` takes over. The command's stdin stays /dev/null.
+            // process work). The pipe closes when the run's leader ($$) exits or the worker ($j, the
+            // wrapper's parent: setsid execs in place) dies. Leader gone and worker alive: the
+            // worker's reaper ends the rest of the group within a quarter second, so the watchdog
+            // leaves (it used to spawn a `sleep` per run here). Worker gone: it stays on guard,
+            // sleeping with `sleep 1`, until the lease's deadline. The command's stdin stays /dev/null.
             "exec 9<&0 </dev/null",
             "if [ -n \"$2\" ]; then",
             "  d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
             "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
+            "  j=$PPID",
             "  ( exec </dev/null >/dev/null 2>&1",
-            "    while :; do read -r -t 1 -u 9 _; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
+            "    while :; do read -r -t 1 -u 9 _; if [ $? -le 128 ]; then kill -0 $$ || ! kill -0 $j || exit 0; sleep 1; fi;",
+            "      d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
             "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL 0; fi; done ) &",
             "fi",
             "exec bash \"$1\" 9<&-");

@@ -87,6 +87,79 @@ class ProcessSandboxTest {
         }
     }
 
+    /**
+     * The wrapper's kill switch, with a stand-in worker (a bash that starts the run as the node
+     * does: setsid, stdin a pipe it holds). The worker dies (its pipe closes) while the command
+     * runs: the watchdog stays on guard and kills the run at its lease's deadline.
+     */
+    @Test
+    void aRunWhoseWorkerDiedDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        Files.writeString(lease, Long.toString(System.currentTimeMillis() / 1000 + 2));
+        long[] pids = standInWorker(dir, "sleep 60", lease, false);
+        long leader = pids[0];
+        assertThat(dead(leader)).as("the command runs after its worker died").isFalse();
+        Await.until("the orphaned run killed by its kill switch", Duration.ofSeconds(6), () -> dead(leader));
+    }
+
+    /**
+     * The run's leader ended and its worker lives (its reaper ends the rest of the group): the
+     * watchdog leaves at once instead of sleeping on until the group is killed.
+     */
+    @Test
+    void theWatchdogLeavesOnceTheLeaderEndedUnderALiveWorker(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        Files.writeString(lease, Long.toString(System.currentTimeMillis() / 1000 + 60));
+        long[] pids = standInWorker(dir, "exit 0", lease, true);
+        long group = pids[0];
+        Await.until("no process left in the run's group", Duration.ofSeconds(5), () -> groupMembers(group) == 0);
+    }
+
+    /**
+     * Starts {@code command} through the wrapper from a stand-in worker (a bash holding the run's
+     * stdin pipe); the worker exits at once ({@code stays} false, closing the pipe) or lives,
+     * closing the pipe once the leader exited, as the JDK does. Returns the leader's pid, which
+     * is also the run's process group (setsid).
+     */
+    private static long[] standInWorker(Path dir, String command, Path lease, boolean stays) throws Exception {
+        Path script = dir.resolve("run.sh");
+        Files.writeString(script, command);
+        Path pidFile = dir.resolve("leader");
+        Path fifo = dir.resolve("stdin");
+        // The run's stdin is a pipe only the worker writes to (fd 3 here), as the JDK's is.
+        String worker = "mkfifo " + fifo + "\n"
+                + "setsid bash -c \"$W\" outrun-process-run " + script + " " + lease + " < " + fifo + " &\n"
+                + "exec 3> " + fifo + "\n"
+                + "echo $! > " + pidFile + "\n"
+                + (stays ? "wait $!; exec 3>&-; sleep 8\n" : "exit 0\n");
+        ProcessBuilder pb = new ProcessBuilder("bash", "-c", worker).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("W", ProcessSandbox.WRAPPER);
+        pb.start();
+        String pid = Await.until("the leader's pid", Duration.ofSeconds(5), () -> {
+            try {
+                String text = Files.exists(pidFile) ? Files.readString(pidFile).strip() : "";
+                return text.isEmpty() ? null : text;
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        return new long[] {Long.parseLong(pid)};
+    }
+
+    /** Live (not zombie) processes whose process group is {@code pgid}. */
+    private static long groupMembers(long pgid) {
+        return ProcessHandle.allProcesses().filter(p -> {
+            try {
+                String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                return !f[0].equals("Z") && Long.parseLong(f[2]) == pgid;
+            } catch (java.io.IOException | RuntimeException e) {
+                return false;
+            }
+        }).count();
+    }
+
     @Test
     void killEndsARunAndSaysSo() throws Exception {
         try (Run run = sandbox.start(RunSpec.of("sleep 30", Duration.ofSeconds(60)))) {
