@@ -114,8 +114,9 @@ final class ContainerRecipe {
             "      if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 0; fi;"
                     + " done ) &",
             "fi",
+            // ev is left as it is: unexported, it dies with the exec, and a run's own variable
+            // named ev (exported by the line above) must keep its value.
             "if [ -n \"$ef\" ]; then if [ -f \"$ef\" ]; then . \"$ef\"; rm -f \"$ef\"; else eval \"$ev\"; fi; fi",
-            "ev=",
             // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
             // without it runs without the backstop rather than not at all. The command's file is
             // named literally: the run's environment may set any variable.

@@ -150,4 +150,12 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         assertThat(run(spec("printf '%s' \"$TRICKY\"").withEnv(java.util.Map.of("TRICKY", tricky))).out())
                 .isEqualTo(tricky);
     }
+
+    /** The bootstrap's own shell variables are its business: a run's variable of the same name keeps its value. */
+    @Test
+    void aRunsVariableNamedLikeOneOfTheBootstrapsKeepsItsValue() throws Exception {
+        long before = sandbox.pooledRuns();
+        assertThat(run(spec("printf '%s' \"$ev\"").withEnv(java.util.Map.of("ev", "kept"))).out()).isEqualTo("kept");
+        assertThat(sandbox.pooledRuns()).isEqualTo(before + 1);
+    }
 }
