@@ -94,9 +94,12 @@ final class ContainerRecipe {
             // may soon run the next attempt, so everything of this run is killed from inside,
             // whatever state the worker is in. kill -1 reaches every process of the sandbox user
             // but the watchdog itself; docker-init then exits and the container ends. Once a
-            // second, with builtins only, so a fork bomb's pids limit cannot stop it: the sleep is
-            // read -t 1 on the container's stdin (the attach, which stays open and silent once the
-            // command arrived); should the attach close, sleep 1 takes over; a missing or
+            // second, with builtins only, so a fork bomb's pids limit cannot stop it (a fork that
+            // fails for good ends a non-interactive bash, so `sleep` would end the watchdog): the
+            // sleep is read -t 1 on the container's stdin pipe (the attach), taken as fd 9 by the
+            // bootstrap itself, since an asynchronous list's own stdin is /dev/null, and opened
+            // read-write at each read, so the pipe never reads as ended even once the attach has
+            // closed (the worker died); sleep 1 only if that open fails. A missing or
             // half-written file is read again a second later. The same loop is the backstop
             // deadline ($1 seconds from now): the worker kills at the run's deadline, but if the
             // worker dies the run must still end. First look before the command starts: a run
@@ -105,19 +108,20 @@ final class ContainerRecipe {
             // environment is set, so no variable of the run can change it.
             "if [ -n \"$2\" ]; then d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
             "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
-            "  end=$((now + $1))",
-            "  ( exec 9<&0 </dev/null >/dev/null 2>&1",
-            "    while :; do read -r -t 1 -u 9 _; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
+            "  end=$((now + $1)); exec 9<&0",
+            "  ( exec </dev/null >/dev/null 2>&1",
+            "    while :; do read -r -t 1 -u 8 _ 8<>/proc/self/fd/9; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
             "      if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 0; fi;"
                     + " done ) &",
             "fi",
+            // ev is left as it is: unexported, it dies with the exec, and a run's own variable
+            // named ev (exported by the line above) must keep its value.
             "if [ -n \"$ef\" ]; then if [ -f \"$ef\" ]; then . \"$ef\"; rm -f \"$ef\"; else eval \"$ev\"; fi; fi",
-            "ev=",
             // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
             // without it runs without the backstop rather than not at all. The command's file is
             // named literally: the run's environment may set any variable.
             "if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" bash /tmp/.outrun-command </dev/null; fi",
-            "exec bash /tmp/.outrun-command </dev/null");
+            "exec bash /tmp/.outrun-command </dev/null 9<&-");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
 

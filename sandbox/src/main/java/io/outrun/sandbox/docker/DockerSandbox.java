@@ -229,6 +229,11 @@ public final class DockerSandbox implements Sandbox {
             stdin = ContainerRecipe.pooledStdin(spec);
             output = attach(containerId, stdin, spec);
             awaitAttached(output, "pooled container " + containerId);
+            // An attach to a container that ended while it waited (its idle time up, killed) can
+            // still be answered: only the engine says whether it still runs, and nothing is sent yet.
+            if (!Boolean.TRUE.equals(clients.control.inspectContainerCmd(containerId).exec().getState().getRunning())) {
+                throw new SandboxException("pooled container " + containerId + " ended while it waited");
+            }
             // Alive and attached, with nothing sent yet: now the command goes (see GatedStdin).
             stdin.open();
             p.nameSoon(containerId, spec);

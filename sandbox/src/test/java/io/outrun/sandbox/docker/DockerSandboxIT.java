@@ -284,6 +284,39 @@ class DockerSandboxIT {
     }
 
     @Test
+    void theKillSwitchStillFiresAfterTheRunHeldEveryPidItMayForLong() throws Exception {
+        // A command at its pids limit (a fork bomb, a runaway build) when its worker stops
+        // confirming the lease: the watchdog must wait its second without a fork. A fork that
+        // fails for good (bash retries for 15 s) ends a non-interactive bash, watchdog and backstop
+        // with it, and the run would outlive its lease for good.
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("outrun-lease-", "");
+        java.nio.file.Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 + 600));
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        String holdEveryPid = "python3 -c 'import os, time\nfull = False\nwhile True:\n  try:\n"
+                + "    if os.fork() == 0: os.execv(\"/bin/sleep\", [\"sleep\", \"1000\"])\n"
+                + "  except OSError:\n    if not full: print(\"full\", flush=True); full = True\n    time.sleep(0.005)'";
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, holdEveryPid, null, null, Map.of(),
+                Duration.ofSeconds(120), 4096, Limits.DEFAULTS, file);
+        try (Run run = sandbox.start(spec)) {
+            awaitOutput(run, "full");
+            Thread.sleep(20_000); // longer than bash's fork retries
+            assertThat(run.awaitExit(Duration.ZERO)).as("still running before its lease lapses").isEmpty();
+            java.nio.file.Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 - 1));
+            long lapsed = System.nanoTime();
+            Exit exit = run.awaitExit(Duration.ofSeconds(15))
+                    .orElseThrow(() -> new AssertionError("the kill switch never fired once the lease lapsed"));
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - lapsed);
+            System.out.println("kill switch ended the pid-bound run " + elapsed.toMillis() + " ms after its lease lapsed");
+            assertThat(exit.exitCode()).isEqualTo(Exit.SIGKILL_EXIT);
+            assertThat(exit.killed()).as("not killed by the worker").isFalse();
+            assertThat(elapsed).isLessThan(Duration.ofSeconds(4));
+            assertNothingSurvives(run);
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void awaitExitAnswersEmptyWhileRunning() throws Exception {
         try (Run run = sandbox.start(spec("sleep 30"))) {
             long start = System.nanoTime();

@@ -109,6 +109,31 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         }
     }
 
+    /**
+     * A pooled container can end while it waits (its idle time is up after an hour on a quiet
+     * node, the OOM killer, an operator): the attach to it fails, and the run it was to serve
+     * must go to a fresh container, never end as the dead container's exit without having run.
+     */
+    @Test
+    void aPooledContainerThatEndedWhileWaitingHandsItsRunToAFreshOne() throws Exception {
+        List<String> waiting;
+        try (DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
+            waiting = clients.control.listContainersCmd()
+                    .withLabelFilter(java.util.Map.of("outrun.node", NODE, ContainerRecipe.LABEL_POOL, "1")).exec()
+                    .stream().map(c -> c.getId()).toList();
+            assertThat(waiting).hasSize(POOL);
+            for (String id : waiting) {
+                clients.control.killContainerCmd(id).exec();
+                clients.control.waitContainerCmd(id).start().awaitStatusCode(10, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+        for (int i = 0; i < POOL; i++) {
+            Result result = run(spec("echo ran-" + i));
+            assertThat(result.out()).as("run " + i + " ran (exit " + result.exit() + ")").isEqualTo("ran-" + i + "\n");
+            assertThat(result.exit().exitCode()).isZero();
+        }
+    }
+
     @Test
     void aRunWithOtherLimitsGetsAFreshContainer() throws Exception {
         long before = sandbox.pooledRuns();
@@ -124,5 +149,13 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         String tricky = "it's \"quoted\" $HOME `x` \\ \nsecond line";
         assertThat(run(spec("printf '%s' \"$TRICKY\"").withEnv(java.util.Map.of("TRICKY", tricky))).out())
                 .isEqualTo(tricky);
+    }
+
+    /** The bootstrap's own shell variables are its business: a run's variable of the same name keeps its value. */
+    @Test
+    void aRunsVariableNamedLikeOneOfTheBootstrapsKeepsItsValue() throws Exception {
+        long before = sandbox.pooledRuns();
+        assertThat(run(spec("printf '%s' \"$ev\"").withEnv(java.util.Map.of("ev", "kept"))).out()).isEqualTo("kept");
+        assertThat(sandbox.pooledRuns()).isEqualTo(before + 1);
     }
 }
