@@ -24,7 +24,7 @@ final class ProcessRun implements Run {
     private final Thread stdoutPump;
     private final Thread stderrPump;
     private final long deadlineNanos;
-    private final GroupReaper reaper;
+    private final NodeWatchdog watchdog;
     private volatile boolean timedOut;
     /** Set before the signal: the run may die before the call returns. */
     private volatile boolean killAsked;
@@ -33,11 +33,11 @@ final class ProcessRun implements Run {
     private final Path workdir;
     private final Path ownWorkdir;
 
-    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, GroupReaper reaper, Path workdir, Path ownWorkdir) {
+    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, NodeWatchdog watchdog, Path workdir, Path ownWorkdir) {
         this.workdir = workdir;
         this.ownWorkdir = ownWorkdir;
         this.process = process;
-        this.reaper = reaper;
+        this.watchdog = watchdog;
         this.script = script;
         this.pidFile = pidFile;
         this.stdout = capture(spec, "-stdout-");
@@ -136,12 +136,12 @@ final class ProcessRun implements Run {
 
     /**
      * Kills the whole process group now; once bash has exited, its background children may live
-     * on in the group, and the reaper kills them within a quarter second.
+     * on in the group, and the node's watchdog kills them.
      */
     @Override
     public boolean kill() {
         if (!process.isAlive()) {
-            reaper.add(process.pid());
+            watchdog.reap(process.pid());
             return true;
         }
         killAsked = true;

@@ -25,33 +25,30 @@ public final class ProcessSandbox implements Sandbox {
     private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
 
     /**
-     * Runs the script ($1) in the run's own process group, beside the kill switch: once the
-     * moment written in the lease file ($2) passes, the worker has stopped confirming the lease
-     * (dead, paused, cut off from the database), so the watchdog kills the whole group, itself
-     * included. It lives in the group, so the group's end (the reaper, a kill) ends it too.
+     * The run's own process ({@code setsid} made it the leader of a new session and process
+     * group), before its command: $0 the script, $1 the lease file ('' without), $2 the pid file.
+     * A lease already lapsed at this first look means the worker stalled between claim and start
+     * and another node may be running the next attempt: the command never runs (137, as killed).
+     * Otherwise the pid file is written before the command (so the node's watchdog and the
+     * leftover clean-up find the run even if its worker dies this very moment), and the script
+     * runs in this same bash ({@code .}), not in a second one: a process per run less. Its own
+     * variables are named {@code _outrun_*} (and unset before the command), so that no command
+     * loses a variable of its environment to them.
      */
     static final String WRAPPER = String.join("\n",
-            // stdin is a pipe the worker never writes to: read -t on it is the watchdog's one-second
-            // sleep without spawning `sleep` (a fork and exec per run, a fifth of a short run's
-            // process work). The pipe closes when the run's leader ($$) exits or the worker ($j, the
-            // wrapper's parent: setsid execs in place) dies. Leader gone and worker alive: the
-            // worker's reaper ends the rest of the group within a quarter second, so the watchdog
-            // leaves (it used to spawn a `sleep` per run here). Worker gone: it stays on guard,
-            // sleeping with `sleep 1`, until the lease's deadline. The command's stdin stays /dev/null.
-            "exec 9<&0 </dev/null",
-            "if [ -n \"$2\" ]; then",
-            "  d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
-            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
-            "  j=$PPID",
-            "  ( exec </dev/null >/dev/null 2>&1",
-            "    while :; do read -r -t 1 -u 9 _; if [ $? -le 128 ]; then kill -0 $$ || ! kill -0 $j || exit 0; sleep 1; fi;",
-            "      d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1;",
-            "      if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then kill -KILL 0; fi; done ) &",
+            "if [ -n \"$1\" ]; then",
+            "  _outrun_d=; read -r _outrun_d < \"$1\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
+            "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
             "fi",
-            "exec bash \"$1\" 9<&-");
+            "if ! { printf '%s %s\\n' \"$$\" \"$1\" > \"$2\"; } 2>/dev/null; then",
+            "  printf 'outrun: cannot write the pid file %s; the run does not start unguarded\\n' \"$2\" >&2; exit 126",
+            "fi",
+            "unset _outrun_d _outrun_now; set --; . \"$0\"");
 
     private final Path scratch;
-    private final GroupReaper reaper = new GroupReaper();
+    /** This node's pid files are {@code <execution>.<epoch>.<tag>.pid}: the watchdog watches only those. */
+    private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
+    private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
 
     public ProcessSandbox() {
         try {
@@ -71,8 +68,9 @@ public final class ProcessSandbox implements Sandbox {
         int removed = 0;
         try (var files = Files.list(RUNS)) {
             for (Path file : (Iterable<Path>) files::iterator) {
+                // <execution>.<epoch>.<node tag>.pid (<execution>.<epoch>.pid from before the tag)
                 String[] parts = file.getFileName().toString().split("\\.");
-                if (parts.length != 3 || !parts[2].equals("pid")) {
+                if ((parts.length != 3 && parts.length != 4) || !parts[parts.length - 1].equals("pid")) {
                     continue;
                 }
                 java.util.UUID id;
@@ -81,7 +79,9 @@ public final class ProcessSandbox implements Sandbox {
                 try {
                     id = java.util.UUID.fromString(parts[0]);
                     epoch = Long.parseLong(parts[1]);
-                    pid = Long.parseLong(Files.readString(file).trim());
+                    String text = Files.readString(file).trim();
+                    int space = text.indexOf(' ');
+                    pid = Long.parseLong(space < 0 ? text : text.substring(0, space));
                 } catch (IllegalArgumentException | IOException e) {
                     continue;
                 }
@@ -104,6 +104,11 @@ public final class ProcessSandbox implements Sandbox {
         return removed;
     }
 
+    /** The node watchdog's pid, -1 while none runs (tests). */
+    long watchdogPid() {
+        return watchdog.pid();
+    }
+
     @Override
     public String name() {
         return "process";
@@ -112,7 +117,7 @@ public final class ProcessSandbox implements Sandbox {
     /** Runs still open are the caller's to close; what ended runs left behind is killed now. */
     @Override
     public void close() {
-        reaper.close();
+        watchdog.close();
     }
 
     @Override
@@ -146,8 +151,11 @@ public final class ProcessSandbox implements Sandbox {
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
             Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
+            Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.epoch() + "." + tag + ".pid");
+            // Before the run: a run must never be without its kill switch.
+            watchdog.ensureRunning();
             ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", "-c", WRAPPER,
-                    "outrun-process-run", script.toString(), spec.leaseFile() == null ? "" : spec.leaseFile().toString());
+                    script.toString(), spec.leaseFile() == null ? "" : spec.leaseFile().toString(), pidFile.toString());
             Map<String, String> env = builder.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -160,19 +168,9 @@ public final class ProcessSandbox implements Sandbox {
             if (workdir != null) {
                 builder.directory(workdir.toFile());
             }
-            // A pipe held open and never written (see WRAPPER); the JDK closes it when the leader exits.
-            builder.redirectInput(ProcessBuilder.Redirect.PIPE);
+            builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             Process process = builder.start();
-            Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.epoch() + ".pid");
-            try {
-                Files.writeString(pidFile, Long.toString(process.pid()));
-            } catch (IOException e) {
-                // Without its pid file nothing could find this run after a crash: it must not run.
-                ProcessRun.killGroup(process.pid());
-                process.destroyForcibly();
-                throw e;
-            }
-            return new ProcessRun(spec, process, script, pidFile, reaper, workdir, own);
+            return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);
         } catch (IOException e) {
             ProcessRun.deleteTree(own);
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);

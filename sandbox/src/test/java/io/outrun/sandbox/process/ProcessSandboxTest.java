@@ -88,76 +88,95 @@ class ProcessSandboxTest {
     }
 
     /**
-     * The wrapper's kill switch, with a stand-in worker (a bash that starts the run as the node
-     * does: setsid, stdin a pipe it holds). The worker dies (its pipe closes) while the command
-     * runs: the watchdog stays on guard and kills the run at its lease's deadline.
+     * The node's kill switch outlives its worker: a real JVM (a stand-in worker) starts a run
+     * with a lease file and is SIGKILLed; the run lives on until its lease's deadline, then dies
+     * with its whole group, and the watchdog, with nothing left to guard, leaves.
      */
     @Test
-    void aRunWhoseWorkerDiedDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void aRunWhoseWorkerWasSigkilledDiesAtItsLeaseDeadlineAndTheWatchdogLeaves(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
         Path lease = dir.resolve("lease");
-        Files.writeString(lease, Long.toString(System.currentTimeMillis() / 1000 + 2));
-        long[] pids = standInWorker(dir, "sleep 60", lease, false);
-        long leader = pids[0];
-        assertThat(dead(leader)).as("the command runs after its worker died").isFalse();
-        Await.until("the orphaned run killed by its kill switch", Duration.ofSeconds(6), () -> dead(leader));
+        long deadline = System.currentTimeMillis() / 1000 + 3;
+        Files.writeString(lease, String.format("%012d%n", deadline));
+        Path pids = dir.resolve("pids");
+        Process worker = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), StandInWorker.class.getName(), lease.toString(), pids.toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            String[] started = Await.until("the stand-in worker's run started", Duration.ofSeconds(20), () -> {
+                String[] parts = read(pids).split("\\s+");
+                return parts.length == 3 ? parts : null;
+            });
+            long watchdog = Long.parseLong(started[0]);
+            long leader = Long.parseLong(started[1]);
+            long child = Long.parseLong(started[2]);
+            worker.destroyForcibly().waitFor();
+            assertThat(dead(leader)).as("the run lives on after its worker's SIGKILL, until its deadline").isFalse();
+            Await.until("the orphaned run killed by the node's watchdog", Duration.ofSeconds(8), () -> dead(leader) && dead(child));
+            assertThat(System.currentTimeMillis() / 1000).as("killed only once its deadline passed").isGreaterThan(deadline);
+            Await.until("the watchdog gone once nothing is left to guard", Duration.ofSeconds(4), () -> dead(watchdog));
+        } finally {
+            worker.destroyForcibly();
+        }
+    }
+
+    /** A stand-in worker for the test above: one run of {@code sleep} with a background child, then it waits. */
+    public static final class StandInWorker {
+        public static void main(String[] args) throws Exception {
+            ProcessSandbox sandbox = new ProcessSandbox();
+            Path pids = Path.of(args[1]);
+            Path tmp = Path.of(args[1] + ".tmp");
+            sandbox.start(RunSpec.of("sleep 60 & echo $$ $! > " + tmp + "; sleep 60", Duration.ofMinutes(2))
+                    .withLeaseFile(Path.of(args[0])));
+            String run = Await.until("the run's pids", Duration.ofSeconds(10), () -> read(tmp).strip().isEmpty() ? null : read(tmp).strip());
+            Files.writeString(tmp, sandbox.watchdogPid() + " " + run);
+            Files.move(tmp, pids, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Thread.sleep(Long.MAX_VALUE);
+        }
     }
 
     /**
-     * The run's leader ended and its worker lives (its reaper ends the rest of the group): the
-     * watchdog leaves at once instead of sleeping on until the group is killed.
+     * A watchdog that died under a live worker (killed by someone) is started again before the
+     * next run, and the new one also guards the runs started before.
      */
     @Test
-    void theWatchdogLeavesOnceTheLeaderEndedUnderALiveWorker(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void aWatchdogKilledUnderALiveWorkerIsReplacedAndGuardsEveryRun(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path lease = dir.resolve("lease");
-        Files.writeString(lease, Long.toString(System.currentTimeMillis() / 1000 + 60));
-        long[] pids = standInWorker(dir, "exit 0", lease, true);
-        long group = pids[0];
-        Await.until("no process left in the run's group", Duration.ofSeconds(5), () -> groupMembers(group) == 0);
+        Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 + 3600));
+        try (ProcessSandbox own = new ProcessSandbox();
+             Run first = own.start(RunSpec.of("sleep 60", Duration.ofMinutes(2)).withLeaseFile(lease))) {
+            long old = own.watchdogPid();
+            ProcessRun.killGroup(old);
+            Await.until("the first watchdog dead", Duration.ofSeconds(5), () -> own.watchdogPid() == -1);
+            try (Run second = own.start(RunSpec.of("sleep 60", Duration.ofMinutes(2)).withLeaseFile(lease))) {
+                assertThat(own.watchdogPid()).as("a new watchdog").isPositive().isNotEqualTo(old);
+                // The lease lapses: the new watchdog kills both runs, the one started before it too.
+                Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 - 1));
+                assertThat(first.awaitExit(Duration.ofSeconds(5))).map(Exit::exitCode).contains(Exit.SIGKILL_EXIT);
+                assertThat(second.awaitExit(Duration.ofSeconds(5))).map(Exit::exitCode).contains(Exit.SIGKILL_EXIT);
+            }
+        }
     }
 
-    /**
-     * Starts {@code command} through the wrapper from a stand-in worker (a bash holding the run's
-     * stdin pipe); the worker exits at once ({@code stays} false, closing the pipe) or lives,
-     * closing the pipe once the leader exited, as the JDK does. Returns the leader's pid, which
-     * is also the run's process group (setsid).
-     */
-    private static long[] standInWorker(Path dir, String command, Path lease, boolean stays) throws Exception {
-        Path script = dir.resolve("run.sh");
-        Files.writeString(script, command);
-        Path pidFile = dir.resolve("leader");
-        Path fifo = dir.resolve("stdin");
-        // The run's stdin is a pipe only the worker writes to (fd 3 here), as the JDK's is.
-        String worker = "mkfifo " + fifo + "\n"
-                + "setsid bash -c \"$W\" outrun-process-run " + script + " " + lease + " < " + fifo + " &\n"
-                + "exec 3> " + fifo + "\n"
-                + "echo $! > " + pidFile + "\n"
-                + (stays ? "wait $!; exec 3>&-; sleep 8\n" : "exit 0\n");
-        ProcessBuilder pb = new ProcessBuilder("bash", "-c", worker).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
-        pb.environment().put("W", ProcessSandbox.WRAPPER);
-        pb.start();
-        String pid = Await.until("the leader's pid", Duration.ofSeconds(5), () -> {
-            try {
-                String text = Files.exists(pidFile) ? Files.readString(pidFile).strip() : "";
-                return text.isEmpty() ? null : text;
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
-        return new long[] {Long.parseLong(pid)};
+    /** The wrapper's own variables (named {@code _outrun_*}) never replace the command's, nor stay behind. */
+    @Test
+    void theCommandKeepsEveryVariableOfItsEnvironment(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 + 3600));
+        RunSpec spec = RunSpec.of("echo \"$d|$now|$1|$#|${_outrun_d-unset}\"", Duration.ofSeconds(10)).withLeaseFile(lease)
+                .withEnv(java.util.Map.of("d", "dee", "now", "then"));
+        try (Run run = sandbox.start(spec)) {
+            assertThat(await(run).exitCode()).isZero();
+            assertThat(run.stdout().text()).isEqualTo("dee|then||0|unset\n");
+        }
     }
 
-    /** Live (not zombie) processes whose process group is {@code pgid}. */
-    private static long groupMembers(long pgid) {
-        return ProcessHandle.allProcesses().filter(p -> {
-            try {
-                String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
-                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                return !f[0].equals("Z") && Long.parseLong(f[2]) == pgid;
-            } catch (java.io.IOException | RuntimeException e) {
-                return false;
-            }
-        }).count();
+    private static String read(Path file) {
+        try {
+            return Files.exists(file) ? Files.readString(file) : "";
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     @Test
