@@ -4,6 +4,12 @@ import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.store.RedriveStore;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,14 +17,27 @@ import org.slf4j.LoggerFactory;
  * Releases held executions into JobRunr's queue as their owners get room: a claimer releases for
  * the owner it just took a slot of, a run's end for its owner, and the fleet's sweep, once a
  * second, for every owner with held work (what a crash or a raised cap left waiting).
+ *
+ * <p>A claimer and a run's end ask for it with {@link #releaseSoon} and {@link #releaseIfHeldSoon}:
+ * one background thread releases, so that a run's slot never waits for another owner's
+ * bookkeeping, and asks that arrive while it is busy are merged (one release per owner per pass,
+ * which takes as many as the owner has room for). A pass lost to a crash is the sweep's to repeat.
  */
-public final class HeldWork {
+public final class HeldWork implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(HeldWork.class);
 
     private final RedriveStore store;
     private final Dispatcher dispatcher;
     private final OwnerLimits limits;
+    /** Owners to release for, and whether they are known to have held work (false: ask first). */
+    private final Map<String, Boolean> pending = new ConcurrentHashMap<>();
+    private final AtomicBoolean passScheduled = new AtomicBoolean();
+    private final ExecutorService releaser = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "outrun-held-releaser");
+        t.setDaemon(true);
+        return t;
+    });
 
     public HeldWork(RedriveStore store, Dispatcher dispatcher, OwnerLimits limits) {
         this.store = store;
@@ -58,6 +77,45 @@ public final class HeldWork {
             LOG.warn("could not look for held executions of {} ({}); the sweep releases them", owner, e.toString());
             return 0;
         }
+    }
+
+    /** As {@link #release(String)}, on the background thread, merged with other asks for the owner. */
+    public void releaseSoon(String owner) {
+        schedule(owner, true);
+    }
+
+    /** As {@link #releaseIfHeld(String)}, on the background thread, merged with other asks for the owner. */
+    public void releaseIfHeldSoon(String owner) {
+        schedule(owner, false);
+    }
+
+    private void schedule(String owner, boolean known) {
+        pending.merge(owner, known, Boolean::logicalOr);
+        if (passScheduled.compareAndSet(false, true)) {
+            try {
+                releaser.execute(this::pass);
+            } catch (RejectedExecutionException closing) {
+                passScheduled.set(false); // closing: the sweep of a live node releases it
+            }
+        }
+    }
+
+    private void pass() {
+        // Reset before reading: an ask that comes after this line schedules the next pass.
+        passScheduled.set(false);
+        for (String owner : List.copyOf(pending.keySet())) {
+            Boolean known = pending.remove(owner);
+            if (Boolean.TRUE.equals(known)) {
+                release(owner);
+            } else if (known != null) {
+                releaseIfHeld(owner);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        releaser.shutdownNow();
     }
 
     /** Releases for every owner with held work; returns how many in all. */

@@ -128,6 +128,7 @@ public final class Core implements AutoCloseable {
     @Override
     public void close() {
         try {
+            held.close();
             dispatcher.close();
             storage.close();
         } finally {

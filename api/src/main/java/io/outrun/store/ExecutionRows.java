@@ -179,7 +179,8 @@ final class ExecutionRows {
 
     private static Map<String, String> parse(String json) {
         try {
-            return json == null ? Map.of() : JSON.readValue(json, STRING_MAP);
+            // Most rows have no env and no labels: no parser for those.
+            return json == null || json.equals("{}") ? Map.of() : JSON.readValue(json, STRING_MAP);
         } catch (JsonProcessingException e) {
             throw new StoreException("stored JSON is not a map of strings: " + json, e);
         }

@@ -57,6 +57,8 @@ public final class LeaseStore {
             SELECT claimed.*, (SELECT expires_at FROM lease) AS lease_expires_at, NULL::int8 AS stdout_end,
               NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
               EXISTS (SELECT 1 FROM held) AS was_held,
+              -- Only a run with inputs (V7) costs the node a read of them.
+              EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs,
               EXISTS (SELECT 1 FROM executions h, gate WHERE h.owner = gate.owner AND h.status = 'queued'
                 AND h.held_since IS NOT NULL AND h.id <> gate.id) AS owner_has_held
             FROM (SELECT 1) one LEFT JOIN claimed ON true""".formatted(ExecutionRows.ROW, Channels.CHANGED));
@@ -103,7 +105,7 @@ public final class LeaseStore {
      * a slot of that owner frees); {@code ownerHasHeld} when the owner has held work waiting, which
      * the claimer releases as it takes a slot and as its run ends.
      */
-    public record Claim(Optional<Execution> execution, boolean held, boolean ownerHasHeld) {
+    public record Claim(Optional<Execution> execution, boolean held, boolean ownerHasHeld, boolean hasInputs) {
     }
 
     /**
@@ -123,7 +125,7 @@ public final class LeaseStore {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 Optional<Execution> won = rs.getObject("id") == null ? Optional.empty() : Optional.of(ExecutionRows.map(rs, null));
-                return new Claim(won, rs.getBoolean("was_held"), rs.getBoolean("owner_has_held"));
+                return new Claim(won, rs.getBoolean("was_held"), rs.getBoolean("owner_has_held"), rs.getBoolean("has_inputs"));
             }
         } catch (SQLException e) {
             throw new StoreException("cannot claim execution " + id, e);

@@ -5,10 +5,13 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.RunInputs;
 import io.outrun.execution.Submission;
+import io.outrun.sandbox.capture.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -31,7 +34,7 @@ public final class SubmissionStore {
             VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
               :max_output_bytes, :max_attempts, :idempotency_key, %s)
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            """ + ExecutionRows.RETURNING_ROW;
+            RETURNING id, status, dispatch_seq, job_id, held_since, created_at""";
 
     private static final NamedSql INSERT_HOLDING = NamedSql.of(INSERT.formatted(HELD_UNLESS_ROOM));
     private static final NamedSql INSERT_NEVER_HELD = NamedSql.of(INSERT.formatted("NULL"));
@@ -107,7 +110,7 @@ public final class SubmissionStore {
             }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    Execution inserted = ExecutionRows.map(rs, null);
+                    Execution inserted = newRow(rs, s);
                     if (withInputs) {
                         insertInputs(c, inserted.id(), s.inputs());
                         c.commit();
@@ -130,6 +133,26 @@ public final class SubmissionStore {
         }
         return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
                 () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+    }
+
+    /**
+     * The row just inserted: what the database chose (id aside, the status, job and clock) from
+     * the RETURNING, the rest as submitted. Reading the whole row back cost a submit more CPU than
+     * its insert (its JSON columns parsed again, a dozen timestamps and counters).
+     */
+    private static Execution newRow(ResultSet rs, Submission s) throws SQLException {
+        long none = 0;
+        return new Execution(rs.getObject("id", UUID.class), s.owner(), s.command(), s.image(), s.workdir(),
+                s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
+                ExecutionStatus.fromWire(rs.getString("status")), 0, s.maxAttempts(), null,
+                none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
+                instant(rs.getTimestamp("held_since")), instant(rs.getTimestamp("created_at")), null, null, null, null, null,
+                new Captured(new byte[0], new byte[0], 0),
+                new Captured(new byte[0], new byte[0], 0));
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
     }
 
     /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */

@@ -121,19 +121,19 @@ public final class ExecutionJob implements ExecutionRunner {
         job.claimed(execution);
         if (claim.ownerHasHeld()) {
             // This claim left room in its owner's window: the owner's next held execution takes it.
-            held.release(execution.owner());
+            held.releaseSoon(execution.owner());
         }
         // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
         try (ExecutionMdc tag = ExecutionMdc.put(executionId, execution.owner(), execution.attempt())) {
-            runClaimed(execution, sent, job);
+            runClaimed(execution, claim.hasInputs(), sent, job);
         } finally {
             // A slot of this owner freed (whatever the end): under a cap, its next held one may run.
             // Asked anew, not from the claim's answer: work may have been held since the claim.
-            held.releaseIfHeld(execution.owner());
+            held.releaseIfHeldSoon(execution.owner());
         }
     }
 
-    private void runClaimed(Execution execution, long sent, JobOutcome.ThisJob job) throws InterruptedException {
+    private void runClaimed(Execution execution, boolean hasInputs, long sent, JobOutcome.ThisJob job) throws InterruptedException {
         UUID executionId = execution.id();
         Attempt attempt = keeper.begin(execution, sent);
         Lease lease = attempt.lease();
@@ -143,7 +143,7 @@ public final class ExecutionJob implements ExecutionRunner {
         long memoryBytes = 0;
         WorkdirBridge.Prepared files;
         try {
-            files = workdirs.prepare(execution);
+            files = workdirs.prepare(execution, hasInputs);
             RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(lease)).withFiles(files.files());
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);
@@ -260,7 +260,7 @@ public final class ExecutionJob implements ExecutionRunner {
             keeper.end(attempt);
             if (files.inputs().workspace() != null) {
                 // Its workspace is free again: a run of it held meanwhile may start now.
-                held.release(execution.owner());
+                held.releaseSoon(execution.owner());
             }
         }
     }

@@ -48,8 +48,9 @@ public final class WorkdirBridge {
     public record Prepared(RunInputs inputs, RunFiles files) {
     }
 
-    public Prepared prepare(Execution e) {
-        RunInputs in = inputs.find(e.id());
+    /** {@code hasInputs}: the claim's answer; false spares the read (most runs have none). */
+    public Prepared prepare(Execution e, boolean hasInputs) {
+        RunInputs in = hasInputs ? inputs.find(e.id()) : RunInputs.NONE;
         List<TarSource> tars = new ArrayList<>();
         if (in.workspace() != null && workspaces.find(e.owner(), in.workspace()).isPresent()) {
             // The last saved state: a re-run after a dead worker starts from it too (nothing is saved mid-run).
