@@ -131,6 +131,22 @@ final class Support {
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
     }
 
+    /** Busy CPU time of the whole machine since boot, ms (/proc/stat: all but idle and iowait). */
+    static long machineBusyMs() {
+        try {
+            String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long busy = 0;
+            for (int i = 1; i < f.length && i <= 8; i++) {
+                if (i != 4 && i != 5) { // idle, iowait
+                    busy += Long.parseLong(f[i]);
+                }
+            }
+            return busy * 10; // USER_HZ = 100
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     static double median(List<? extends Number> values) {
         return percentile(values, 0.5);
     }

@@ -66,6 +66,12 @@ final class ThroughputBench {
         }
     }
 
+    /**
+     * Busy CPU of the whole machine (all processes: JVM, PostgreSQL, bash) per execution in the
+     * last run of {@link #ours} or {@link #jobrunr}: where the time goes on a CPU-bound machine.
+     */
+    static double lastCpuMs;
+
     static List<Support.Result> run(Support.Pg pg, int executions, int repeats) throws Exception {
         List<Support.Result> results = new ArrayList<>();
         for (int nodes = 1; nodes <= 2; nodes++) {
@@ -76,9 +82,13 @@ final class ThroughputBench {
             List<Rate> noop = new ArrayList<>();
             List<Double> oursWal = new ArrayList<>();
             List<Double> baseWal = new ArrayList<>();
+            List<Double> oursCpu = new ArrayList<>();
+            List<Double> baseCpu = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
                 ours.add(ours(pg, pg.fresh("bench_tput_" + nodes), executions, nodes, oursWal));
+                oursCpu.add(lastCpuMs);
                 base.add(jobrunr(pg, pg.fresh("bench_tput_jr_" + nodes), executions, nodes, PROCESS_BUILDER, baseWal));
+                baseCpu.add(lastCpuMs);
                 if (nodes == 1) {
                     noop.add(jobrunr(pg, pg.fresh("bench_tput_noop"), executions, nodes, NOOP, new ArrayList<>()));
                 }
@@ -89,9 +99,11 @@ final class ThroughputBench {
             results.add(Support.Result.of(name, o, "exec/s", b, "ratio >= 0.8", o / b >= 0.8,
                     String.format(java.util.Locale.ROOT, "best busy rate (pauses >= 1 s left out) of %d runs of %d x `true`,"
                             + " %d node(s) x 4 slots, process sandbox (runs: %s); baseline: the same JobRunr jobs and"
-                            + " config whose runner runs `bash -c true` through ProcessBuilder (runs: %s)",
-                            repeats, executions, nodes, ours, base)));
-            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s", nodes, ours, base);
+                            + " config whose runner runs `bash -c true` through ProcessBuilder (runs: %s); machine CPU"
+                            + " per execution (all processes, median): ours %.1f ms, baseline %.1f ms",
+                            repeats, executions, nodes, ours, base, Support.median(oursCpu), Support.median(baseCpu))));
+            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s; machine CPU per execution ours %.1f ms,"
+                    + " baseline %.1f ms", nodes, ours, base, Support.median(oursCpu), Support.median(baseCpu));
             if (nodes == 1) {
                 double n = noop.stream().mapToDouble(Rate::busy).max().orElseThrow();
                 results.add(Support.Result.of("throughput_noop_reference_per_s", n, "exec/s", null, "(reference)", null,
@@ -130,15 +142,19 @@ final class ThroughputBench {
     }
 
     static Rate ours(Support.Pg pg, DatabaseConfig db, int executions, int nodes, List<Double> walPerExecution) throws Exception {
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+        // -Dbench.window=N: a diagnosis knob (the default is the owners' default dispatch window).
+        io.outrun.owner.OwnerLimits owners = new io.outrun.owner.OwnerLimits(null, io.outrun.owner.OwnerLimits.DEFAULT_MAX_QUEUED,
+                Integer.getInteger("bench.window", io.outrun.owner.OwnerLimits.DEFAULT_WINDOW));
+        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15), owners)) {
             long wal0 = pg.walBytes();
             for (int i = 0; i < executions; i++) {
                 api.service().submit(Submission.of("bench", "true"));
             }
             List<WorkerNode> started = new ArrayList<>();
+            long cpu0 = Support.machineBusyMs();
             try {
                 for (int n = 0; n < nodes; n++) {
-                    started.add(WorkerNode.open(db, WorkerConfig.defaults("bench-tput-" + n), new ProcessSandbox(), Limits.DEFAULTS));
+                    started.add(WorkerNode.open(db, WorkerConfig.defaults("bench-tput-" + n).withLimits(Limits.DEFAULTS), new ProcessSandbox(), owners));
                 }
                 Support.await("all executions ended", Duration.ofMinutes(10), 100, () -> {
                     try (Connection c = Support.connect(db); Statement st = c.createStatement();
@@ -148,6 +164,7 @@ final class ThroughputBench {
                     }
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
+                lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
             } finally {
                 started.forEach(WorkerNode::close);
             }
@@ -197,6 +214,7 @@ final class ThroughputBench {
                 // The very job a submit enqueues (same id scheme, name, label, lambda), no wake-up.
                 api.dispatcher().enqueue(UUID.randomUUID(), 1, "bench", "true");
             }
+            long cpu0 = Support.machineBusyMs();
             try {
                 for (int n = 0; n < servers; n++) {
                     var pool = Database.pool(db, "bench-jr-" + n);
@@ -221,6 +239,7 @@ final class ThroughputBench {
                     }
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
+                lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
             } finally {
                 for (AutoCloseable c : closing) {
                     c.close();

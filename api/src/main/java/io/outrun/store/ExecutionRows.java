@@ -170,6 +170,9 @@ final class ExecutionRows {
     }
 
     static String json(Map<String, String> map) {
+        if (map.isEmpty()) {
+            return "{}";
+        }
         try {
             return JSON.writeValueAsString(map);
         } catch (JsonProcessingException e) {
