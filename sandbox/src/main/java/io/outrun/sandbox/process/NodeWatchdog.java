@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Why one per node and not one per run: a watchdog forked beside each run was about two of the
  * three bash processes a short run cost (a trivial command ran at a third of the rate of
  * {@code ProcessBuilder} + {@code bash -c}). The price: a run's kill switch now lives as long as
- * this one process; if it is killed, the worker starts another at its next run or reap (it finds
- * every pid file again), but a run whose worker and watchdog both died has only the leftover
- * clean-up of the node's next start.
+ * this one process; if it is killed, the worker starts another at its next run, reap or leftover
+ * clean-up pass (the new one finds every pid file again), but a run whose worker and watchdog
+ * both died has only the leftover clean-up of the node's next start.
  */
 final class NodeWatchdog implements AutoCloseable {
 
@@ -99,6 +99,21 @@ final class NodeWatchdog implements AutoCloseable {
         builder.redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
         process = builder.start();
         commands = process.getOutputStream();
+    }
+
+    /**
+     * Starts a watchdog again if the one this node had died (someone killed it): called by the
+     * periodic leftover clean-up, so that runs started before keep their kill switch even when
+     * the node starts nothing new. A node that never ran anything starts none.
+     */
+    synchronized void revive() {
+        if (process != null && !process.isAlive() && !closed) {
+            try {
+                ensureRunning();
+            } catch (IOException e) {
+                // The next run's start tries again, and fails loudly then.
+            }
+        }
     }
 
     /** The leader of {@code pgid} has exited: kill whatever is left in its group. */

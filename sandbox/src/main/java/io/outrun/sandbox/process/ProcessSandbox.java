@@ -65,6 +65,7 @@ public final class ProcessSandbox implements Sandbox {
      */
     @Override
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
+        watchdog.revive();
         int removed = 0;
         try (var files = Files.list(RUNS)) {
             for (Path file : (Iterable<Path>) files::iterator) {

@@ -136,8 +136,8 @@ class ProcessSandboxTest {
     }
 
     /**
-     * A watchdog that died under a live worker (killed by someone) is started again before the
-     * next run, and the new one also guards the runs started before.
+     * A watchdog that died under a live worker (killed by someone) is started again by the next
+     * clean-up pass, and the new one also guards the runs started before.
      */
     @Test
     void aWatchdogKilledUnderALiveWorkerIsReplacedAndGuardsEveryRun(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
@@ -148,8 +148,12 @@ class ProcessSandboxTest {
             long old = own.watchdogPid();
             ProcessRun.killGroup(old);
             Await.until("the first watchdog dead", Duration.ofSeconds(5), () -> own.watchdogPid() == -1);
+            // The periodic clean-up starts another one, though the node starts nothing new.
+            own.removeLeftovers((id, epoch) -> true);
+            long revived = own.watchdogPid();
+            assertThat(revived).as("a new watchdog").isPositive().isNotEqualTo(old);
             try (Run second = own.start(RunSpec.of("sleep 60", Duration.ofMinutes(2)).withLeaseFile(lease))) {
-                assertThat(own.watchdogPid()).as("a new watchdog").isPositive().isNotEqualTo(old);
+                assertThat(own.watchdogPid()).as("the same new watchdog for the next run").isEqualTo(revived);
                 // The lease lapses: the new watchdog kills both runs, the one started before it too.
                 Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 - 1));
                 assertThat(first.awaitExit(Duration.ofSeconds(5))).map(Exit::exitCode).contains(Exit.SIGKILL_EXIT);
