@@ -113,9 +113,18 @@ public final class HeldWork implements AutoCloseable {
         }
     }
 
+    /** Lets a pass under way finish (its owner's core closes next), then stops; what is left is the sweep's. */
     @Override
     public void close() {
-        releaser.shutdownNow();
+        releaser.shutdown();
+        try {
+            if (!releaser.awaitTermination(2, java.util.concurrent.TimeUnit.SECONDS)) {
+                releaser.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            releaser.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Releases for every owner with held work; returns how many in all. */

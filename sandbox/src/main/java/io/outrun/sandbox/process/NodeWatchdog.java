@@ -10,8 +10,9 @@ import java.util.concurrent.TimeUnit;
  * One host process per node that is every run's kill switch and reaper: a bash in a session of
  * its own, outside the worker's JVM, so that it outlives the worker.
  *
- * <p>Each second it reads the pid file of every run of this node (written by the run's wrapper
- * before its command, {@code <pid> <lease file>}) and kills the run's whole process group once
+ * <p>Each second it reads the pid file of every run of this node (a placeholder written by the
+ * worker before the spawn, then {@code <pid> <start time> <lease file>} written by the run's
+ * wrapper before its command) and kills the run's whole process group once
  * the deadline in its lease file has passed: the worker has stopped confirming the lease (dead,
  * paused, cut off from the database) and another node may run the execution's next attempt.
  * While the worker lives it also kills, on the worker's word (a line {@code k <pgid>} on its
@@ -55,14 +56,21 @@ final class NodeWatchdog implements AutoCloseable {
             "  last=$now; live=0",
             "  for f in \"$1\"/*.\"$2\".pid; do",
             "    [ -n \"${gone[$f]}\" ] && continue",
-            "    p=; l=; read -r p l < \"$f\" 2>/dev/null",
-            "    [ -n \"$p\" ] || continue",
-            // Group gone. Once the worker is gone too, nothing deletes the file: remember it, so
-            // that a pid the system hands out again is never taken for this run.
+            "    p=; st=; l=; read -r p st l < \"$f\" 2>/dev/null",
+            "    d=; if [ -n \"$l\" ]; then read -r d < \"$l\" 2>/dev/null; [[ $d =~ ^[0-9]+$ ]] || d=; fi",
+            // The worker's placeholder: the run is being spawned and writes its pid soon. It keeps
+            // the watchdog (whose worker may have died just now) on guard until 2 s past the lease.
+            "    if [ \"$p\" = 0 ]; then if [ -n \"$d\" ] && [ \"$now\" -le $((10#$d + 2)) ]; then live=1; fi; continue; fi",
+            "    [[ $p =~ ^[0-9]+$ ]] && [ \"$p\" -gt 1 ] || continue",
+            // Judged by its group, not its leader: a leader that exec'd or ended with children
+            // left is still the run. Group gone: once the worker is gone too, nothing deletes the
+            // file; remember it, so that a pid handed out again is never taken for this run.
             "    if ! kill -0 -- \"-$p\" 2>/dev/null; then [ $up = 1 ] || gone[$f]=1; continue; fi",
-            "    live=1; [ -n \"$l\" ] || continue",
-            "    d=; read -r d < \"$l\" 2>/dev/null",
-            "    if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then",
+            // A live leader with another start time: the pid was handed out again, not our run.
+            "    s=; read -r s < \"/proc/$p/stat\" 2>/dev/null",
+            "    if [ -n \"$s\" ] && [ -n \"$st\" ]; then a=(${s##*) }); if [ \"${a[0]}\" != Z ] && [ \"${a[19]}\" != \"$st\" ]; then gone[$f]=1; continue; fi; fi",
+            "    live=1",
+            "    if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; then",
             "      kill -KILL -- \"-$p\" 2>/dev/null; [ $up = 1 ] || gone[$f]=1",
             "    fi",
             "  done",

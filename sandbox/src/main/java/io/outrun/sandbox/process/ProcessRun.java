@@ -163,16 +163,6 @@ final class ProcessRun implements Run {
         }
     }
 
-    /** True when pid is alive and still one of our runs (a reused pid is left alone). */
-    static boolean isOurs(long pid) {
-        try {
-            byte[] cmdline = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
-            return new String(cmdline, java.nio.charset.StandardCharsets.UTF_8).contains("outrun-process-");
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
     @Override
     public void close() {
         kill();

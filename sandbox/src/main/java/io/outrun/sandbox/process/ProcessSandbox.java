@@ -25,34 +25,44 @@ public final class ProcessSandbox implements Sandbox {
     private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
 
     /**
-     * The run's own process ({@code setsid} made it the leader of a new session and process
-     * group), before its command: $0 the script, $1 the lease file ('' without), $2 the pid file.
-     * A lease already lapsed at this first look means the worker stalled between claim and start
-     * and another node may be running the next attempt: the command never runs (137, as killed).
-     * Otherwise the pid file is written before the command (so the node's watchdog and the
-     * leftover clean-up find the run even if its worker dies this very moment), and the script
-     * runs in this same bash ({@code .}), not in a second one: a process per run less. Its own
-     * variables are named {@code _outrun_*} (and unset before the command), so that no command
-     * loses a variable of its environment to them.
+     * The run's own bash ({@code setsid} made it the leader of a new session and process group),
+     * before its command, run as a script file: $1 the command's script, $2 the lease file (''
+     * without), $3 the pid file. A lease already lapsed at this first look means the worker stalled
+     * between claim and start and another node may be running the next attempt: the command never
+     * runs (137, as killed). Otherwise it writes the pid file ({@code <pid> <start time> <lease
+     * file>}, over the placeholder the worker wrote before the spawn) so that the node's watchdog
+     * and the leftover clean-up know the run, then runs the script in this same bash ({@code .},
+     * not a second bash: a process per run less) with {@code $0} the script and no arguments, as
+     * {@code bash script} had them. One difference remains: a top-level {@code return} ends the
+     * script with its status where {@code bash script} printed an error and went on. Its own
+     * variables are named {@code _outrun_*} and unset before the command.
      */
     static final String WRAPPER = String.join("\n",
-            "if [ -n \"$1\" ]; then",
-            "  _outrun_d=; read -r _outrun_d < \"$1\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
+            "if [ -n \"$2\" ]; then",
+            "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
             "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
             "fi",
-            "if ! { printf '%s %s\\n' \"$$\" \"$1\" > \"$2\"; } 2>/dev/null; then",
-            "  printf 'outrun: cannot write the pid file %s; the run does not start unguarded\\n' \"$2\" >&2; exit 126",
+            // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
+            "_outrun_d=; read -r _outrun_d < /proc/$$/stat; _outrun_d=(${_outrun_d##*) })",
+            "if ! { printf '%s %s %s\\n' \"$$\" \"${_outrun_d[19]}\" \"$2\" > \"$3\"; } 2>/dev/null; then",
+            "  printf 'outrun: cannot write the pid file %s; the run does not start unguarded\\n' \"$3\" >&2; exit 126",
             "fi",
-            "unset _outrun_d _outrun_now; set --; . \"$0\"");
+            "_outrun_s=$1; BASH_ARGV0=$1; set --",
+            "if [ \"$0\" != \"$_outrun_s\" ]; then echo 'outrun: the process sandbox needs bash 5 or later' >&2; exit 126; fi",
+            "unset _outrun_d _outrun_now _outrun_s; . \"$0\"",
+            "");
 
     private final Path scratch;
     /** This node's pid files are {@code <execution>.<epoch>.<tag>.pid}: the watchdog watches only those. */
     private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
     private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
+    private final Path wrapper;
 
     public ProcessSandbox() {
         try {
             this.scratch = Files.createTempDirectory("outrun-process-");
+            this.wrapper = scratch.resolve("outrun-run.sh");
+            Files.writeString(wrapper, WRAPPER, StandardCharsets.UTF_8);
             Files.createDirectories(RUNS);
         } catch (IOException e) {
             throw new SandboxUnavailableException("cannot create a scratch directory for the process sandbox", e);
@@ -67,28 +77,48 @@ public final class ProcessSandbox implements Sandbox {
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
         watchdog.revive();
         int removed = 0;
+        java.util.List<Path> pidFiles;
         try (var files = Files.list(RUNS)) {
-            for (Path file : (Iterable<Path>) files::iterator) {
-                // <execution>.<epoch>.<node tag>.pid (<execution>.<epoch>.pid from before the tag)
-                String[] parts = file.getFileName().toString().split("\\.");
-                if ((parts.length != 3 && parts.length != 4) || !parts[parts.length - 1].equals("pid")) {
+            pidFiles = files.filter(f -> f.getFileName().toString().endsWith(".pid")).toList();
+        } catch (IOException e) {
+            throw new SandboxException("cannot list leftover runs in " + RUNS, e);
+        }
+        if (pidFiles.isEmpty()) {
+            return 0;
+        }
+        RunGroups groups = RunGroups.scan();
+        for (Path file : pidFiles) {
+            // <execution>.<epoch>.<node tag>.pid (<execution>.<epoch>.pid from before the tag)
+            String[] parts = file.getFileName().toString().split("\\.");
+            java.util.UUID id;
+            long epoch;
+            long pid;
+            String start;
+            try {
+                if (parts.length != 3 && parts.length != 4) {
                     continue;
                 }
-                java.util.UUID id;
-                long epoch;
-                long pid;
-                try {
-                    id = java.util.UUID.fromString(parts[0]);
-                    epoch = Long.parseLong(parts[1]);
-                    String text = Files.readString(file).trim();
-                    int space = text.indexOf(' ');
-                    pid = Long.parseLong(space < 0 ? text : text.substring(0, space));
-                } catch (IllegalArgumentException | IOException e) {
+                id = java.util.UUID.fromString(parts[0]);
+                epoch = Long.parseLong(parts[1]);
+                // <pid> <start time> <lease file>; only <pid> in a file from before the start time.
+                String[] text = Files.readString(file).strip().split(" ", 3);
+                pid = Long.parseLong(text[0]);
+                start = text.length > 1 && !text[1].isEmpty() ? text[1] : null;
+            } catch (IllegalArgumentException | IOException e) {
+                continue;
+            }
+            try {
+                if (pid == 0) {
+                    // The worker's placeholder: the run is being started, or its spawn never happened.
+                    if (!stillCurrent.isCurrent(id, epoch) && Files.getLastModifiedTime(file).toMillis()
+                            < System.currentTimeMillis() - 60_000) {
+                        Files.deleteIfExists(file);
+                    }
                     continue;
                 }
-                if (!ProcessRun.isOurs(pid)) {
-                    // Its process is gone (ended, or killed by its own kill switch): only the file is
-                    // left, and deciding about it costs the database nothing.
+                if (!groups.isLive(pid, start)) {
+                    // Every process of the run is gone (ended, or killed by its kill switch): only the
+                    // file is left, and deciding about it costs the database nothing.
                     Files.deleteIfExists(file);
                     continue;
                 }
@@ -98,9 +128,9 @@ public final class ProcessSandbox implements Sandbox {
                 ProcessRun.killGroup(pid);
                 removed++;
                 Files.deleteIfExists(file);
+            } catch (IOException e) {
+                // Left for the next pass.
             }
-        } catch (IOException e) {
-            throw new SandboxException("cannot list leftover runs in " + RUNS, e);
         }
         return removed;
     }
@@ -153,10 +183,14 @@ public final class ProcessSandbox implements Sandbox {
             Path script = Files.createTempFile(scratch, "run-", ".sh");
             Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
             Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.epoch() + "." + tag + ".pid");
+            String lease = spec.leaseFile() == null ? "" : spec.leaseFile().toString();
+            // A placeholder before the spawn, so that a worker dying before the run wrote its pid
+            // does not leave it unguarded: the watchdog stays for it until its lease is past.
+            Files.writeString(pidFile, "0 0 " + lease + "\n");
             // Before the run: a run must never be without its kill switch.
             watchdog.ensureRunning();
-            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", "-c", WRAPPER,
-                    script.toString(), spec.leaseFile() == null ? "" : spec.leaseFile().toString(), pidFile.toString());
+            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString(),
+                    script.toString(), lease, pidFile.toString());
             Map<String, String> env = builder.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -170,7 +204,13 @@ public final class ProcessSandbox implements Sandbox {
                 builder.directory(workdir.toFile());
             }
             builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            Process process = builder.start();
+            Process process;
+            try {
+                process = builder.start();
+            } catch (IOException e) {
+                Files.deleteIfExists(pidFile);
+                throw e;
+            }
             return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);
         } catch (IOException e) {
             ProcessRun.deleteTree(own);

@@ -162,16 +162,117 @@ class ProcessSandboxTest {
         }
     }
 
+    private static String leaseIn(long seconds) {
+        return String.format("%012d%n", System.currentTimeMillis() / 1000 + seconds);
+    }
+
+    /**
+     * Review: a command that ends in {@code exec} (its leader no longer looks like a run) keeps
+     * its kill switch across a leftover clean-up pass, which judges a run by its group.
+     */
+    @Test
+    void anExecdCommandKeepsItsKillSwitchAcrossALeftoverPass(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        Files.writeString(lease, leaseIn(3600));
+        try (ProcessSandbox own = new ProcessSandbox();
+             Run run = own.start(RunSpec.of("echo $$; exec sleep 60", Duration.ofMinutes(2)).withLeaseFile(lease))) {
+            long pid = Await.until("the leader's pid", Duration.ofSeconds(5),
+                    () -> run.stdout().text().isBlank() ? null : Long.parseLong(run.stdout().text().strip()));
+            Await.until("the leader exec'd sleep", Duration.ofSeconds(5), () -> read(Path.of("/proc/" + pid + "/cmdline")).startsWith("sleep"));
+            own.removeLeftovers((id, epoch) -> true); // a periodic pass: the run is current
+            Files.writeString(lease, leaseIn(-1));
+            assertThat(run.awaitExit(Duration.ofSeconds(4))).map(Exit::exitCode).contains(Exit.SIGKILL_EXIT);
+        }
+    }
+
+    /**
+     * Review: the run's bash ended but left a child in its group, then its worker died; the next
+     * node's clean-up pass (a stale epoch) must not forget the group: it kills it.
+     */
+    @Test
+    void aLeaderlessGroupOfADeadWorkerIsKilledByTheNextNodesCleanUp() throws Exception {
+        ProcessSandbox dead = new ProcessSandbox();
+        Run run = dead.start(RunSpec.of("sleep 60 >/dev/null 2>&1 & echo $!; exit 0", Duration.ofMinutes(2)));
+        assertThat(run.awaitExit(Duration.ofSeconds(10))).map(Exit::exitCode).contains(0);
+        long child = Long.parseLong(run.stdout().text().strip());
+        dead.close(); // as the worker's death: nothing more from it
+        try (ProcessSandbox next = new ProcessSandbox()) {
+            assertThat(next.removeLeftovers((id, epoch) -> false)).as("the group found and killed").isGreaterThanOrEqualTo(1);
+            awaitGone(child);
+        } finally {
+            ProcessRun.killGroup(child);
+        }
+    }
+
+    /**
+     * Review: the worker dies between the spawn and the run writing its pid (widened here by a
+     * slow BASH_ENV): the worker's placeholder keeps the watchdog on guard, and the run dies at
+     * its deadline.
+     */
+    @Test
+    void aRunWhoseWorkerDiedRightAfterSpawnStillDiesAtItsDeadline(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        long deadline = System.currentTimeMillis() / 1000 + 3;
+        Files.writeString(lease, String.format("%012d%n", deadline));
+        Path slow = dir.resolve("slow-start");
+        Files.writeString(slow, "sleep 1\n");
+        Path idFile = dir.resolve("id");
+        Process worker = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), HaltingWorker.class.getName(), lease.toString(), slow.toString(),
+                idFile.toString()).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertThat(worker.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        String id = read(idFile).strip();
+        Path runs = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
+        long pid = Await.until("the run's pid in its pid file", Duration.ofSeconds(5), () -> {
+            try (var files = Files.list(runs)) {
+                return files.filter(f -> f.getFileName().toString().startsWith(id + ".")).findFirst()
+                        .map(f -> read(f).split(" ")[0].strip()).filter(p -> !p.isEmpty() && !p.equals("0"))
+                        .map(Long::parseLong).orElse(null);
+            } catch (java.io.IOException e) {
+                return null;
+            }
+        });
+        try {
+            assertThat(dead(pid)).as("the run started though its worker was gone").isFalse();
+            Await.until("the run killed at its deadline", Duration.ofSeconds(8), () -> dead(pid));
+            assertThat(System.currentTimeMillis() / 1000).isGreaterThan(deadline);
+        } finally {
+            ProcessRun.killGroup(pid);
+        }
+    }
+
+    /** Starts one run whose bash starts slowly, then halts at once, as a SIGKILL would end it. */
+    public static final class HaltingWorker {
+        public static void main(String[] args) throws Exception {
+            ProcessSandbox sandbox = new ProcessSandbox();
+            RunSpec spec = RunSpec.of("sleep 60", Duration.ofMinutes(2)).withLeaseFile(Path.of(args[0]))
+                    .withEnv(java.util.Map.of("BASH_ENV", args[1]));
+            Files.writeString(Path.of(args[2]), spec.executionId().toString());
+            sandbox.start(spec);
+            Runtime.getRuntime().halt(0);
+        }
+    }
+
+    /** Review: the script runs as {@code bash script} ran it: an unbound variable exits 1, not 127. */
+    @Test
+    void anUnboundVariableExitsOneAsUnderBashScript() throws Exception {
+        for (String command : new String[] {"set -u; echo \"$nope\"", "echo \"${NEEDED:?set NEEDED}\""}) {
+            try (Run run = sandbox.start(RunSpec.of(command, Duration.ofSeconds(10)))) {
+                assertThat(await(run).exitCode()).as(command).isEqualTo(1);
+            }
+        }
+    }
+
     /** The wrapper's own variables (named {@code _outrun_*}) never replace the command's, nor stay behind. */
     @Test
     void theCommandKeepsEveryVariableOfItsEnvironment(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path lease = dir.resolve("lease");
         Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 + 3600));
-        RunSpec spec = RunSpec.of("echo \"$d|$now|$1|$#|${_outrun_d-unset}\"", Duration.ofSeconds(10)).withLeaseFile(lease)
+        RunSpec spec = RunSpec.of("echo \"$d|$now|$1|$#|${_outrun_d-unset}|${0##*/}\"", Duration.ofSeconds(10)).withLeaseFile(lease)
                 .withEnv(java.util.Map.of("d", "dee", "now", "then"));
         try (Run run = sandbox.start(spec)) {
             assertThat(await(run).exitCode()).isZero();
-            assertThat(run.stdout().text()).isEqualTo("dee|then||0|unset\n");
+            assertThat(run.stdout().text()).matches("dee\\|then\\|\\|0\\|unset\\|run-.*\\.sh\n");
         }
     }
 
