@@ -301,8 +301,8 @@ class ProcessSandboxTest {
         Run left = sandbox.start(stale);   // as if its worker had died: never closed
         Run kept = sandbox.start(current);
         try {
-            // The clean-up is periodic: a run caught in its exec (its /proc cmdline not readable
-            // yet) is found by a later pass, so pass again until it is.
+            // The clean-up is periodic: a run whose own pid is not yet written (the worker's
+            // placeholder still there) is found by a later pass, so pass again until it is.
             Await.until("the stale run found by a clean-up pass", Duration.ofSeconds(5),
                     () -> sandbox.removeLeftovers((id, attempt) -> !id.equals(stale.executionId())) >= 1);
             assertThat(left.awaitExit(Duration.ofSeconds(5))).isPresent();
