@@ -71,6 +71,31 @@ final class ThroughputBench {
      * last run of {@link #ours} or {@link #jobrunr}: where the time goes on a CPU-bound machine.
      */
     static double lastCpuMs;
+    /** The same run's CPU per execution split: this JVM, its child processes, PostgreSQL (ms). */
+    static double[] lastSplitMs;
+
+    static void cpuStart() {
+        splitStart = Support.cpuSplitMs();
+    }
+
+    private static long[] splitStart;
+
+    static void cpuEnd(int executions) {
+        long[] end = Support.cpuSplitMs();
+        lastSplitMs = new double[3];
+        for (int i = 0; i < 3; i++) {
+            lastSplitMs[i] = (end[i] - splitStart[i]) / (double) executions;
+        }
+    }
+
+    static String split(List<double[]> splits) {
+        double[] m = new double[3];
+        for (int i = 0; i < 3; i++) {
+            int k = i;
+            m[i] = Support.median(splits.stream().map(s -> s[k]).toList());
+        }
+        return String.format(java.util.Locale.ROOT, "JVM %.1f, child processes %.1f, PostgreSQL %.1f", m[0], m[1], m[2]);
+    }
 
     static List<Support.Result> run(Support.Pg pg, int executions, int repeats) throws Exception {
         List<Support.Result> results = new ArrayList<>();
@@ -84,11 +109,15 @@ final class ThroughputBench {
             List<Double> baseWal = new ArrayList<>();
             List<Double> oursCpu = new ArrayList<>();
             List<Double> baseCpu = new ArrayList<>();
+            List<double[]> oursSplit = new ArrayList<>();
+            List<double[]> baseSplit = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
                 ours.add(ours(pg, pg.fresh("bench_tput_" + nodes), executions, nodes, oursWal));
                 oursCpu.add(lastCpuMs);
+                oursSplit.add(lastSplitMs);
                 base.add(jobrunr(pg, pg.fresh("bench_tput_jr_" + nodes), executions, nodes, PROCESS_BUILDER, baseWal));
                 baseCpu.add(lastCpuMs);
+                baseSplit.add(lastSplitMs);
                 if (nodes == 1) {
                     noop.add(jobrunr(pg, pg.fresh("bench_tput_noop"), executions, nodes, NOOP, new ArrayList<>()));
                 }
@@ -100,10 +129,12 @@ final class ThroughputBench {
                     String.format(java.util.Locale.ROOT, "best busy rate (pauses >= 1 s left out) of %d runs of %d x `true`,"
                             + " %d node(s) x 4 slots, process sandbox (runs: %s); baseline: the same JobRunr jobs and"
                             + " config whose runner runs `bash -c true` through ProcessBuilder (runs: %s); machine CPU"
-                            + " per execution (all processes, median): ours %.1f ms, baseline %.1f ms",
-                            repeats, executions, nodes, ours, base, Support.median(oursCpu), Support.median(baseCpu))));
-            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s; machine CPU per execution ours %.1f ms,"
-                    + " baseline %.1f ms", nodes, ours, base, Support.median(oursCpu), Support.median(baseCpu));
+                            + " per execution (all processes, median): ours %.1f ms (%s), baseline %.1f ms (%s)",
+                            repeats, executions, nodes, ours, base, Support.median(oursCpu), split(oursSplit),
+                            Support.median(baseCpu), split(baseSplit))));
+            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s; machine CPU per execution ours %.1f ms"
+                    + " (%s), baseline %.1f ms (%s)", nodes, ours, base, Support.median(oursCpu), split(oursSplit),
+                    Support.median(baseCpu), split(baseSplit));
             if (nodes == 1) {
                 double n = noop.stream().mapToDouble(Rate::busy).max().orElseThrow();
                 results.add(Support.Result.of("throughput_noop_reference_per_s", n, "exec/s", null, "(reference)", null,
@@ -152,6 +183,7 @@ final class ThroughputBench {
             }
             List<WorkerNode> started = new ArrayList<>();
             long cpu0 = Support.machineBusyMs();
+            cpuStart();
             try {
                 for (int n = 0; n < nodes; n++) {
                     started.add(WorkerNode.open(db, WorkerConfig.defaults("bench-tput-" + n).withLimits(Limits.DEFAULTS), new ProcessSandbox(), owners));
@@ -165,6 +197,7 @@ final class ThroughputBench {
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
                 lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
+                cpuEnd(executions);
             } finally {
                 started.forEach(WorkerNode::close);
             }
@@ -215,6 +248,7 @@ final class ThroughputBench {
                 api.dispatcher().enqueue(UUID.randomUUID(), 1, "bench", "true");
             }
             long cpu0 = Support.machineBusyMs();
+            cpuStart();
             try {
                 for (int n = 0; n < servers; n++) {
                     var pool = Database.pool(db, "bench-jr-" + n);
@@ -240,6 +274,7 @@ final class ThroughputBench {
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
                 lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
+                cpuEnd(executions);
             } finally {
                 for (AutoCloseable c : closing) {
                     c.close();
