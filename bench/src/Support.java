@@ -131,43 +131,53 @@ final class Support {
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
     }
 
-    /** Busy CPU time of the whole machine since boot, ms (/proc/stat: all but idle and iowait). */
-    static long machineBusyMs() {
-        try {
-            String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
-            long busy = 0;
-            for (int i = 1; i < f.length && i <= 8; i++) {
-                if (i != 4 && i != 5) { // idle, iowait
-                    busy += Long.parseLong(f[i]);
-                }
-            }
-            return busy * 10; // USER_HZ = 100
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
-    }
-
     /**
-     * CPU used so far, ms: [0] this JVM's own threads, [1] its child processes that ended (bash,
-     * setsid: the JDK waits for each), [2] every PostgreSQL process (live ones, and the ended
-     * backends the postmaster reaped). Clock ticks of /proc, 10 ms each.
+     * CPU used between {@link #start} and {@link #perExecution}: the whole machine's busy time
+     * (/proc/stat: all but idle and iowait), and its split: this JVM's own threads, its child
+     * processes that ended (bash, setsid: the JDK waits for each), every PostgreSQL process (live
+     * ones, and the ended backends the postmaster reaped). Clock ticks of /proc, 10 ms each.
      */
-    static long[] cpuSplitMs() {
-        long[] split = new long[3];
-        long[] self = statTicks(java.nio.file.Path.of("/proc/self/stat"));
-        split[0] = (self[0] + self[1]) * 10;
-        split[1] = (self[2] + self[3]) * 10;
-        try (var procs = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc"), "[0-9]*")) {
-            for (java.nio.file.Path proc : procs) {
-                long[] t = statTicks(proc.resolve("stat"));
-                if (t != null && t[4] == 1) {
-                    split[2] += (t[0] + t[1] + t[2] + t[3]) * 10;
-                }
-            }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+    record CpuMeter(long[] atStart) {
+
+        static CpuMeter start() {
+            return new CpuMeter(readMs());
         }
-        return split;
+
+        /** ms per execution: [0] the machine, [1] this JVM, [2] its children, [3] PostgreSQL. */
+        double[] perExecution(int executions) {
+            long[] end = readMs();
+            double[] per = new double[4];
+            for (int i = 0; i < 4; i++) {
+                per[i] = (end[i] - atStart[i]) / (double) executions;
+            }
+            return per;
+        }
+
+        private static long[] readMs() {
+            long[] ms = new long[4];
+            try {
+                String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+                for (int i = 1; i < f.length && i <= 8; i++) {
+                    if (i != 4 && i != 5) { // idle, iowait
+                        ms[0] += Long.parseLong(f[i]) * 10;
+                    }
+                }
+                long[] self = statTicks(java.nio.file.Path.of("/proc/self/stat"));
+                ms[1] = (self[0] + self[1]) * 10;
+                ms[2] = (self[2] + self[3]) * 10;
+                try (var procs = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc"), "[0-9]*")) {
+                    for (java.nio.file.Path proc : procs) {
+                        long[] t = statTicks(proc.resolve("stat"));
+                        if (t != null && t[4] == 1) {
+                            ms[3] += (t[0] + t[1] + t[2] + t[3]) * 10;
+                        }
+                    }
+                }
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return ms;
+        }
     }
 
     /** utime, stime, cutime, cstime, and 1 if the process is a postgres (null: gone). */

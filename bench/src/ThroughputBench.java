@@ -66,35 +66,15 @@ final class ThroughputBench {
         }
     }
 
-    /**
-     * Busy CPU of the whole machine (all processes: JVM, PostgreSQL, bash) per execution in the
-     * last run of {@link #ours} or {@link #jobrunr}: where the time goes on a CPU-bound machine.
-     */
-    static double lastCpuMs;
-    /** The same run's CPU per execution split: this JVM, its child processes, PostgreSQL (ms). */
-    static double[] lastSplitMs;
-
-    static void cpuStart() {
-        splitStart = Support.cpuSplitMs();
-    }
-
-    private static long[] splitStart;
-
-    static void cpuEnd(int executions) {
-        long[] end = Support.cpuSplitMs();
-        lastSplitMs = new double[3];
-        for (int i = 0; i < 3; i++) {
-            lastSplitMs[i] = (end[i] - splitStart[i]) / (double) executions;
-        }
-    }
-
-    static String split(List<double[]> splits) {
-        double[] m = new double[3];
-        for (int i = 0; i < 3; i++) {
+    /** Medians of {@link Support.CpuMeter#perExecution} readings: the whole machine, then its split. */
+    static String cpu(List<double[]> readings) {
+        double[] m = new double[4];
+        for (int i = 0; i < 4; i++) {
             int k = i;
-            m[i] = Support.median(splits.stream().map(s -> s[k]).toList());
+            m[i] = Support.median(readings.stream().map(r -> r[k]).toList());
         }
-        return String.format(java.util.Locale.ROOT, "JVM %.1f, child processes %.1f, PostgreSQL %.1f", m[0], m[1], m[2]);
+        return String.format(java.util.Locale.ROOT, "%.1f ms (JVM %.1f, child processes %.1f, PostgreSQL %.1f)",
+                m[0], m[1], m[2], m[3]);
     }
 
     static List<Support.Result> run(Support.Pg pg, int executions, int repeats) throws Exception {
@@ -107,19 +87,13 @@ final class ThroughputBench {
             List<Rate> noop = new ArrayList<>();
             List<Double> oursWal = new ArrayList<>();
             List<Double> baseWal = new ArrayList<>();
-            List<Double> oursCpu = new ArrayList<>();
-            List<Double> baseCpu = new ArrayList<>();
-            List<double[]> oursSplit = new ArrayList<>();
-            List<double[]> baseSplit = new ArrayList<>();
+            List<double[]> oursCpu = new ArrayList<>();
+            List<double[]> baseCpu = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
-                ours.add(ours(pg, pg.fresh("bench_tput_" + nodes), executions, nodes, oursWal));
-                oursCpu.add(lastCpuMs);
-                oursSplit.add(lastSplitMs);
-                base.add(jobrunr(pg, pg.fresh("bench_tput_jr_" + nodes), executions, nodes, PROCESS_BUILDER, baseWal));
-                baseCpu.add(lastCpuMs);
-                baseSplit.add(lastSplitMs);
+                ours.add(ours(pg, pg.fresh("bench_tput_" + nodes), executions, nodes, oursWal, oursCpu));
+                base.add(jobrunr(pg, pg.fresh("bench_tput_jr_" + nodes), executions, nodes, PROCESS_BUILDER, baseWal, baseCpu));
                 if (nodes == 1) {
-                    noop.add(jobrunr(pg, pg.fresh("bench_tput_noop"), executions, nodes, NOOP, new ArrayList<>()));
+                    noop.add(jobrunr(pg, pg.fresh("bench_tput_noop"), executions, nodes, NOOP, new ArrayList<>(), new ArrayList<>()));
                 }
             }
             double o = ours.stream().mapToDouble(Rate::busy).max().orElseThrow();
@@ -129,12 +103,10 @@ final class ThroughputBench {
                     String.format(java.util.Locale.ROOT, "best busy rate (pauses >= 1 s left out) of %d runs of %d x `true`,"
                             + " %d node(s) x 4 slots, process sandbox (runs: %s); baseline: the same JobRunr jobs and"
                             + " config whose runner runs `bash -c true` through ProcessBuilder (runs: %s); machine CPU"
-                            + " per execution (all processes, median): ours %.1f ms (%s), baseline %.1f ms (%s)",
-                            repeats, executions, nodes, ours, base, Support.median(oursCpu), split(oursSplit),
-                            Support.median(baseCpu), split(baseSplit))));
-            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s; machine CPU per execution ours %.1f ms"
-                    + " (%s), baseline %.1f ms (%s)", nodes, ours, base, Support.median(oursCpu), split(oursSplit),
-                    Support.median(baseCpu), split(baseSplit));
+                            + " per execution (all processes, median): ours %s, baseline %s",
+                            repeats, executions, nodes, ours, base, cpu(oursCpu), cpu(baseCpu))));
+            Support.log("throughput %d node(s): ours %s/s, JobRunr+ProcessBuilder %s/s; machine CPU per execution ours %s,"
+                    + " baseline %s", nodes, ours, base, cpu(oursCpu), cpu(baseCpu));
             if (nodes == 1) {
                 double n = noop.stream().mapToDouble(Rate::busy).max().orElseThrow();
                 results.add(Support.Result.of("throughput_noop_reference_per_s", n, "exec/s", null, "(reference)", null,
@@ -172,7 +144,8 @@ final class ThroughputBench {
         return values.stream().map(v -> String.valueOf(Math.round(v))).collect(java.util.stream.Collectors.joining(" "));
     }
 
-    static Rate ours(Support.Pg pg, DatabaseConfig db, int executions, int nodes, List<Double> walPerExecution) throws Exception {
+    static Rate ours(Support.Pg pg, DatabaseConfig db, int executions, int nodes, List<Double> walPerExecution,
+                     List<double[]> cpuPerExecution) throws Exception {
         // -Dbench.window=N: a diagnosis knob (the default is the owners' default dispatch window).
         io.outrun.owner.OwnerLimits owners = new io.outrun.owner.OwnerLimits(null, io.outrun.owner.OwnerLimits.DEFAULT_MAX_QUEUED,
                 Integer.getInteger("bench.window", io.outrun.owner.OwnerLimits.DEFAULT_WINDOW));
@@ -182,8 +155,7 @@ final class ThroughputBench {
                 api.service().submit(Submission.of("bench", "true"));
             }
             List<WorkerNode> started = new ArrayList<>();
-            long cpu0 = Support.machineBusyMs();
-            cpuStart();
+            Support.CpuMeter cpu = Support.CpuMeter.start();
             try {
                 for (int n = 0; n < nodes; n++) {
                     started.add(WorkerNode.open(db, WorkerConfig.defaults("bench-tput-" + n).withLimits(Limits.DEFAULTS), new ProcessSandbox(), owners));
@@ -196,8 +168,7 @@ final class ThroughputBench {
                     }
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
-                lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
-                cpuEnd(executions);
+                cpuPerExecution.add(cpu.perExecution(executions));
             } finally {
                 started.forEach(WorkerNode::close);
             }
@@ -227,7 +198,7 @@ final class ThroughputBench {
     }
 
     static Rate jobrunr(Support.Pg pg, DatabaseConfig db, int executions, int servers, ExecutionRunner body,
-                        List<Double> walPerExecution) throws Exception {
+                        List<Double> walPerExecution, List<double[]> cpuPerExecution) throws Exception {
         AtomicReference<Instant> firstRun = new AtomicReference<>();
         ExecutionRunner noop = id -> {
             firstRun.compareAndSet(null, Instant.now());
@@ -247,8 +218,7 @@ final class ThroughputBench {
                 // The very job a submit enqueues (same id scheme, name, label, lambda), no wake-up.
                 api.dispatcher().enqueue(UUID.randomUUID(), 1, "bench", "true");
             }
-            long cpu0 = Support.machineBusyMs();
-            cpuStart();
+            Support.CpuMeter cpu = Support.CpuMeter.start();
             try {
                 for (int n = 0; n < servers; n++) {
                     var pool = Database.pool(db, "bench-jr-" + n);
@@ -273,8 +243,7 @@ final class ThroughputBench {
                     }
                 });
                 walPerExecution.add((pg.walBytes() - wal0) / (double) executions);
-                lastCpuMs = (Support.machineBusyMs() - cpu0) / (double) executions;
-                cpuEnd(executions);
+                cpuPerExecution.add(cpu.perExecution(executions));
             } finally {
                 for (AutoCloseable c : closing) {
                     c.close();

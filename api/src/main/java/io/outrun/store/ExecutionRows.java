@@ -164,7 +164,7 @@ final class ExecutionRows {
         return e.withOutput(loaded[0], loaded[1]);
     }
 
-    private static Instant instant(ResultSet rs, String column) throws SQLException {
+    static Instant instant(ResultSet rs, String column) throws SQLException {
         Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }

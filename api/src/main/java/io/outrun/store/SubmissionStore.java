@@ -10,8 +10,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -146,13 +144,9 @@ public final class SubmissionStore {
                 s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
                 ExecutionStatus.fromWire(rs.getString("status")), 0, s.maxAttempts(), null,
                 none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
-                instant(rs.getTimestamp("held_since")), instant(rs.getTimestamp("created_at")), null, null, null, null, null,
+                ExecutionRows.instant(rs, "held_since"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0));
-    }
-
-    private static Instant instant(Timestamp t) {
-        return t == null ? null : t.toInstant();
     }
 
     /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */

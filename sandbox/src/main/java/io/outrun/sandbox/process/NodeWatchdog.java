@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One host process per node that is every run's kill switch and reaper: a bash in a session of
@@ -159,15 +158,6 @@ final class NodeWatchdog implements AutoCloseable {
         if (commands != null) {
             closeQuietly(commands);
         }
-    }
-
-    /** Waits for the watchdog to leave (tests): it does once its pipe closed and its runs ended. */
-    boolean awaitExit(long millis) throws InterruptedException {
-        Process p;
-        synchronized (this) {
-            p = process;
-        }
-        return p == null || p.waitFor(millis, TimeUnit.MILLISECONDS);
     }
 
     private static void closeQuietly(OutputStream out) {
