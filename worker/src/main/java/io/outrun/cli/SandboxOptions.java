@@ -38,9 +38,10 @@ public final class SandboxOptions {
                     + " within it go on in the same attempt")
     long engineGraceS;
 
-    @Option(names = "--pool-size", description = "Docker sandbox: started containers kept waiting per image (the default"
-            + " image and each exact --image-allow) so a run skips the container's create and start; 0 turns the warm pool"
-            + " off (default: the node's --slots)")
+    @Option(names = "--pool-size", description = "Warm pool: with Docker, started containers kept waiting per image (the"
+            + " default image and each exact --image-allow) so a run skips the container's create and start; with host"
+            + " processes, run wrappers (bash) kept waiting so a run skips its spawn; 0 turns the warm pool off (default:"
+            + " the node's --slots)")
     Integer poolSize;
 
     @Option(names = "--memory-mb", defaultValue = "512", description = "Memory limit per execution in MiB, no swap (default ${DEFAULT-VALUE})")
@@ -79,11 +80,24 @@ public final class SandboxOptions {
     /** Opens (and verifies) the sandbox; a bad choice or an unusable backend fails at start. */
     public Sandbox open(String nodeId) {
         return switch (kind) {
-            case "process" -> new ProcessSandbox();
+            case "process" -> process();
             case "docker" -> docker(nodeId);
             case "auto" -> auto(nodeId);
             default -> throw new ConfigException("--sandbox must be auto, docker or process, got: " + kind);
         };
+    }
+
+    private Sandbox process() {
+        ProcessSandbox sandbox = new ProcessSandbox();
+        if (poolSize != null) {
+            try {
+                sandbox.withPoolSize(poolSize);
+            } catch (IllegalArgumentException e) {
+                sandbox.close();
+                throw new ConfigException("--pool-size: " + e.getMessage());
+            }
+        }
+        return sandbox;
     }
 
     private Sandbox docker(String nodeId) {
@@ -150,7 +164,7 @@ public final class SandboxOptions {
                     * machine, with NO isolation. Use this for local development only;
                     * pass --sandbox docker to refuse to start instead.
                     ************************************************************************""", e.getMessage());
-            return new ProcessSandbox();
+            return process();
         }
     }
 }

@@ -36,8 +36,26 @@ public final class ProcessSandbox implements Sandbox {
      * {@code bash script} had them. One difference remains: a top-level {@code return} ends the
      * script with its status where {@code bash script} printed an error and went on. Its own
      * variables are named {@code _outrun_*} and unset before the command.
+     *
+     * <p>With no arguments it is a spare ({@link SpareShells}), started ahead of need: it waits on
+     * stdin for its run as NUL-ended fields (the three arguments above, the workdir or '' for the
+     * worker's own, then name and value pairs of the run's environment, ended by an empty name),
+     * and leaves quietly at end of file (not needed, or its worker is gone). Then stdin becomes
+     * /dev/null, as a spawned run's is, and it goes on as above.
      */
     static final String WRAPPER = String.join("\n",
+            "if [ $# = 0 ]; then",
+            "  IFS= read -r -d '' _outrun_1 && IFS= read -r -d '' _outrun_2 && IFS= read -r -d '' _outrun_3 \\",
+            "    && IFS= read -r -d '' _outrun_w || exit 0",
+            // A message cut short (its worker died while writing it) never runs.
+            "  while IFS= read -r -d '' _outrun_k || exit 0; [ -n \"$_outrun_k\" ]; do",
+            "    IFS= read -r -d '' _outrun_v || exit 0; export \"$_outrun_k=$_outrun_v\"",
+            "  done",
+            "  exec 0</dev/null",
+            // -P: the physical path, as a spawned bash's $PWD is; OLDPWD as a fresh bash has it (none).
+            "  if [ -n \"$_outrun_w\" ]; then cd -P -- \"$_outrun_w\" || exit 126; unset OLDPWD; fi",
+            "  set -- \"$_outrun_1\" \"$_outrun_2\" \"$_outrun_3\"; unset _outrun_1 _outrun_2 _outrun_3 _outrun_w _outrun_k _outrun_v",
+            "fi",
             "if [ -n \"$2\" ]; then",
             "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
             "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
@@ -57,6 +75,9 @@ public final class ProcessSandbox implements Sandbox {
     private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
     private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
     private final Path wrapper;
+    /** Spare wrappers kept waiting ({@code --pool-size}); -1: as many as the node's slots. */
+    private volatile int poolSize = -1;
+    private SpareShells spares;
 
     public ProcessSandbox() {
         try {
@@ -135,6 +156,104 @@ public final class ProcessSandbox implements Sandbox {
         return removed;
     }
 
+    /**
+     * Sets how many spare run wrappers wait ({@code --pool-size}); 0 turns the warm pool off.
+     * Takes effect at {@link #prepare}; by default the node's slots.
+     */
+    public ProcessSandbox withPoolSize(int size) {
+        if (size < 0 || size > 64) {
+            throw new IllegalArgumentException("the warm pool size must be between 0 and 64, got: " + size);
+        }
+        this.poolSize = size;
+        return this;
+    }
+
+    /** Starts the spares: a run then skips its spawn and bash's start-up. */
+    @Override
+    public synchronized void prepare(NodeShape node) {
+        int size = poolSize < 0 ? node.slots() : poolSize;
+        if (size > 0 && spares == null) {
+            spares = new SpareShells(size, this::spawnSpare);
+        }
+    }
+
+    /** Runs served by a spare since {@link #prepare}. */
+    public synchronized long sparesServed() {
+        return spares == null ? 0 : spares.served();
+    }
+
+    /** The pids of the spares waiting now (tests). */
+    synchronized java.util.List<Long> sparePids() {
+        return spares == null ? java.util.List.of() : spares.waitingPids();
+    }
+
+    private synchronized Process spare() {
+        return spares == null ? null : spares.take();
+    }
+
+    private Process spawnSpare() throws IOException {
+        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString());
+        baseEnvironment(builder.environment());
+        return builder.start();
+    }
+
+    /** Every run's environment before its own variables: a minimal PATH, never the node's own. */
+    private static void baseEnvironment(Map<String, String> env) {
+        env.clear();
+        env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        env.put("HOME", System.getProperty("java.io.tmpdir"));
+        // Tools print plainly unless the execution asked otherwise.
+        env.put("NO_COLOR", "1");
+        env.put("TERM", "dumb");
+        env.put("PAGER", "cat");
+    }
+
+    /**
+     * Hands the run to a waiting spare (see {@link #WRAPPER}); false: none could take it (none
+     * waiting, it died, or the run's environment names a variable bash itself reads at start-up
+     * or owns, which only a fresh bash gets right), and the caller spawns one.
+     */
+    private Process handToSpare(Path script, String lease, Path pidFile, Path workdir, Map<String, String> env) {
+        for (String name : env.keySet()) {
+            if (!exportable(name)) {
+                return null;
+            }
+        }
+        Process spare = spare();
+        if (spare == null) {
+            return null;
+        }
+        StringBuilder go = new StringBuilder();
+        for (String field : new String[] {script.toString(), lease, pidFile.toString(), workdir == null ? "" : workdir.toString()}) {
+            go.append(field).append('\0');
+        }
+        env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
+        go.append('\0');
+        try (java.io.OutputStream in = spare.getOutputStream()) {
+            in.write(go.toString().getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            // It died before its run reached it (killed from outside): this run spawns its own.
+            spare.destroyForcibly();
+            return null;
+        }
+        return spare;
+    }
+
+    /**
+     * A name a spare may export as a fresh bash would have imported it: an identifier that is not
+     * one of bash's own variables (read-only, dynamic, or read only at start-up, such as
+     * {@code BASH_ENV} or {@code SHELLOPTS}).
+     */
+    static boolean exportable(String name) {
+        return name.matches("[A-Za-z_][A-Za-z0-9_]*") && !name.startsWith("BASH") && !name.startsWith("COMP_")
+                && !name.equals("_") && !BASH_OWN.contains(name);
+    }
+
+    private static final java.util.Set<String> BASH_OWN = java.util.Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
+            "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",
+            "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
+            "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS4", "TMOUT", "HISTFILE");
+
     /** The node watchdog's pid, -1 while none runs (tests). */
     long watchdogPid() {
         return watchdog.pid();
@@ -148,6 +267,11 @@ public final class ProcessSandbox implements Sandbox {
     /** Runs still open are the caller's to close; what ended runs left behind is killed now. */
     @Override
     public void close() {
+        synchronized (this) {
+            if (spares != null) {
+                spares.close();
+            }
+        }
         watchdog.close();
     }
 
@@ -189,27 +313,22 @@ public final class ProcessSandbox implements Sandbox {
             Files.writeString(pidFile, "0 0 " + lease + "\n");
             // Before the run: a run must never be without its kill switch.
             watchdog.ensureRunning();
-            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString(),
-                    script.toString(), lease, pidFile.toString());
-            Map<String, String> env = builder.environment();
-            env.clear();
-            env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-            env.put("HOME", System.getProperty("java.io.tmpdir"));
-            // Tools print plainly unless the execution asked otherwise.
-            env.put("NO_COLOR", "1");
-            env.put("TERM", "dumb");
-            env.put("PAGER", "cat");
-            env.putAll(spec.env());
-            if (workdir != null) {
-                builder.directory(workdir.toFile());
-            }
-            builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            Process process;
-            try {
-                process = builder.start();
-            } catch (IOException e) {
-                Files.deleteIfExists(pidFile);
-                throw e;
+            Process process = handToSpare(script, lease, pidFile, workdir, spec.env());
+            if (process == null) {
+                ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString(),
+                        script.toString(), lease, pidFile.toString());
+                baseEnvironment(builder.environment());
+                builder.environment().putAll(spec.env());
+                if (workdir != null) {
+                    builder.directory(workdir.toFile());
+                }
+                builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                try {
+                    process = builder.start();
+                } catch (IOException e) {
+                    Files.deleteIfExists(pidFile);
+                    throw e;
+                }
             }
             return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);
         } catch (IOException e) {

@@ -12,9 +12,20 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+/** Every test here runs with runs spawned per run; {@link ProcessSandboxSparesTest} runs them all again on spares. */
 class ProcessSandboxTest {
 
-    private final ProcessSandbox sandbox = new ProcessSandbox();
+    protected final ProcessSandbox sandbox = newSandbox();
+
+    /** The sandbox the tests use. */
+    ProcessSandbox newSandbox() {
+        return new ProcessSandbox();
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void closeSandbox() {
+        sandbox.close();
+    }
 
     @Test
     void capturesBothStreamsAndTheExitCode() throws Exception {
@@ -66,7 +77,7 @@ class ProcessSandboxTest {
     }
 
     /** Until {@code pid} is gone: killed, it never reaches its touch; a survivor fails here. */
-    private static void awaitGone(long pid) throws InterruptedException {
+    static void awaitGone(long pid) throws InterruptedException {
         // The probe must be able to say "alive": without /proc it would call everything gone.
         assertThat(dead(ProcessHandle.current().pid())).as("this JVM is seen alive through /proc").isFalse();
         Await.until("process " + pid + " to be gone (a survivor would touch its marker at 2 s)", Duration.ofMillis(1500),
@@ -74,7 +85,7 @@ class ProcessSandboxTest {
     }
 
     /** Gone, or a zombie: killed but not yet reaped by whoever adopted it, it runs nothing more. */
-    private static boolean dead(long pid) {
+    static boolean dead(long pid) {
         assertThat(Path.of("/proc/self/stat")).as("these checks read /proc").isRegularFile();
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
@@ -105,12 +116,16 @@ class ProcessSandboxTest {
         try {
             String[] started = Await.until("the stand-in worker's run started", Duration.ofSeconds(20), () -> {
                 String[] parts = read(pids).split("\\s+");
-                return parts.length == 3 ? parts : null;
+                return parts.length == 4 ? parts : null;
             });
             long watchdog = Long.parseLong(started[0]);
             long leader = Long.parseLong(started[1]);
             long child = Long.parseLong(started[2]);
+            long spare = Long.parseLong(started[3]);
+            assertThat(dead(spare)).as("a spare waits while its worker lives").isFalse();
             worker.destroyForcibly().waitFor();
+            // No pid file, nothing to guard: its stdin closed with the worker, and it left.
+            Await.until("the dead worker's waiting spare gone", Duration.ofSeconds(3), () -> dead(spare));
             assertThat(dead(leader)).as("the run lives on after its worker's SIGKILL, until its deadline").isFalse();
             Await.until("the orphaned run killed by the node's watchdog", Duration.ofSeconds(8), () -> dead(leader) && dead(child));
             assertThat(System.currentTimeMillis() / 1000).as("killed only once its deadline passed").isGreaterThan(deadline);
@@ -123,13 +138,19 @@ class ProcessSandboxTest {
     /** A stand-in worker for the test above: one run of {@code sleep} with a background child, then it waits. */
     public static final class StandInWorker {
         public static void main(String[] args) throws Exception {
-            ProcessSandbox sandbox = new ProcessSandbox();
+            // With two spares: one serves the run, the other still waits when the worker dies.
+            ProcessSandbox sandbox = ProcessSandboxSparesTest.withSpares(2);
             Path pids = Path.of(args[1]);
             Path tmp = Path.of(args[1] + ".tmp");
             sandbox.start(RunSpec.of("sleep 60 & echo $$ $! > " + tmp + "; sleep 60", Duration.ofMinutes(2))
                     .withLeaseFile(Path.of(args[0])));
             String run = Await.until("the run's pids", Duration.ofSeconds(10), () -> read(tmp).strip().isEmpty() ? null : read(tmp).strip());
-            Files.writeString(tmp, sandbox.watchdogPid() + " " + run);
+            if (sandbox.sparesServed() != 1) {
+                throw new IllegalStateException("the run was not served by a spare");
+            }
+            String spares = Await.until("a spare waiting again", Duration.ofSeconds(10),
+                    () -> sandbox.sparePids().isEmpty() ? null : sandbox.sparePids().get(0).toString());
+            Files.writeString(tmp, sandbox.watchdogPid() + " " + run + " " + spares);
             Files.move(tmp, pids, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             Thread.sleep(Long.MAX_VALUE);
         }
@@ -276,7 +297,7 @@ class ProcessSandboxTest {
         }
     }
 
-    private static String read(Path file) {
+    static String read(Path file) {
         try {
             return Files.exists(file) ? Files.readString(file) : "";
         } catch (java.io.IOException e) {
@@ -313,7 +334,7 @@ class ProcessSandboxTest {
         }
     }
 
-    private static Exit await(Run run) throws InterruptedException {
+    static Exit await(Run run) throws InterruptedException {
         Optional<Exit> exit = run.awaitExit(Duration.ofSeconds(30));
         assertThat(exit).isPresent();
         return exit.get();

@@ -1,0 +1,119 @@
+package io.outrun.sandbox.process;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The process sandbox's warm pool: run wrappers ({@code setsid bash outrun-run.sh}, in a session
+ * of their own) started ahead of need, each waiting on its stdin for the one run it will serve.
+ * A run handed to one skips the spawn and bash's start-up (about two thirds of the way from a
+ * claim to the command's first instruction on this project's machine). Refilled in the background,
+ * one spare at a time, after each take.
+ *
+ * <p>A waiting spare holds no pid file and runs nothing: when its stdin closes (the sandbox
+ * closed, or the worker died) it exits. So a SIGKILLed worker leaves no spare behind, and a spare
+ * never needs the watchdog or the leftover clean-up.
+ */
+final class SpareShells implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SpareShells.class);
+
+    /** Starts one spare: the wrapper with no arguments, stdin a pipe from this JVM. */
+    interface Spawner {
+        Process spawn() throws IOException;
+    }
+
+    private final int size;
+    private final Spawner spawner;
+    private final Deque<Process> idle = new ArrayDeque<>();
+    private final ExecutorService refill = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "outrun-spare-shells");
+        t.setDaemon(true);
+        return t;
+    });
+    private boolean closed;
+    private long served;
+
+    SpareShells(int size, Spawner spawner) {
+        this.size = size;
+        this.spawner = spawner;
+        refill.execute(this::topUp);
+    }
+
+    /** A live waiting spare, or null (none ready: the caller spawns as before). */
+    synchronized Process take() {
+        Process spare;
+        while ((spare = idle.poll()) != null && !spare.isAlive()) {
+            // Killed from outside while it waited: drop it.
+        }
+        if (closed) {
+            return null;
+        }
+        refill.execute(this::topUp);
+        if (spare != null) {
+            served++;
+        }
+        return spare;
+    }
+
+    /** The pids of the spares waiting now (tests). */
+    synchronized java.util.List<Long> waitingPids() {
+        return idle.stream().filter(Process::isAlive).map(Process::pid).toList();
+    }
+
+    /** Runs served by a spare since this pool started. */
+    synchronized long served() {
+        return served;
+    }
+
+    private void topUp() {
+        while (true) {
+            synchronized (this) {
+                if (closed || idle.size() >= size) {
+                    return;
+                }
+            }
+            Process spare;
+            try {
+                spare = spawner.spawn();
+            } catch (IOException e) {
+                // Runs spawn as they did without the pool; the next take tries again.
+                LOG.warn("process sandbox: cannot start a spare shell ({}); runs spawn their own", e.getMessage());
+                return;
+            }
+            synchronized (this) {
+                if (closed) {
+                    dismiss(spare);
+                    return;
+                }
+                idle.add(spare);
+            }
+        }
+    }
+
+    /** Closing its stdin is the spare's signal to leave; the kill is for one that does not listen. */
+    private static void dismiss(Process spare) {
+        try (OutputStream in = spare.getOutputStream()) {
+            in.flush();
+        } catch (IOException ignored) {
+            // Already gone.
+        }
+        spare.destroyForcibly();
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            idle.forEach(SpareShells::dismiss);
+            idle.clear();
+        }
+        refill.shutdownNow();
+    }
+}
