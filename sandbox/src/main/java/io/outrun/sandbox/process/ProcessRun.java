@@ -21,8 +21,8 @@ final class ProcessRun implements Run {
     private final Path pidFile;
     private final BoundedCapture stdout;
     private final BoundedCapture stderr;
-    private final Thread stdoutPump;
-    private final Thread stderrPump;
+    private final Pump stdoutPump;
+    private final Pump stderrPump;
     private final long deadlineNanos;
     private final NodeWatchdog watchdog;
     private volatile boolean timedOut;
@@ -43,8 +43,8 @@ final class ProcessRun implements Run {
         this.stdout = capture(spec, "-stdout-");
         this.stderr = capture(spec, "-stderr-");
         this.deadlineNanos = System.nanoTime() + spec.timeout().toNanos();
-        this.stdoutPump = pump(process.getInputStream(), stdout, spec, "stdout");
-        this.stderrPump = pump(process.getErrorStream(), stderr, spec, "stderr");
+        this.stdoutPump = new Pump(process.getInputStream(), stdout, spec, "stdout");
+        this.stderrPump = new Pump(process.getErrorStream(), stderr, spec, "stderr");
     }
 
     private static BoundedCapture capture(RunSpec spec, String stream) {
@@ -64,7 +64,7 @@ final class ProcessRun implements Run {
     @Override
     public java.util.Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
         try {
-            (stream == 1 ? stdoutPump : stderrPump).join(2000);
+            (stream == 1 ? stdoutPump : stderrPump).await(2000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -82,21 +82,44 @@ final class ProcessRun implements Run {
         }
     }
 
-    private static Thread pump(InputStream in, BoundedCapture capture, RunSpec spec, String stream) {
-        Thread thread = new Thread(() -> {
-            byte[] buffer = new byte[64 * 1024];
-            try (in) {
-                int n;
-                while ((n = in.read(buffer)) >= 0) {
-                    capture.append(buffer, 0, n);
+    /**
+     * Pump threads are reused across runs: starting two threads per run was a millisecond or
+     * more of a short run's way to its first instruction on a busy machine (they start while
+     * the command does), and CPU that every run paid.
+     */
+    private static final java.util.concurrent.ExecutorService PUMPS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "outrun-pump");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Copies one stream of the run into its capture until end of file. */
+    private static final class Pump {
+        private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+
+        Pump(InputStream in, BoundedCapture capture, RunSpec spec, String stream) {
+            PUMPS.execute(() -> {
+                Thread self = Thread.currentThread();
+                self.setName("outrun-" + stream + "-" + spec.executionId());
+                byte[] buffer = new byte[64 * 1024];
+                try (in) {
+                    int n;
+                    while ((n = in.read(buffer)) >= 0) {
+                        capture.append(buffer, 0, n);
+                    }
+                } catch (IOException ignored) {
+                    // The process was killed or closed: what was read is kept.
+                } finally {
+                    self.setName("outrun-pump");
+                    done.countDown();
                 }
-            } catch (IOException ignored) {
-                // The process was killed or closed: what was read is kept.
-            }
-        }, "outrun-" + stream + "-" + spec.executionId());
-        thread.setDaemon(true);
-        thread.start();
-        return thread;
+            });
+        }
+
+        /** Waits up to {@code ms} for the stream's end (and what the pipe still held). */
+        void await(long ms) throws InterruptedException {
+            done.await(ms, TimeUnit.MILLISECONDS);
+        }
     }
 
     @Override
@@ -127,8 +150,8 @@ final class ProcessRun implements Run {
             process.waitFor();
         }
         // Let the pumps drain what the pipes still hold before the exit is reported.
-        stdoutPump.join(2000);
-        stderrPump.join(2000);
+        stdoutPump.await(2000);
+        stderrPump.await(2000);
         int code = process.exitValue();
         // Killed only if it really died of SIGKILL after our kill: an exit that came first stands.
         return Optional.of(new Exit(code, timedOut, killAsked && !timedOut && code == Exit.SIGKILL_EXIT, false));

@@ -44,6 +44,9 @@ public final class ProcessSandbox implements Sandbox {
      * /dev/null, as a spawned run's is, and it goes on as above.
      */
     static final String WRAPPER = String.join("\n",
+            // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
+            // Read first, so that a spare has it before its run comes.
+            "_outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })",
             "if [ $# = 0 ]; then",
             "  IFS= read -r -d '' _outrun_1 && IFS= read -r -d '' _outrun_2 && IFS= read -r -d '' _outrun_3 \\",
             "    && IFS= read -r -d '' _outrun_w || exit 0",
@@ -60,14 +63,12 @@ public final class ProcessSandbox implements Sandbox {
             "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
             "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
             "fi",
-            // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
-            "_outrun_d=; read -r _outrun_d < /proc/$$/stat; _outrun_d=(${_outrun_d##*) })",
-            "if ! { printf '%s %s %s\\n' \"$$\" \"${_outrun_d[19]}\" \"$2\" > \"$3\"; } 2>/dev/null; then",
+            "if ! { printf '%s %s %s\\n' \"$$\" \"${_outrun_st[19]}\" \"$2\" > \"$3\"; } 2>/dev/null; then",
             "  printf 'outrun: cannot write the pid file %s; the run does not start unguarded\\n' \"$3\" >&2; exit 126",
             "fi",
             "_outrun_s=$1; BASH_ARGV0=$1; set --",
             "if [ \"$0\" != \"$_outrun_s\" ]; then echo 'outrun: the process sandbox needs bash 5 or later' >&2; exit 126; fi",
-            "unset _outrun_d _outrun_now _outrun_s; . \"$0\"",
+            "unset _outrun_d _outrun_now _outrun_s _outrun_st; . \"$0\"",
             "");
 
     private final Path scratch;
