@@ -86,14 +86,39 @@ public final class ProcessSandbox implements Sandbox {
             this.wrapper = scratch.resolve("outrun-run.sh");
             Files.writeString(wrapper, WRAPPER, StandardCharsets.UTF_8);
             Files.createDirectories(RUNS);
+            // This JVM, by pid and start time: while it lives, its runs are its own to judge.
+            long self = ProcessHandle.current().pid();
+            Files.writeString(nodeFile(tag), self + " " + RunGroups.startTime(self) + "\n");
         } catch (IOException e) {
             throw new SandboxUnavailableException("cannot create a scratch directory for the process sandbox", e);
+        }
+    }
+
+    /** {@code <tag>.node}: the JVM (pid and start time) whose sandbox has that tag. */
+    private static Path nodeFile(String tag) {
+        return RUNS.resolve(tag + ".node");
+    }
+
+    /**
+     * Whether the sandbox of {@code tag} belongs to a JVM still alive on this host. Its runs are
+     * then its own to judge, whoever asks: another deployment on the same host (another database,
+     * in which they are not current) or a test beside a benchmark must not kill them. A dead
+     * JVM's runs can never have their lease renewed again; any node may judge them.
+     */
+    private static boolean nodeAlive(String tag) {
+        try {
+            String[] text = Files.readString(nodeFile(tag)).strip().split(" ");
+            String start = RunGroups.startTime(Long.parseLong(text[0]));
+            return start != null && start.equals(text[1]);
+        } catch (IOException | RuntimeException e) {
+            return false; // no node file (an older node's runs, or its JVM closed it): judged as before
         }
     }
 
     /**
      * Kills process groups of runs that are no longer current, found through their pid files:
      * a SIGKILLed worker's commands live on (they have their own session) until this finds them.
+     * Runs of another sandbox whose JVM still lives are left to it (see {@link #nodeAlive}).
      */
     @Override
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
@@ -122,6 +147,9 @@ public final class ProcessSandbox implements Sandbox {
                 }
                 id = java.util.UUID.fromString(parts[0]);
                 epoch = Long.parseLong(parts[1]);
+                if (parts.length == 4 && !parts[2].equals(tag) && nodeAlive(parts[2])) {
+                    continue;
+                }
                 // <pid> <start time> <lease file>; only <pid> in a file from before the start time.
                 String[] text = Files.readString(file).strip().split(" ", 3);
                 pid = Long.parseLong(text[0]);
@@ -274,6 +302,11 @@ public final class ProcessSandbox implements Sandbox {
             }
         }
         watchdog.close();
+        try {
+            Files.deleteIfExists(nodeFile(tag));
+        } catch (IOException ignored) {
+            // A node file whose JVM is gone counts for nothing.
+        }
     }
 
     @Override

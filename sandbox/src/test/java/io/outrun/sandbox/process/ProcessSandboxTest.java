@@ -183,6 +183,38 @@ class ProcessSandboxTest {
         }
     }
 
+    /**
+     * Two deployments on one host share the pid directory: a run of another sandbox whose JVM
+     * still lives is not judged by this one's clean-up, though this one's database would not
+     * call it current; once that sandbox is gone (closed here, as a dead JVM), it is.
+     */
+    @Test
+    void aLiveSandboxsRunsAreNotJudgedByAnotherSandboxsCleanUp() throws Exception {
+        ProcessSandbox other = new ProcessSandbox();
+        RunSpec spec = RunSpec.of("sleep 60", Duration.ofMinutes(2));
+        Run theirs = other.start(spec);
+        try {
+            Path runs = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
+            Await.until("its pid written", Duration.ofSeconds(5), () -> {
+                try (var files = Files.list(runs)) {
+                    return files.anyMatch(f -> f.getFileName().toString().startsWith(spec.executionId() + ".")
+                            && !read(f).startsWith("0 ")) ? true : null;
+                } catch (java.io.IOException e) {
+                    return null;
+                }
+            });
+            sandbox.removeLeftovers((id, epoch) -> false);
+            assertThat(theirs.awaitExit(Duration.ofMillis(300))).as("another live sandbox's run left alone").isEmpty();
+            other.close(); // its node is gone
+            Await.until("the run of a gone sandbox judged and killed", Duration.ofSeconds(5),
+                    () -> sandbox.removeLeftovers((id, epoch) -> !id.equals(spec.executionId())) >= 1 ? true : null);
+            assertThat(theirs.awaitExit(Duration.ofSeconds(5))).isPresent();
+        } finally {
+            theirs.close();
+            other.close();
+        }
+    }
+
     private static String leaseIn(long seconds) {
         return String.format("%012d%n", System.currentTimeMillis() / 1000 + seconds);
     }
