@@ -191,6 +191,7 @@ final class ProcessRun implements Run {
         kill();
         try {
             Files.deleteIfExists(script);
+            Files.deleteIfExists(ProcessSandbox.goFile(script));
             Files.deleteIfExists(pidFile);
         } catch (IOException ignored) {
             // A temp file left in the scratch directory is harmless.

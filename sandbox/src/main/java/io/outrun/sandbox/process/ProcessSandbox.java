@@ -38,26 +38,33 @@ public final class ProcessSandbox implements Sandbox {
      * variables are named {@code _outrun_*} and unset before the command.
      *
      * <p>With no arguments it is a spare ({@link SpareShells}), started ahead of need: it waits on
-     * stdin for its run as NUL-ended fields (the three arguments above, the workdir or '' for the
-     * worker's own, then name and value pairs of the run's environment, ended by an empty name),
-     * and leaves quietly at end of file (not needed, or its worker is gone). Then stdin becomes
-     * /dev/null, as a spawned run's is, and it goes on as above.
+     * stdin for the NUL-ended path of its run's go file, and leaves quietly at end of file (not
+     * needed, or its worker is gone). The go file holds NUL-ended fields: the three arguments
+     * above, the workdir or '' for the worker's own, then name and value pairs of the run's
+     * environment, ended by an empty name. (A file, not the pipe: bash reads a pipe a byte per
+     * system call, and anything bash printed meanwhile, such as a locale warning, would fill its
+     * stderr before the run's pumps exist.) Then stdin becomes /dev/null, as a spawned run's is,
+     * {@code SECONDS} starts at 0, and it goes on as above.
      */
     static final String WRAPPER = String.join("\n",
             // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
             // Read first, so that a spare has it before its run comes.
             "_outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })",
             "if [ $# = 0 ]; then",
-            "  IFS= read -r -d '' _outrun_1 && IFS= read -r -d '' _outrun_2 && IFS= read -r -d '' _outrun_3 \\",
-            "    && IFS= read -r -d '' _outrun_w || exit 0",
-            // A message cut short (its worker died while writing it) never runs.
-            "  while IFS= read -r -d '' _outrun_k || exit 0; [ -n \"$_outrun_k\" ]; do",
-            "    IFS= read -r -d '' _outrun_v || exit 0; export \"$_outrun_k=$_outrun_v\"",
-            "  done",
+            // End of file before a whole path: not needed (closed, or its worker died meanwhile).
+            "  IFS= read -r -d '' _outrun_g || exit 0",
             "  exec 0</dev/null",
-            // -P: the physical path, as a spawned bash's $PWD is; OLDPWD as a fresh bash has it (none).
-            "  if [ -n \"$_outrun_w\" ]; then cd -P -- \"$_outrun_w\" || exit 126; unset OLDPWD; fi",
-            "  set -- \"$_outrun_1\" \"$_outrun_2\" \"$_outrun_3\"; unset _outrun_1 _outrun_2 _outrun_3 _outrun_w _outrun_k _outrun_v",
+            // The go file is written whole before its path is sent; a short one never runs.
+            "  { IFS= read -r -d '' _outrun_1 && IFS= read -r -d '' _outrun_2 && IFS= read -r -d '' _outrun_3 \\",
+            "      && IFS= read -r -d '' _outrun_w || exit 126",
+            "    while IFS= read -r -d '' _outrun_k || exit 126; [ -n \"$_outrun_k\" ]; do",
+            "      IFS= read -r -d '' _outrun_v || exit 126; export \"$_outrun_k=$_outrun_v\"",
+            "    done; true; } < \"$_outrun_g\" || exit 126",
+            // -P: the physical path, as a spawned bash's $PWD is; OLDPWD as a fresh bash has it
+            // (exported, no value).
+            "  if [ -n \"$_outrun_w\" ]; then cd -P -- \"$_outrun_w\" || exit 126; unset OLDPWD; declare -x OLDPWD; fi",
+            "  set -- \"$_outrun_1\" \"$_outrun_2\" \"$_outrun_3\"",
+            "  unset _outrun_1 _outrun_2 _outrun_3 _outrun_w _outrun_k _outrun_v _outrun_g; SECONDS=0",
             "fi",
             "if [ -n \"$2\" ]; then",
             "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
@@ -197,10 +204,13 @@ public final class ProcessSandbox implements Sandbox {
         return this;
     }
 
+    /** The default pool is the node's slots, up to this many idle bash processes (about 4 MiB each). */
+    static final int DEFAULT_MAX_SPARES = 16;
+
     /** Starts the spares: a run then skips its spawn and bash's start-up. */
     @Override
     public synchronized void prepare(NodeShape node) {
-        int size = poolSize < 0 ? node.slots() : poolSize;
+        int size = poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
         if (size > 0 && spares == null) {
             spares = new SpareShells(size, this::spawnSpare);
         }
@@ -208,12 +218,16 @@ public final class ProcessSandbox implements Sandbox {
 
     /** Runs served by a spare since {@link #prepare}. */
     public synchronized long sparesServed() {
-        return spares == null ? 0 : spares.served();
+        return spares == null ? 0 : spares.servedCount();
     }
 
     /** The pids of the spares waiting now (tests). */
     synchronized java.util.List<Long> sparePids() {
         return spares == null ? java.util.List.of() : spares.waitingPids();
+    }
+
+    private synchronized void countServed() {
+        spares.served();
     }
 
     private synchronized Process spare() {
@@ -248,24 +262,57 @@ public final class ProcessSandbox implements Sandbox {
                 return null;
             }
         }
-        Process spare = spare();
-        if (spare == null) {
-            return null;
-        }
         StringBuilder go = new StringBuilder();
         for (String field : new String[] {script.toString(), lease, pidFile.toString(), workdir == null ? "" : workdir.toString()}) {
             go.append(field).append('\0');
         }
         env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
         go.append('\0');
+        // In the charset a spawn would pass its environment and arguments in.
+        byte[] message = go.toString().getBytes(NATIVE);
+        if (message.length > MAX_GO_BYTES) {
+            // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
+            return null;
+        }
+        Process spare = spare();
+        if (spare == null) {
+            return null;
+        }
+        Path goFile = goFile(script);
+        try {
+            Files.write(goFile, message);
+        } catch (IOException e) {
+            SpareShells.dismiss(spare);
+            return null;
+        }
         try (java.io.OutputStream in = spare.getOutputStream()) {
-            in.write(go.toString().getBytes(StandardCharsets.UTF_8));
+            in.write((goFile + "\0").getBytes(NATIVE));
         } catch (IOException e) {
             // It died before its run reached it (killed from outside): this run spawns its own.
             spare.destroyForcibly();
             return null;
         }
+        countServed();
         return spare;
+    }
+
+    /** A run's go file for a spare, beside its script (removed with it). */
+    static Path goFile(Path script) {
+        return script.resolveSibling(script.getFileName() + ".go");
+    }
+
+    /** What a go file may hold; a run with a larger environment spawns. */
+    private static final int MAX_GO_BYTES = 64 * 1024;
+
+    /** The charset the JDK passes a spawned process's arguments and environment in. */
+    private static final java.nio.charset.Charset NATIVE = nativeCharset();
+
+    private static java.nio.charset.Charset nativeCharset() {
+        try {
+            return java.nio.charset.Charset.forName(System.getProperty("sun.jnu.encoding"));
+        } catch (RuntimeException e) {
+            return java.nio.charset.Charset.defaultCharset();
+        }
     }
 
     /**
@@ -275,13 +322,18 @@ public final class ProcessSandbox implements Sandbox {
      */
     static boolean exportable(String name) {
         return name.matches("[A-Za-z_][A-Za-z0-9_]*") && !name.startsWith("BASH") && !name.startsWith("COMP_")
+                // The wrapper's own variables: a run must never set its lease file or pid file.
+                && !name.startsWith("_outrun_")
+                // Locale: a bad value warns when assigned, silently at a bash's start.
+                && !name.startsWith("LC_") && !name.equals("LANG") && !name.equals("LANGUAGE")
                 && !name.equals("_") && !BASH_OWN.contains(name);
     }
 
     private static final java.util.Set<String> BASH_OWN = java.util.Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
             "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",
             "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
-            "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS4", "TMOUT", "HISTFILE");
+            "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS1", "PS2", "PS4", "TMOUT", "HISTFILE", "GLOBIGNORE",
+            "EXECIGNORE", "IGNOREEOF");
 
     /** The node watchdog's pid, -1 while none runs (tests). */
     long watchdogPid() {

@@ -56,10 +56,12 @@ final class SpareShells implements AutoCloseable {
             return null;
         }
         refill.execute(this::topUp);
-        if (spare != null) {
-            served++;
-        }
         return spare;
+    }
+
+    /** Counts a run a spare took. */
+    synchronized void served() {
+        served++;
     }
 
     /** The pids of the spares waiting now (tests). */
@@ -68,7 +70,7 @@ final class SpareShells implements AutoCloseable {
     }
 
     /** Runs served by a spare since this pool started. */
-    synchronized long served() {
+    synchronized long servedCount() {
         return served;
     }
 
@@ -98,7 +100,7 @@ final class SpareShells implements AutoCloseable {
     }
 
     /** Closing its stdin is the spare's signal to leave; the kill is for one that does not listen. */
-    private static void dismiss(Process spare) {
+    static void dismiss(Process spare) {
         try (OutputStream in = spare.getOutputStream()) {
             in.flush();
         } catch (IOException ignored) {

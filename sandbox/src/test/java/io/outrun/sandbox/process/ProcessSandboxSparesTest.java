@@ -49,9 +49,10 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
         Path lease = dir.resolve("lease");
         Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 + 3600));
         Map<String, String> env = Map.of("PLAIN", "x", "SPACED", "two words", "LINES", "one\ntwo", "QUOTE", "it's \"so\"",
-                "DOLLAR", "$HOME `id`", "EMPTY", "", "EQ", "=a=b", "PATH", "/usr/bin:/bin");
+                "DOLLAR", "$HOME `id`", "EMPTY", "", "EQ", "=a=b", "PATH", "/usr/bin:/bin", "BIG", "€".repeat(10_000),
+                "ODD", "-n \u0001\u007f\\");
         String probe = String.join("\n",
-                "echo \"0=${0##*/} #=$# pwd=$PWD old=${OLDPWD-none} lvl=$SHLVL\"",
+                "echo \"0=${0##*/} #=$# pwd=$PWD old=${OLDPWD-none} lvl=$SHLVL secs=$SECONDS\"; declare -p OLDPWD",
                 "env | LC_ALL=C sort | grep -v '^_='",
                 "cat; echo \"stdin done $?\"",
                 "umask; set +o; shopt -p; trap -p; echo \"$-\"",
@@ -64,6 +65,7 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
             spawned = run.stdout().text();
         }
         long before = sandbox.sparesServed();
+        Thread.sleep(1100); // a spare that waited a while still starts its run at SECONDS=0
         try (Run run = sandbox.start(spec)) {
             assertThat(await(run).exitCode()).isZero();
             assertThat(sandbox.sparesServed()).as("served by a spare").isEqualTo(before + 1);
@@ -81,7 +83,8 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
         Path startup = dir.resolve("startup");
         Files.writeString(startup, "echo from BASH_ENV\n");
         for (Map<String, String> env : List.of(Map.of("BASH_ENV", startup.toString()), Map.of("SHLVL", "7"),
-                Map.of("not-a-name", "x"))) {
+                Map.of("not-a-name", "x"), Map.of("PS1", "$ "), Map.of("GLOBIGNORE", "a*"), Map.of("LC_CTYPE", "x".repeat(40_000)),
+                Map.of("LANG", "C.UTF-8"), Map.of("HUGE", "x".repeat(70_000)))) {
             long before = sandbox.sparesServed();
             try (Run run = sandbox.start(RunSpec.of("echo \"lvl=$SHLVL\"", Duration.ofSeconds(10)).withEnv(env))) {
                 assertThat(await(run).exitCode()).isZero();
@@ -96,6 +99,27 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
         }
         assertThat(ProcessSandbox.exportable("MY_VAR")).isTrue();
         assertThat(ProcessSandbox.exportable("BASHOPTS")).isFalse();
+    }
+
+    /**
+     * Review: a run's environment must never name the wrapper's own variables: on a spare those
+     * held its lease file and pid file, and a lapsed lease still ran. Such a run is spawned, and
+     * its lapsed lease refuses it.
+     */
+    @Test
+    void aRunNamingTheWrappersVariablesNeverDisarmsItsLease(@TempDir Path dir) throws Exception {
+        Path lease = dir.resolve("lease");
+        Files.writeString(lease, String.format("%012d%n", System.currentTimeMillis() / 1000 - 60));
+        for (String name : List.of("_outrun_2", "_outrun_3", "_outrun_g", "_outrun_1")) {
+            long before = sandbox.sparesServed();
+            RunSpec spec = RunSpec.of("echo RAN", Duration.ofSeconds(10)).withLeaseFile(lease)
+                    .withEnv(Map.of(name, dir.resolve("elsewhere").toString()));
+            try (Run run = sandbox.start(spec)) {
+                assertThat(await(run).exitCode()).as(name).isEqualTo(137);
+                assertThat(run.stdout().text()).isEmpty();
+                assertThat(sandbox.sparesServed()).isEqualTo(before);
+            }
+        }
     }
 
     /** Closing the sandbox ends its waiting spares. */
