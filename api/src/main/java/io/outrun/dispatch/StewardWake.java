@@ -38,13 +38,18 @@ public final class StewardWake implements AutoCloseable {
         return t;
     });
 
-    public StewardWake(BackgroundJobServer server, int slots) {
+    private final OnboardingGate gate;
+
+    public StewardWake(BackgroundJobServer server, int slots, OnboardingGate gate) {
         this.server = server;
         this.slots = slots;
+        this.gate = gate;
     }
 
     /** Called for every NOTIFY on the wake channel; returns at once. */
     public void wake() {
+        // Even when no onboarding follows (no free slot, or disabled): a job's end then looks.
+        gate.workMayBeQueued();
         if (enabled && pending.compareAndSet(false, true)) {
             executor.execute(this::onboard);
         }

@@ -15,9 +15,14 @@ import javax.sql.DataSource;
 public final class Notifier {
 
     private static final String WAKE_NODES = """
-            SELECT count(pg_notify(n.wake_channel, '')) FROM (SELECT wake_channel FROM nodes
-              WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining AND running < slots
-              ORDER BY random() LIMIT ?) n""";
+            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes
+                WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining),
+              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT ?),
+              -- Too few free slots: the busy nodes are told too, so that whichever run ends first
+              -- onboards the rest (see OnboardingGate); they run no query for it.
+              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
+            SELECT count(pg_notify(n.wake_channel, '')) FROM (SELECT wake_channel FROM free
+              UNION ALL SELECT wake_channel FROM busy) n""";
 
     private final DataSource dataSource;
 
@@ -39,13 +44,16 @@ public final class Notifier {
     /**
      * Wakes at most {@code count} live nodes that had a free slot at their last heartbeat, chosen at
      * random, each on its own channel: new work wakes only as many nodes as it needs, never the
-     * whole fleet. Nodes that were all busy are not woken: a finishing run onboards the work.
+     * whole fleet into a query. When fewer than {@code count} nodes had a free slot, every busy
+     * node is told as well: it has no slot to onboard into, but its next run's end looks for the
+     * work (a busy node's job ends otherwise skip that query, see {@code OnboardingGate}).
      *
      * @return how many nodes were woken
      */
     public int wakeNodes(int count) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
             ps.setInt(1, count);
+            ps.setInt(2, count);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getInt(1) : 0;
             }

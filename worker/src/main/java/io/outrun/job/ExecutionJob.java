@@ -1,6 +1,7 @@
 package io.outrun.job;
 
 import io.outrun.dispatch.Dispatcher;
+import io.outrun.dispatch.OnboardingGate;
 import io.outrun.owner.HeldWork;
 import io.outrun.workdir.WorkdirBridge;
 import io.outrun.dispatch.ExecutionRunner;
@@ -90,9 +91,14 @@ public final class ExecutionJob implements ExecutionRunner {
     /** Runs the execution, then ends the JobRunr job as the execution ended (see {@link JobOutcome}). */
     @Override
     public void run(UUID executionId) throws InterruptedException {
-        JobOutcome.ThisJob job = outcomes.begin(executionId);
-        execute(executionId, job);
-        job.end();
+        try {
+            JobOutcome.ThisJob job = outcomes.begin(executionId);
+            execute(executionId, job);
+            job.end();
+        } finally {
+            // JobRunr onboards on this thread next; the gate decides whether that queries.
+            OnboardingGate.jobEnding();
+        }
     }
 
     private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {

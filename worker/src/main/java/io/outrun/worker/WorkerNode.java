@@ -3,6 +3,8 @@ package io.outrun.worker;
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.config.ConfigException;
 import io.outrun.dispatch.ExecutionRunner;
+import io.outrun.dispatch.GatedJobServer;
+import io.outrun.dispatch.OnboardingGate;
 import io.outrun.dispatch.LostAttemptPolicy;
 import io.outrun.dispatch.ServerWatch;
 import io.outrun.dispatch.StewardWake;
@@ -53,6 +55,7 @@ public final class WorkerNode implements AutoCloseable {
     // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
     private LeaseKeeper keeper;
     private BackgroundJobServer server;
+    private OnboardingGate gate;
     private StewardWake wake;
     private ServerWatch serverWatch;
     private Listener listener;
@@ -118,15 +121,15 @@ public final class WorkerNode implements AutoCloseable {
                 return null;
             }
         };
-        this.server = new BackgroundJobServer(core.storage(), core.jsonMapper(), activator,
+        this.gate = new OnboardingGate(config.slots());
+        this.server = new GatedJobServer(core.storage(), core.jsonMapper(), activator,
                 usingStandardBackgroundJobServerConfiguration()
                         .andName(node)
-                        .andWorkerCount(config.slots())
                         .andPollInterval(config.pollInterval())
                         .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
-                        .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
+                        .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)), gate);
         outcomes.attach(server.getJobSteward());
-        this.wake = new StewardWake(server, config.slots());
+        this.wake = new StewardWake(server, config.slots(), gate);
         this.serverWatch = new ServerWatch(server, node);
         // The node's one direct connection: its own wake channel (instant pickup wakes only the
         // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
@@ -279,6 +282,11 @@ public final class WorkerNode implements AutoCloseable {
         return config;
     }
 
+    /** Decides whether a job's end queries JobRunr for more work (tests). */
+    public OnboardingGate onboardingGate() {
+        return gate;
+    }
+
     public BackgroundJobServer server() {
         return server;
     }
@@ -345,6 +353,7 @@ public final class WorkerNode implements AutoCloseable {
         closing = true;
         if (wake != null) {
             wake.close();
+            LOG.info("worker {} {}", config.nodeId(), gate);
         }
         if (maintenance != null) {
             maintenance.close();
