@@ -70,16 +70,12 @@ public final class LeaseStore {
                 stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 finished_at = now(), updated_at = now(), lease_owner = NULL
                 %s
-                RETURNING id, owner, output_epoch),
+                RETURNING id, output_epoch),
               -- Earlier attempts' output is no longer shown by anyone: drop it with the end.
               old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id
                 AND o.epoch <> ended.output_epoch)
-            -- The end and its NOTIFY (long polls answer at once) in one round trip, and whether its
-            -- owner has held work that the slot it frees may release (no statement of its own).
-            SELECT pg_notify('%s', id::text),
-              EXISTS (SELECT 1 FROM executions h WHERE h.owner = ended.owner AND h.status = 'queued'
-                AND h.held_since IS NOT NULL) AS owner_has_held
-            FROM ended""".formatted(FENCE, Channels.CHANGED));
+            -- The end and its NOTIFY (long polls answer at once) in one round trip.
+            SELECT pg_notify('%s', id::text) FROM ended""".formatted(FENCE, Channels.CHANGED));
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
@@ -141,18 +137,6 @@ public final class LeaseStore {
      * the lease was lost (the sweep re-drove or reaped the row); the caller must write nothing more.
      */
     public boolean finish(Lease lease, Outcome outcome) {
-        return end(lease, outcome).written();
-    }
-
-    /**
-     * What writing an attempt's end did: {@code written} false when the lease was lost (fenced
-     * out); {@code ownerHasHeld} when, as it ended, its owner had held work waiting.
-     */
-    public record Ended(boolean written, boolean ownerHasHeld) {
-    }
-
-    /** As {@link #finish}, also saying whether the execution's owner has held work now. */
-    public Ended end(Lease lease, Outcome outcome) {
         NamedSql.Args args = NamedSql.Args.of("status", outcome.status().wire(), "exit_code", outcome.exitCode(),
                         "error_code", outcome.errorCode())
                 .and("error_message", outcome.errorMessage())
@@ -170,14 +154,10 @@ public final class LeaseStore {
                     OutputStore.append(c, lease.owner(), List.of(outcome.output()));
                 }
                 boolean ended;
-                boolean ownerHasHeld = false;
                 try (PreparedStatement ps = FINISH.prepare(c, args)) {
                     ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
                     try (ResultSet rs = ps.executeQuery()) {
                         ended = rs.next();
-                        if (ended) {
-                            ownerHasHeld = rs.getBoolean("owner_has_held");
-                        }
                     }
                 }
                 if (withOutput) {
@@ -187,7 +167,7 @@ public final class LeaseStore {
                         c.rollback();
                     }
                 }
-                return new Ended(ended, ownerHasHeld);
+                return ended;
             } catch (SQLException e) {
                 if (withOutput) {
                     c.rollback();

@@ -59,8 +59,6 @@ public final class ExecutionJob implements ExecutionRunner {
     private final NodeMetrics metrics;
     private final JobOutcome outcomes;
 
-    private static final LeaseStore.Ended NOT_WRITTEN = new LeaseStore.Ended(false, false);
-
     /** How long an execution given back by a node waits before its next attempt. */
     static final Duration RETRY_DELAY = Duration.ofSeconds(5);
     /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
@@ -136,14 +134,8 @@ public final class ExecutionJob implements ExecutionRunner {
             runClaimed(execution, claim.hasInputs(), sent, job);
         } finally {
             // A slot of this owner freed (whatever the end): under a cap, its next held one may run.
-            // Not from the claim's answer (work may have been held since): from the end's, when
-            // this attempt wrote it (same statement), else asked anew.
-            Boolean heldAtEnd = job.ownerHadHeldAtEnd();
-            if (heldAtEnd == null) {
-                held.releaseIfHeldSoon(execution.owner());
-            } else if (heldAtEnd) {
-                held.releaseSoon(execution.owner());
-            }
+            // Asked anew, not from the claim's answer: work may have been held since the claim.
+            held.releaseIfHeldSoon(execution.owner());
         }
     }
 
@@ -250,9 +242,8 @@ public final class ExecutionJob implements ExecutionRunner {
                 return;
             }
             Outcome outcome = outcome(execution, attempt, exit, memoryBytes);
-            LeaseStore.Ended ended = finish(attempt, outcome);
-            if (ended.written()) {
-                job.wrote(outcome, ended.ownerHasHeld());
+            if (finish(attempt, outcome)) {
+                job.wrote(outcome);
             }
         } catch (SandboxException e) {
             // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
@@ -373,26 +364,26 @@ public final class ExecutionJob implements ExecutionRunner {
      * retried: the run is untracked, its lease expires and the sweep re-drives the execution.
      */
     /** True when the end was written (the fence accepted it). */
-    private LeaseStore.Ended finish(Attempt attempt, Outcome outcome) throws InterruptedException {
+    private boolean finish(Attempt attempt, Outcome outcome) throws InterruptedException {
         Lease lease = attempt.lease();
         long pauseMs = 250;
-        LeaseStore.Ended written;
+        boolean written;
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    written = leases.end(lease, outcome);
+                    written = leases.finish(lease, outcome);
                     break;
                 } catch (StoreException e) {
                     if (!Outage.is(e)) {
                         LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
                                 attempt, e);
-                        return NOT_WRITTEN;
+                        return false;
                     }
                     if (attempt.leaseLost()) {
                         LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
                                 attempt);
-                        return NOT_WRITTEN;
+                        return false;
                     }
                     LOG.warn("{}: writing its end failed ({}); retrying in {} ms", attempt, e.getMessage(), pauseMs);
                     // A stop of the job server interrupts us: the result is still worth writing
@@ -413,7 +404,7 @@ public final class ExecutionJob implements ExecutionRunner {
                 Thread.currentThread().interrupt();
             }
         }
-        if (written.written()) {
+        if (written) {
             metrics.ended(outcome.status());
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());

@@ -89,7 +89,6 @@ public final class JobOutcome {
         private boolean held;
         private Execution claimedRow;
         private Execution endedHere;
-        private Boolean ownerHadHeldAtEnd;
         private long claimedNanos;
 
         private ThisJob(UUID executionId, JobContext context) {
@@ -109,10 +108,8 @@ public final class JobOutcome {
          * This job's attempt wrote its end ({@code outcome}, accepted by the fence): the row is
          * known without reading it back, which saves a read per execution. Only a later change
          * by someone else (none: an ended row never changes state) could make it differ.
-         * {@code ownerHasHeld}: the end's statement found held work of its owner.
          */
-        public void wrote(Outcome outcome, boolean ownerHasHeld) {
-            ownerHadHeldAtEnd = ownerHasHeld;
+        public void wrote(Outcome outcome) {
             Execution c = claimedRow;
             if (c == null) {
                 return;
@@ -125,11 +122,6 @@ public final class JobOutcome {
                     outcome.errorCode(), outcome.errorMessage(),
                     new Captured(new byte[0], new byte[0], outcome.stdoutTotal()),
                     new Captured(new byte[0], new byte[0], outcome.stderrTotal()));
-        }
-
-        /** Whether the owner had held work as this job's attempt wrote its end; null: it did not write it. */
-        public Boolean ownerHadHeldAtEnd() {
-            return ownerHadHeldAtEnd;
         }
 
         /**
