@@ -123,6 +123,15 @@ public final class Dispatcher {
         }
     }
 
+    /** See {@link Notifier#relayWake}; never throws (a lost relay costs at most a poll interval). */
+    public void relayWake(String ownChannel) {
+        try {
+            notifier.relayWake(ownChannel);
+        } catch (RuntimeException e) {
+            LOG.warn("could not relay a wake-up; the work starts at a run's end or the next poll", e);
+        }
+    }
+
     /**
      * Sends a notification to the fleet. A lost one costs only latency: nodes still find work at
      * their next poll and cancels at their next heartbeat.

@@ -39,17 +39,25 @@ public final class StewardWake implements AutoCloseable {
     });
 
     private final OnboardingGate gate;
+    private final Runnable relay;
+    /** A wake-up sent to this node as a free one is pending: relayed if the node is full by then. */
+    private final AtomicBoolean pendingAsFree = new AtomicBoolean();
 
-    public StewardWake(BackgroundJobServer server, int slots, OnboardingGate gate) {
+    /** @param relay passes a wake-up on to the other nodes (see {@code Notifier.relayWake}) */
+    public StewardWake(BackgroundJobServer server, int slots, OnboardingGate gate, Runnable relay) {
         this.server = server;
         this.slots = slots;
         this.gate = gate;
+        this.relay = relay;
     }
 
-    /** Called for every NOTIFY on the wake channel; returns at once. */
-    public void wake() {
+    /** Called for every NOTIFY on the wake channel, with its payload; returns at once. */
+    public void wake(String payload) {
         // Even when no onboarding follows (no free slot, or disabled): a job's end then looks.
         gate.workMayBeQueued();
+        if (io.outrun.notify.Notifier.WAKE_FREE.equals(payload)) {
+            pendingAsFree.set(true);
+        }
         if (enabled && pending.compareAndSet(false, true)) {
             executor.execute(this::onboard);
         }
@@ -57,13 +65,20 @@ public final class StewardWake implements AutoCloseable {
 
     private void onboard() {
         pending.set(false);
+        boolean asFree = pendingAsFree.getAndSet(false);
         try {
             if (!server.isRunning()) {
                 return;
             }
             JobSteward steward = server.getJobSteward();
             if (steward.getOccupiedWorkerCount() >= slots) {
-                return; // no free slot: the work waits for one, as JobRunr would
+                // No free slot: this node's next run's end looks for the work. Woken as a free
+                // node (its heartbeat lags), it also passes the wake-up on, since the fleet told
+                // no other node: one with a free slot takes the work now.
+                if (asFree) {
+                    relay.run();
+                }
+                return;
             }
             steward.notifyThreadOccupied();
             steward.notifyThreadIdle();

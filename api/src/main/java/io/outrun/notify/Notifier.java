@@ -21,8 +21,16 @@ public final class Notifier {
               -- Too few free slots: the busy nodes are told too, so that whichever run ends first
               -- onboards the rest (see OnboardingGate); they run no query for it.
               busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
-            SELECT count(pg_notify(n.wake_channel, '')) FROM (SELECT wake_channel FROM free
-              UNION ALL SELECT wake_channel FROM busy) n""";
+            SELECT count(pg_notify(n.wake_channel, n.why)) FROM (SELECT wake_channel, 'free' AS why FROM free
+              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""";
+
+    /** Every other live node, on its own channel: see {@link #relayWake}. */
+    private static final String RELAY_WAKE = """
+            SELECT count(pg_notify(wake_channel, 'relay')) FROM nodes
+              WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining AND wake_channel <> ?""";
+
+    /** The payload of a wake-up sent to a node that looked free, which it relays when it is full. */
+    public static final String WAKE_FREE = "free";
 
     private final DataSource dataSource;
 
@@ -50,6 +58,22 @@ public final class Notifier {
      *
      * @return how many nodes were woken
      */
+    /**
+     * Passes a wake-up on: a node woken as free (its last heartbeat said so) that is full by now
+     * tells every other live node, busy or not, so that the work is not left to its own next
+     * run's end. A relayed wake-up is never relayed again.
+     */
+    public int relayWake(String ownChannel) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RELAY_WAKE)) {
+            ps.setString(1, ownChannel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot relay a wake-up", e);
+        }
+    }
+
     public int wakeNodes(int count) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
             ps.setInt(1, count);

@@ -94,8 +94,8 @@ public final class RedriveSweep {
                 redispatched++;
             }
         } while (lost.size() == BATCH);
-        if (requeued + redispatched > 0) {
-            dispatcher.wake();
+        for (int i = 0; i < requeued + redispatched; i++) {
+            dispatcher.wake(); // one node per job, as a submission wakes (a job's end does not look for them)
         }
         // Held work whose owner has room that no claim or end released (a crash, a raised cap).
         int released = held.releaseAll();

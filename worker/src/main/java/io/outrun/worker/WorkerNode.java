@@ -2,6 +2,7 @@ package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.config.ConfigException;
+import io.outrun.dispatch.DueWake;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.dispatch.GatedJobServer;
 import io.outrun.dispatch.OnboardingGate;
@@ -129,13 +130,14 @@ public final class WorkerNode implements AutoCloseable {
                         .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)), gate);
         outcomes.attach(server.getJobSteward());
-        this.wake = new StewardWake(server, config.slots(), gate);
+        server.setJobFilters(java.util.List.of(new DueWake(core.dispatcher())));
+        this.wake = new StewardWake(server, config.slots(), gate, () -> core.dispatcher().relayWake(wakeChannel));
         this.serverWatch = new ServerWatch(server, node);
         // The node's one direct connection: its own wake channel (instant pickup wakes only the
         // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
         this.listener = new Listener(core.config(), node)
-                .on(wakeChannel, payload -> wake.wake())
+                .on(wakeChannel, wake::wake)
                 .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
                 .every(config.heartbeat(), bound, keeper::beat)
                 .every(config.outputFlush(), bound, keeper::flush)

@@ -80,6 +80,76 @@ class OnboardingGateIT {
         }
     }
 
+    /**
+     * Review: the only node the fleet wakes (its beat still says free) is full by now, and the
+     * node with a free slot looks busy: the woken node passes the wake-up on, so the work starts
+     * at once, not at a job end (which skips) nor at the poll (60 s away).
+     */
+    @Test
+    void aFullNodeWokenAsFreePassesTheWakeUpOn() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        Duration poll = Duration.ofSeconds(60);
+        // Beats every 40 s: a beat stays stale for the whole test.
+        WorkerConfig aCfg = WorkerConfig.defaults("stale-a").withSlots(1).withPollInterval(poll)
+                .withLeaseTtl(Duration.ofSeconds(120)).withLostDispatchGrace(Duration.ofMinutes(5));
+        WorkerConfig bCfg = WorkerConfig.defaults("stale-b").withSlots(2).withPollInterval(poll)
+                .withLeaseTtl(Duration.ofSeconds(120)).withLostDispatchGrace(Duration.ofMinutes(5));
+        try (Core api = Core.open(db, "api", Duration.ofMinutes(5));
+             WorkerNode a = WorkerNode.open(db, aCfg, new ProcessSandbox(), Limits.DEFAULTS)) {
+            UUID longRun = api.service().submit(Submission.of("lou", "sleep 60")).execution().id();
+            Await.until("the long run on A", Duration.ofSeconds(20), () -> api.submissions().find(longRun)
+                    .filter(e -> e.status() == ExecutionStatus.RUNNING).orElse(null));
+            UUID shortRun = api.service().submit(Submission.of("sam", "sleep 20")).execution().id();
+            try (WorkerNode b = WorkerNode.open(db, bCfg, new ProcessSandbox(), Limits.DEFAULTS)) {
+                Await.until("the short run on B", Duration.ofSeconds(20), () -> api.submissions().find(shortRun)
+                        .filter(e -> e.status() == ExecutionStatus.RUNNING).orElse(null));
+                // What B's beat would say had it beaten while it ran two runs; A's predates its run.
+                sql(api, "UPDATE nodes SET running = slots WHERE node_id = 'stale-b'");
+                sql(api, "UPDATE nodes SET running = 0 WHERE node_id = 'stale-a'");
+                UUID late = api.service().submit(Submission.of("lee", "true")).execution().id();
+                Execution done = Await.until("the late one ran on B at once (its run ends in 20 s, the poll in 60 s)",
+                        Duration.ofSeconds(10), () -> api.submissions().find(late).filter(e -> e.status().isTerminal()).orElse(null));
+                assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+            }
+        }
+    }
+
+    /**
+     * Review: a hand-back's job waits out its delay SCHEDULED, and JobRunr's master enqueues it
+     * without a notification; the filter it runs then ({@code DueWake}) wakes the fleet, so the
+     * work starts at once instead of at the next poll (a job's end no longer looks for it).
+     */
+    @Test
+    void aJobEnqueuedWhenItsDelayEndsWakesTheFleet() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        WorkerConfig config = WorkerConfig.defaults("due").withSlots(2).withPollInterval(Duration.ofSeconds(60))
+                .withLostDispatchGrace(Duration.ofMinutes(5));
+        try (Core api = Core.open(db, "api", Duration.ofMinutes(5));
+             WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
+            Thread.sleep(2500); // past JobRunr's first poll
+            Execution x = api.submissions().insert(Submission.of("xia", "true")).execution();
+            api.dispatcher().enqueueIn(Duration.ofSeconds(1), x.id(), x.dispatchSeq(), x.owner(), "true", 2);
+            org.jobrunr.jobs.Job job = api.storage().getJobById(io.outrun.execution.JobIds.of(x.id(), x.dispatchSeq()));
+            assertThat(job.getState().name()).isEqualTo("SCHEDULED");
+            org.jobrunr.jobs.states.JobState scheduled = job.getJobState();
+            // What the master's ProcessScheduledJobsTask does at its tick: enqueue, save, run the filters.
+            job.enqueue();
+            api.storage().save(job);
+            new io.outrun.dispatch.DueWake(api.dispatcher()).onStateApplied(job, scheduled, job.getJobState());
+            Execution done = Await.until("it ran at once (the poll is 60 s away)", Duration.ofSeconds(10),
+                    () -> api.submissions().find(x.id()).filter(e -> e.status().isTerminal()).orElse(null));
+            assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        }
+    }
+
+    private static void sql(Core api, String sql) {
+        try (var c = api.pool().getConnection(); var st = c.createStatement()) {
+            st.execute(sql);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static int running(Core api) {
         try (var c = api.pool().getConnection(); var rs = c.createStatement().executeQuery("SELECT running FROM nodes")) {
             return rs.next() ? rs.getInt(1) : -1;
