@@ -104,12 +104,10 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
         if (limit <= 0) {
             return free;
         }
-        if (jobEnd) {
-            if (!maybeQueued) {
-                skipped.incrementAndGet();
-                lastLookLimit = 0;
-                return new AmountRequest(free.getOrder(), 0);
-            }
+        if (jobEnd && !maybeQueued) {
+            skipped.incrementAndGet();
+            lastLookLimit = 0;
+            return new AmountRequest(free.getOrder(), 0);
         }
         if (jobEnd) {
             jobEndLooks++;

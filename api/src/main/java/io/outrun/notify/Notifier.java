@@ -58,6 +58,18 @@ public final class Notifier {
      *
      * @return how many nodes were woken
      */
+    public int wakeNodes(int count) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
+            ps.setInt(1, count);
+            ps.setInt(2, count);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot wake nodes", e);
+        }
+    }
+
     /**
      * Passes a wake-up on: a node woken as free (its last heartbeat said so) that is full by now
      * tells every other live node, busy or not, so that the work is not left to its own next
@@ -71,18 +83,6 @@ public final class Notifier {
             }
         } catch (SQLException e) {
             throw new StoreException("cannot relay a wake-up", e);
-        }
-    }
-
-    public int wakeNodes(int count) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
-            ps.setInt(1, count);
-            ps.setInt(2, count);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? rs.getInt(1) : 0;
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot wake nodes", e);
         }
     }
 }
