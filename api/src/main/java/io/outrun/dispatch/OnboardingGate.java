@@ -3,7 +3,7 @@ package io.outrun.dispatch;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.server.configuration.BackgroundJobServerWorkerPolicy;
-import org.jobrunr.server.configuration.FixedSizeBackgroundJobServerWorkerPolicy;
+import org.jobrunr.server.configuration.DefaultBackgroundJobServerWorkerPolicy;
 import org.jobrunr.server.strategy.BasicWorkDistributionStrategy;
 import org.jobrunr.server.strategy.WorkDistributionStrategy;
 import org.jobrunr.server.threadpool.JobRunrExecutor;
@@ -23,8 +23,8 @@ import org.jobrunr.storage.navigation.AmountRequest;
  * always look: a lost notification costs at most one poll interval, as before; so does work
  * that nothing announces (a retry's delay ending), which a job's end found before.
  *
- * <p>It is JobRunr's worker policy for the node: the standard fixed-size worker pool, with
- * JobRunr's own distribution strategy wrapped. {@code InstantPickupIT} and {@code
+ * <p>It is JobRunr's worker policy for the node: JobRunr's default worker pool of the node's
+ * slots, with JobRunr's own distribution strategy wrapped. {@code InstantPickupIT} and {@code
  * OnboardingGateIT} fail if a JobRunr upgrade breaks this.
  */
 public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
@@ -90,7 +90,8 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
 
     @Override
     public JobRunrExecutor toJobRunrExecutor() {
-        return new FixedSizeBackgroundJobServerWorkerPolicy(slots).toJobRunrExecutor();
+        // JobRunr's own, as andWorkerCount(slots) makes it (its worker threads and their names).
+        return new DefaultBackgroundJobServerWorkerPolicy(slots).toJobRunrExecutor();
     }
 
     /** Runs under JobRunr's onboarding lock (one look at a time on this node). */
