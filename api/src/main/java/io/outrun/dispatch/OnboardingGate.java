@@ -65,6 +65,16 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
         return skipped.get();
     }
 
+    /** Looks not at a job's end: JobRunr's polls and wake-ups (tests wait on it). */
+    public synchronized long otherLooks() {
+        return otherLooks;
+    }
+
+    /** Job ends the gate decided on, skipped or not (tests wait on it). */
+    public synchronized long jobEnds() {
+        return jobEndLooks + skipped.get();
+    }
+
     /** What the gate did, for the node's log at shutdown. */
     @Override
     public synchronized String toString() {

@@ -89,9 +89,14 @@ public final class SandboxOptions {
 
     private Sandbox process() {
         ProcessSandbox sandbox = new ProcessSandbox();
+        return pooled(sandbox, sandbox::withPoolSize);
+    }
+
+    /** Applies {@code --pool-size} (either backend's warm pool); a bad value closes the sandbox and fails the start. */
+    private <S extends Sandbox> S pooled(S sandbox, java.util.function.IntConsumer setPoolSize) {
         if (poolSize != null) {
             try {
-                sandbox.withPoolSize(poolSize);
+                setPoolSize.accept(poolSize);
             } catch (IllegalArgumentException e) {
                 sandbox.close();
                 throw new ConfigException("--pool-size: " + e.getMessage());
@@ -128,14 +133,7 @@ public final class SandboxOptions {
         } catch (IllegalArgumentException e) {
             throw new ConfigException("--docker-host: " + e.getMessage());
         }
-        if (poolSize != null) {
-            try {
-                sandbox.withPoolSize(poolSize);
-            } catch (IllegalArgumentException e) {
-                sandbox.close();
-                throw new ConfigException("--pool-size: " + e.getMessage());
-            }
-        }
+        pooled(sandbox, sandbox::withPoolSize);
         try {
             sandbox.verify();
             if (network != null) {

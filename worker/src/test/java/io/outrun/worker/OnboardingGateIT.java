@@ -33,9 +33,12 @@ class OnboardingGateIT {
             // One at a time on a node that was never full: each arrives by wake-up, and the job's
             // end has nothing to look for.
             for (int i = 0; i < 4; i++) {
+                long decided = node.onboardingGate().jobEnds();
                 UUID id = api.service().submit(Submission.of("gina", "true")).execution().id();
                 Await.until("end", Duration.ofSeconds(20), () -> api.submissions().find(id).orElseThrow().status().isTerminal());
-                Thread.sleep(200);
+                // Its job's end has been decided before the next submit wakes the node.
+                Await.until("the job's end decided", Duration.ofSeconds(10),
+                        () -> node.onboardingGate().jobEnds() > decided ? true : null);
             }
             assertThat(node.onboardingGate().skipped()).as("job ends that skipped the onboarding query").isGreaterThanOrEqualTo(3);
 
@@ -126,7 +129,8 @@ class OnboardingGateIT {
                 .withLostDispatchGrace(Duration.ofMinutes(5));
         try (Core api = Core.open(db, "api", Duration.ofMinutes(5));
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
-            Thread.sleep(2500); // past JobRunr's first poll
+            // Past JobRunr's first poll (a look of the gate's), so only a wake-up can start it now.
+            Await.until("JobRunr's first poll", Duration.ofSeconds(20), () -> node.onboardingGate().otherLooks() >= 1 ? true : null);
             Execution x = api.submissions().insert(Submission.of("xia", "true")).execution();
             api.dispatcher().enqueueIn(Duration.ofSeconds(1), x.id(), x.dispatchSeq(), x.owner(), "true", 2);
             org.jobrunr.jobs.Job job = api.storage().getJobById(io.outrun.execution.JobIds.of(x.id(), x.dispatchSeq()));
