@@ -129,7 +129,6 @@ public final class Core implements AutoCloseable {
     public void close() {
         try {
             held.close();
-            dispatcher.close();
             storage.close();
         } finally {
             pool.close();
