@@ -8,6 +8,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
 import org.jobrunr.jobs.states.ProcessingState;
@@ -38,6 +42,13 @@ public final class Dispatcher {
     private final JobScheduler scheduler;
     private final StorageProvider storage;
     private final Notifier notifier;
+    /** Work handed to JobRunr since the last wake-up was sent: how many nodes the next one wakes. */
+    private final AtomicInteger wakesWanted = new AtomicInteger();
+    private final ExecutorService waker = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "outrun-waker");
+        t.setDaemon(true);
+        return t;
+    });
 
     public Dispatcher(StorageProvider storage, Notifier notifier) {
         this.storage = storage;
@@ -51,15 +62,13 @@ public final class Dispatcher {
         return scheduler;
     }
 
-    /** Enqueues the current dispatch of a queued execution (its job's insert wakes a node). */
+    /** Enqueues the current dispatch of a queued execution and wakes idle nodes. */
     public void dispatch(Execution e) {
         enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
+        wake();
     }
 
-    /**
-     * Enqueues a job for the execution. The transaction that inserts it also wakes one node with a
-     * free slot (a trigger, migration V8): PostgreSQL delivers that NOTIFY as the job commits.
-     */
+    /** Enqueues without waking; call {@link #wake()} once after a batch. */
     public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
         enqueue(executionId, dispatchSeq, owner, command, 1);
     }
@@ -89,6 +98,29 @@ public final class Dispatcher {
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
                 .<ExecutionRunner>withJobLambda(runner -> runner.run(executionId));
+    }
+
+    /**
+     * Tells the fleet there is one more piece of new work: one node with a free slot is woken on
+     * its own channel (see {@link Notifier#wakeNodes}), never the whole fleet, which would
+     * send every idle node into a JobRunr onboarding query for one job. The NOTIFY is sent by one
+     * background thread, and wake-ups that arrive while one is pending share its statement (it
+     * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
+     */
+    public void wake() {
+        if (wakesWanted.getAndIncrement() == 0) {
+            waker.execute(() -> {
+                int wanted = wakesWanted.getAndSet(0);
+                if (wanted == 0) {
+                    return;
+                }
+                try {
+                    notifier.wakeNodes(wanted);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not wake nodes; they find the work at their next poll", e);
+                }
+            });
+        }
     }
 
     /** See {@link Notifier#relayWake}; never throws (a lost relay costs at most a poll interval). */
@@ -187,6 +219,16 @@ public final class Dispatcher {
 
     public StorageProvider storage() {
         return storage;
+    }
+
+    /** Sends what wake-up is pending, then stops the waker thread. */
+    public void close() {
+        waker.shutdown();
+        try {
+            waker.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** What an admin sees on the dashboard: the owner, the start of the command, and the attempt from the second on. */

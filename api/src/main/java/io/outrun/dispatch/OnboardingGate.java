@@ -18,7 +18,7 @@ import org.jobrunr.storage.navigation.AmountRequest;
  *
  * <p>A job's end looks anyway when a wake-up was heard since the last look, or when the last
  * look filled every free slot (more may be queued). Work submitted while no node had a free
- * slot reaches the busy nodes as a wake-up too ({@code outrun_wake_nodes}, migration V8), so whichever run
+ * slot reaches the busy nodes as a wake-up too ({@code Notifier.wakeNodes}), so whichever run
  * ends first onboards it, as with stock JobRunr. JobRunr's periodic poll and every wake-up
  * always look: a lost notification costs at most one poll interval, as before; so does work
  * that nothing announces (a retry's delay ending), which a job's end found before.

@@ -14,6 +14,16 @@ import javax.sql.DataSource;
  */
 public final class Notifier {
 
+    private static final String WAKE_NODES = """
+            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes
+                WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining),
+              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT ?),
+              -- Too few free slots: the busy nodes are told too, so that whichever run ends first
+              -- onboards the rest (see OnboardingGate); they run no query for it.
+              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
+            SELECT count(pg_notify(n.wake_channel, n.why)) FROM (SELECT wake_channel, 'free' AS why FROM free
+              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""";
+
     /** Every other live node, on its own channel: see {@link #relayWake}. */
     private static final String RELAY_WAKE = """
             SELECT count(pg_notify(wake_channel, 'relay')) FROM nodes
@@ -36,6 +46,27 @@ public final class Notifier {
             ps.execute();
         } catch (SQLException e) {
             throw new StoreException("cannot notify " + channel, e);
+        }
+    }
+
+    /**
+     * Wakes at most {@code count} live nodes that had a free slot at their last heartbeat, chosen at
+     * random, each on its own channel: new work wakes only as many nodes as it needs, never the
+     * whole fleet into a query. When fewer than {@code count} nodes had a free slot, every busy
+     * node is told as well: it has no slot to onboard into, but its next run's end looks for the
+     * work (a busy node's job ends otherwise skip that query, see {@code OnboardingGate}).
+     *
+     * @return how many nodes were woken
+     */
+    public int wakeNodes(int count) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
+            ps.setInt(1, count);
+            ps.setInt(2, count);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? rs.getInt(1) : 0;
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot wake nodes", e);
         }
     }
 

@@ -55,6 +55,7 @@ public final class HeldWork implements AutoCloseable {
             List<Execution> released = store.releaseHeld(owner, limits.maxRunning(), limits.window());
             for (Execution e : released) {
                 dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
+                dispatcher.wake(); // one node per job, as a submission wakes
             }
             return released.size();
         } catch (RuntimeException e) {

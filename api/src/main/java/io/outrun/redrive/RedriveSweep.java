@@ -94,6 +94,9 @@ public final class RedriveSweep {
                 redispatched++;
             }
         } while (lost.size() == BATCH);
+        for (int i = 0; i < requeued + redispatched; i++) {
+            dispatcher.wake(); // one node per job, as a submission wakes (a job's end does not look for them)
+        }
         // Held work whose owner has room that no claim or end released (a crash, a raised cap).
         int released = held.releaseAll();
         Result result = new Result(requeued, reaped, redispatched, released);
@@ -112,7 +115,9 @@ public final class RedriveSweep {
     public boolean sweepOne(UUID id) {
         List<Redriven> moved = store.redriveExpired(id, 1);
         for (Redriven r : moved) {
-            apply(r);
+            if (apply(r)) {
+                dispatcher.wake();
+            }
         }
         return !moved.isEmpty();
     }

@@ -129,6 +129,7 @@ public final class Core implements AutoCloseable {
     public void close() {
         try {
             held.close();
+            dispatcher.close();
             storage.close();
         } finally {
             pool.close();

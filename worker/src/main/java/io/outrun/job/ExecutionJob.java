@@ -102,8 +102,10 @@ public final class ExecutionJob implements ExecutionRunner {
     private void execute(UUID executionId, JobOutcome.ThisJob job) throws InterruptedException {
         if (keeper.isDraining()) {
             // This node drains: it claims nothing more. A new dispatch carries the work elsewhere.
-            redrives.redispatch(executionId).ifPresent(e ->
-                    dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1));
+            redrives.redispatch(executionId).ifPresent(e -> {
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
+                dispatcher.wake();
+            });
             return;
         }
         long sent = System.nanoTime();
@@ -213,8 +215,10 @@ public final class ExecutionJob implements ExecutionRunner {
                 LOG.info("{} handed back by its draining node; no attempt spent", attempt);
                 Optional<Redriven> back = leases.drainBack(lease);
                 // Nothing is wrong with the work, only with where it ran: another node takes it now.
-                back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r ->
-                        dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1));
+                back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
+                    dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+                    dispatcher.wake();
+                });
                 back.ifPresent(r -> changed(lease.executionId()));
                 return;
             }

@@ -2,6 +2,7 @@ package io.outrun.worker;
 
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.config.ConfigException;
+import io.outrun.dispatch.DueWake;
 import io.outrun.dispatch.ExecutionRunner;
 import io.outrun.dispatch.GatedJobServer;
 import io.outrun.dispatch.OnboardingGate;
@@ -129,6 +130,7 @@ public final class WorkerNode implements AutoCloseable {
                         .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)), gate);
         outcomes.attach(server.getJobSteward());
+        server.setJobFilters(java.util.List.of(new DueWake(core.dispatcher())));
         this.wake = new StewardWake(server, config.slots(), gate, () -> core.dispatcher().relayWake(wakeChannel));
         this.serverWatch = new ServerWatch(server, node);
         // The node's one direct connection: its own wake channel (instant pickup wakes only the

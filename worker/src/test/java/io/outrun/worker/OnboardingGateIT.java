@@ -57,7 +57,7 @@ class OnboardingGateIT {
 
     /**
      * Work submitted while every node looks busy (their last heartbeat said full) but one has just
-     * freed a slot: no free node to wake, so the busy ones are told (outrun_wake_nodes, V8), and the
+     * freed a slot: no free node to wake, so the busy ones are told (Notifier.wakeNodes), and the
      * one with the free slot onboards it at once. Without that it would wait for JobRunr's poll:
      * the job end that freed the slot had looked already, and the next one skips.
      */
@@ -119,9 +119,8 @@ class OnboardingGateIT {
 
     /**
      * Review: a hand-back's job waits out its delay SCHEDULED, and JobRunr's master enqueues it
-     * without a notification of its own; the update that makes it ENQUEUED wakes a node (the
-     * trigger of migration V8), so the work starts at once instead of at the next poll (a job's
-     * end no longer looks for it).
+     * without a notification; the filter it runs then ({@code DueWake}) wakes the fleet, so the
+     * work starts at once instead of at the next poll (a job's end no longer looks for it).
      */
     @Test
     void aJobEnqueuedWhenItsDelayEndsWakesTheFleet() throws Exception {
@@ -136,9 +135,11 @@ class OnboardingGateIT {
             api.dispatcher().enqueueIn(Duration.ofSeconds(1), x.id(), x.dispatchSeq(), x.owner(), "true", 2);
             org.jobrunr.jobs.Job job = api.storage().getJobById(io.outrun.execution.JobIds.of(x.id(), x.dispatchSeq()));
             assertThat(job.getState().name()).isEqualTo("SCHEDULED");
-            // What the master's ProcessScheduledJobsTask does at its tick: enqueue and save.
+            org.jobrunr.jobs.states.JobState scheduled = job.getJobState();
+            // What the master's ProcessScheduledJobsTask does at its tick: enqueue, save, run the filters.
             job.enqueue();
             api.storage().save(job);
+            new io.outrun.dispatch.DueWake(api.dispatcher()).onStateApplied(job, scheduled, job.getJobState());
             Execution done = Await.until("it ran at once (the poll is 60 s away)", Duration.ofSeconds(10),
                     () -> api.submissions().find(x.id()).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
