@@ -20,8 +20,10 @@ import org.jobrunr.storage.navigation.AmountRequest;
  * look filled every free slot (more may be queued). Work submitted while no node had a free
  * slot reaches the busy nodes as a wake-up too ({@code Notifier.wakeNodes}), so whichever run
  * ends first onboards it, as with stock JobRunr. JobRunr's periodic poll and every wake-up
- * always look: a lost notification costs at most one poll interval, as before; so does work
- * that nothing announces (a retry's delay ending), which a job's end found before.
+ * always look: a lost notification costs at most one poll interval, as before (a retry whose
+ * delay ended is announced by {@link DueWake}). A wake-up whose look JobRunr skipped because
+ * another look held its lock is retried ({@link StewardWake}): that look may have queried
+ * before the new work committed.
  *
  * <p>It is JobRunr's worker policy for the node: JobRunr's default worker pool of the node's
  * slots, with JobRunr's own distribution strategy wrapped. {@code InstantPickupIT} and {@code
@@ -31,6 +33,8 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
 
     /** Set on a worker thread as its job ends, read by the onboarding JobRunr runs next on that thread. */
     private static final ThreadLocal<Boolean> JOB_END = new ThreadLocal<>();
+    /** Set on the thread that looked: JobRunr skips a look silently while another one holds its lock. */
+    private static final ThreadLocal<Boolean> LOOKED = new ThreadLocal<>();
 
     private final int slots;
     private final AtomicLong handed = new AtomicLong();
@@ -48,6 +52,17 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
     /** Called by a job on its worker thread as it ends: the onboarding that follows is a job end's. */
     public static void jobEnding() {
         JOB_END.set(Boolean.TRUE);
+    }
+
+    /**
+     * Whether JobRunr asked this gate on the calling thread since the last call: false when the
+     * onboarding just asked for did not run (another look held JobRunr's lock; that one may have
+     * queried before the new work committed).
+     */
+    static boolean lookedHere() {
+        boolean looked = Boolean.TRUE.equals(LOOKED.get());
+        LOOKED.remove();
+        return looked;
     }
 
     /** A wake-up was heard: the next look, whoever runs it, queries. */
@@ -106,6 +121,7 @@ public final class OnboardingGate implements BackgroundJobServerWorkerPolicy {
 
     /** Runs under JobRunr's onboarding lock (one look at a time on this node). */
     private synchronized AmountRequest decide(AmountRequest free) {
+        LOOKED.set(Boolean.TRUE);
         boolean jobEnd = Boolean.TRUE.equals(JOB_END.get());
         JOB_END.remove();
         if (lastLookLimit > 0 && handed.get() - handedAtLastLook >= lastLookLimit) {

@@ -26,6 +26,8 @@ public final class StewardWake implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StewardWake.class);
 
     static final long SPACING_MS = 30;
+    /** How long a wake-up's look is retried while other looks hold JobRunr's lock; then the poll finds it. */
+    static final long RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     private final BackgroundJobServer server;
     private final int slots;
@@ -82,6 +84,15 @@ public final class StewardWake implements AutoCloseable {
             }
             steward.notifyThreadOccupied();
             steward.notifyThreadIdle();
+            // JobRunr skips a look while another holds its lock, and that one may have queried before
+            // this work committed: look again once it is done (a look takes milliseconds).
+            long giveUp = System.nanoTime() + RETRY_NANOS;
+            while (!OnboardingGate.lookedHere() && server.isRunning() && System.nanoTime() < giveUp
+                    && steward.getOccupiedWorkerCount() < slots) {
+                Thread.sleep(2);
+                steward.notifyThreadOccupied();
+                steward.notifyThreadIdle();
+            }
             // Let the performers just handed work start (and count) before the next onboarding.
             Thread.sleep(SPACING_MS);
         } catch (InterruptedException e) {

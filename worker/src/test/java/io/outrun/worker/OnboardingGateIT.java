@@ -146,6 +146,46 @@ class OnboardingGateIT {
         }
     }
 
+    /**
+     * Review: JobRunr skips a look silently while another holds its onboarding lock, and that one
+     * may have queried before the new work committed. The wake-up's look is retried once the lock
+     * is free, so the work starts then, not at the poll (60 s away) nor at a job end (none runs).
+     */
+    @Test
+    void aWakeUpThatFindsAnotherLookUnderwayIsNotLost() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        WorkerConfig config = WorkerConfig.defaults("locked").withSlots(2).withPollInterval(Duration.ofSeconds(60));
+        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
+            Await.until("JobRunr's first poll", Duration.ofSeconds(20), () -> node.onboardingGate().otherLooks() >= 1 ? true : null);
+            java.util.concurrent.locks.ReentrantLock lock = onboardingLock(node);
+            UUID id;
+            lock.lock();
+            try {
+                id = api.service().submit(Submission.of("kai", "true")).execution().id();
+                // The look another thread would be running: long enough for the wake-up to arrive.
+                Thread.sleep(500);
+                assertThat(api.submissions().find(id).orElseThrow().status()).isEqualTo(ExecutionStatus.QUEUED);
+            } finally {
+                lock.unlock();
+            }
+            Execution done = Await.until("it ran once the lock was free (the poll is 60 s away)", Duration.ofSeconds(10),
+                    () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+            assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+        }
+    }
+
+    /** JobRunr's lock around one onboarding look (JobSteward's OnboardNewWorkTask), as it holds it while querying. */
+    private static java.util.concurrent.locks.ReentrantLock onboardingLock(WorkerNode node) throws ReflectiveOperationException {
+        Object steward = node.server().getJobSteward();
+        java.lang.reflect.Field task = steward.getClass().getDeclaredField("onboardNewWorkTask");
+        task.setAccessible(true);
+        Object onboarding = task.get(steward);
+        java.lang.reflect.Field lock = onboarding.getClass().getDeclaredField("reentrantLock");
+        lock.setAccessible(true);
+        return (java.util.concurrent.locks.ReentrantLock) lock.get(onboarding);
+    }
+
     private static void sql(Core api, String sql) {
         try (var c = api.pool().getConnection(); var st = c.createStatement()) {
             st.execute(sql);
