@@ -160,6 +160,11 @@ final class SubmissionParser {
             if (!name.matches("[A-Za-z_][A-Za-z0-9_]{0,127}")) {
                 throw ApiError.invalid("env." + name, "is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*, at most 128)");
             }
+            if (name.startsWith("_outrun_")) {
+                // Whatever the allowlist says: the host-process sandbox's wrapper uses these names.
+                throw ApiError.invalid("env." + name, "is reserved (names starting with _outrun_ belong to Outrun's"
+                        + " sandbox wrapper); use another name");
+            }
             if (!config.envAllowed(name)) {
                 throw new ApiError(400, "invalid_request", "env." + name + ": is not on this server's allowlist of"
                         + " variables callers may set (" + config.envAllowlistText() + ")",

@@ -14,20 +14,27 @@ import javax.sql.DataSource;
  */
 public final class Notifier {
 
+    /**
+     * Nodes that may be woken: not draining, and beaten within their own lease TTL (V8; a minute
+     * for a node that does not say its TTL). A node silent for longer has lost every lease it
+     * held: dead or cut off, and a wake-up sent to it would leave the work to JobRunr's poll.
+     */
+    private static final String LIVE =
+            "NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'";
+
     private static final String WAKE_NODES = """
-            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes
-                WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining),
+            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes WHERE %s),
               free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT ?),
               -- Too few free slots: the busy nodes are told too, so that whichever run ends first
               -- onboards the rest (see OnboardingGate); they run no query for it.
               busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
             SELECT count(pg_notify(n.wake_channel, n.why)) FROM (SELECT wake_channel, 'free' AS why FROM free
-              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""";
+              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""".formatted(LIVE);
 
     /** Every other live node, on its own channel: see {@link #relayWake}. */
     private static final String RELAY_WAKE = """
             SELECT count(pg_notify(wake_channel, 'relay')) FROM nodes
-              WHERE heartbeat_at > now() - interval '1 minute' AND NOT draining AND wake_channel <> ?""";
+              WHERE %s AND wake_channel <> ?""".formatted(LIVE);
 
     /** The payload of a wake-up sent to a node that looked free, which it relays when it is full. */
     public static final String WAKE_FREE = "free";

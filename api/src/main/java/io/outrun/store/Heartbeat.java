@@ -40,9 +40,9 @@ public final class Heartbeat {
      */
     public static Answer beat(Connection c, NodeState node, Duration ttl, Collection<Lease> leases, int timeoutSeconds)
             throws SQLException {
-        String sql = "WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining)"
-                + "   VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),"
-                + "   slots = EXCLUDED.slots, running = EXCLUDED.running,"
+        String sql = "WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining,"
+                + "   lease_ttl_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),"
+                + "   slots = EXCLUDED.slots, running = EXCLUDED.running, lease_ttl_ms = EXCLUDED.lease_ttl_ms,"
                 + "   draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),"
                 + " renewed AS (UPDATE leases l SET expires_at = now() + ? * interval '1 millisecond', renewed_at = now()"
                 + "   FROM unnest(?::uuid[], ?::int8[]) AS r(id, epoch)"
@@ -68,13 +68,14 @@ public final class Heartbeat {
             ps.setInt(5, node.slots());
             ps.setInt(6, node.running());
             ps.setBoolean(7, node.draining());
-            ps.setLong(8, ttl.toMillis());
-            ps.setArray(9, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
-            ps.setArray(10, c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
-            ps.setString(11, node.incarnation());
+            ps.setInt(8, (int) Math.min(Integer.MAX_VALUE, ttl.toMillis()));
+            ps.setLong(9, ttl.toMillis());
+            ps.setArray(10, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
+            ps.setArray(11, c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
             ps.setString(12, node.incarnation());
-            ps.setLong(13, ttl.toMillis());
-            ps.setString(14, node.incarnation());
+            ps.setString(13, node.incarnation());
+            ps.setLong(14, ttl.toMillis());
+            ps.setString(15, node.incarnation());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     switch (rs.getString(1)) {

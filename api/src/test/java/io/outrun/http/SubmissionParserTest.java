@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,6 +64,19 @@ class SubmissionParserTest {
                     assertThat(e.httpStatus()).isEqualTo(400);
                     assertThat(e.code()).isEqualTo("invalid_request");
                     assertThat(e.getMessage()).contains(field).doesNotContain("Exception");
+                });
+    }
+
+    @Test
+    void anEnvNameOfTheSandboxWrapperIsRefusedWhateverTheAllowlist() {
+        SubmissionParser allowAll = new SubmissionParser(ApiConfig.defaults("127.0.0.1", 0).withEnvAllowlist(List.of("*")));
+        assertThat(allowAll.parse("{\"command\": \"x\", \"env\": {\"MINE\": \"1\"}}".getBytes(StandardCharsets.UTF_8), "o", null)
+                .submission().env()).containsEntry("MINE", "1");
+        assertThatThrownBy(() -> allowAll.parse("{\"command\": \"x\", \"env\": {\"_outrun_s\": \"/x\"}}"
+                .getBytes(StandardCharsets.UTF_8), "o", null))
+                .isInstanceOfSatisfying(ApiError.class, e -> {
+                    assertThat(e.httpStatus()).isEqualTo(400);
+                    assertThat(e.getMessage()).contains("env._outrun_s").contains("reserved");
                 });
     }
 

@@ -38,33 +38,41 @@ public final class ProcessSandbox implements Sandbox {
      * variables are named {@code _outrun_*} and unset before the command.
      *
      * <p>With no arguments it is a spare ({@link SpareShells}), started ahead of need: it waits on
-     * stdin for the NUL-ended path of its run's go file, and leaves quietly at end of file (not
-     * needed, or its worker is gone). The go file holds NUL-ended fields: the three arguments
-     * above, the workdir or '' for the worker's own, then name and value pairs of the run's
-     * environment, ended by an empty name. (A file, not the pipe: bash reads a pipe a byte per
-     * system call, and anything bash printed meanwhile, such as a locale warning, would fill its
-     * stderr before the run's pumps exist.) Then stdin becomes /dev/null, as a spawned run's is,
-     * {@code SECONDS} starts at 0, and it goes on as above.
+     * stdin for the path of its run's go file (the path's length in four digits, then the path),
+     * and leaves quietly at end of file (not needed, or its worker is gone). The go file holds
+     * NUL-ended fields: the three arguments above, the workdir or '' for the worker's own, then
+     * name and value pairs of the run's environment, ended by an empty name; {@code mapfile}
+     * reads it whole in one system call. (A file, not the pipe: anything bash printed meanwhile,
+     * such as a locale warning, would fill its stderr before the run's pumps exist.) Then stdin
+     * becomes /dev/null, as a spawned run's is, {@code SECONDS} starts at 0, and it goes on as
+     * above.
      */
     static final String WRAPPER = String.join("\n",
             // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
             // Read first, so that a spare has it before its run comes.
             "_outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })",
             "if [ $# = 0 ]; then",
-            // End of file before a whole path: not needed (closed, or its worker died meanwhile).
-            "  IFS= read -r -d '' _outrun_g || exit 0",
+            // Four digits, the path's length in bytes, then the path: read -N takes each in one
+            // system call (read -d reads a pipe a byte per call). End of file before a whole
+            // path: not needed (closed, or its worker died meanwhile).
+            // (A case, not [[ =~ ]], which would leave BASH_REMATCH set for the command.)
+            "  IFS= read -r -N 4 _outrun_g || exit 0",
+            "  case $_outrun_g in [0-9][0-9][0-9][0-9]) ;; *) exit 0;; esac",
+            "  IFS= read -r -N $((10#$_outrun_g)) _outrun_g || exit 0",
             "  exec 0</dev/null",
-            // The go file is written whole before its path is sent; a short one never runs.
-            "  { IFS= read -r -d '' _outrun_1 && IFS= read -r -d '' _outrun_2 && IFS= read -r -d '' _outrun_3 \\",
-            "      && IFS= read -r -d '' _outrun_w || exit 126",
-            "    while IFS= read -r -d '' _outrun_k || exit 126; [ -n \"$_outrun_k\" ]; do",
-            "      IFS= read -r -d '' _outrun_v || exit 126; export \"$_outrun_k=$_outrun_v\"",
-            "    done; true; } < \"$_outrun_g\" || exit 126",
+            // The go file is written whole before its path is sent; a short one never runs: four
+            // fields, name and value pairs, and the empty name that ends them.
+            "  mapfile -d '' -t _outrun_a < \"$_outrun_g\" || exit 126",
+            "  _outrun_n=${#_outrun_a[@]}",
+            "  [ \"$_outrun_n\" -ge 5 ] && [ $(( (_outrun_n - 5) % 2 )) = 0 ] && [ -z \"${_outrun_a[_outrun_n - 1]}\" ] || exit 126",
+            "  for (( _outrun_i = 4; _outrun_i < _outrun_n - 1; _outrun_i += 2 )); do",
+            "    export \"${_outrun_a[_outrun_i]}=${_outrun_a[_outrun_i + 1]}\"",
+            "  done",
             // -P: the physical path, as a spawned bash's $PWD is; OLDPWD as a fresh bash has it
             // (exported, no value).
-            "  if [ -n \"$_outrun_w\" ]; then cd -P -- \"$_outrun_w\" || exit 126; unset OLDPWD; declare -x OLDPWD; fi",
-            "  set -- \"$_outrun_1\" \"$_outrun_2\" \"$_outrun_3\"",
-            "  unset _outrun_1 _outrun_2 _outrun_3 _outrun_w _outrun_k _outrun_v _outrun_g; SECONDS=0",
+            "  if [ -n \"${_outrun_a[3]}\" ]; then cd -P -- \"${_outrun_a[3]}\" || exit 126; unset OLDPWD; declare -x OLDPWD; fi",
+            "  set -- \"${_outrun_a[0]}\" \"${_outrun_a[1]}\" \"${_outrun_a[2]}\"",
+            "  unset _outrun_a _outrun_n _outrun_i _outrun_g; SECONDS=0",
             "fi",
             "if [ -n \"$2\" ]; then",
             "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
@@ -274,19 +282,27 @@ public final class ProcessSandbox implements Sandbox {
             // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
             return null;
         }
+        Path goFile = goFile(script);
+        if (goFile.toString().getBytes(NATIVE).length > 9999) {
+            return null; // longer than four digits say (a path is at most 4096 bytes on Linux)
+        }
         Process spare = spare();
         if (spare == null) {
             return null;
         }
-        Path goFile = goFile(script);
         try {
             Files.write(goFile, message);
         } catch (IOException e) {
             SpareShells.dismiss(spare);
             return null;
         }
+        byte[] path = goFile.toString().getBytes(NATIVE);
+        // Its length in four digits, then the path (see WRAPPER), in one write.
+        byte[] word = new byte[4 + path.length];
+        System.arraycopy(String.format("%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
+        System.arraycopy(path, 0, word, 4, path.length);
         try (java.io.OutputStream in = spare.getOutputStream()) {
-            in.write((goFile + "\0").getBytes(NATIVE));
+            in.write(word);
         } catch (IOException e) {
             // It died before its run reached it (killed from outside): this run spawns its own.
             spare.destroyForcibly();
@@ -321,13 +337,15 @@ public final class ProcessSandbox implements Sandbox {
      * {@code BASH_ENV} or {@code SHELLOPTS}).
      */
     static boolean exportable(String name) {
-        return name.matches("[A-Za-z_][A-Za-z0-9_]*") && !name.startsWith("BASH") && !name.startsWith("COMP_")
+        return IDENTIFIER.matcher(name).matches() && !name.startsWith("BASH") && !name.startsWith("COMP_")
                 // The wrapper's own variables: a run must never set its lease file or pid file.
                 && !name.startsWith("_outrun_")
                 // Locale: a bad value warns when assigned, silently at a bash's start.
                 && !name.startsWith("LC_") && !name.equals("LANG") && !name.equals("LANGUAGE")
                 && !name.equals("_") && !BASH_OWN.contains(name);
     }
+
+    private static final java.util.regex.Pattern IDENTIFIER = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private static final java.util.Set<String> BASH_OWN = java.util.Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
             "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",

@@ -56,7 +56,10 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
                 "env | LC_ALL=C sort | grep -v '^_='",
                 "cat; echo \"stdin done $?\"",
                 "umask; set +o; shopt -p; trap -p; echo \"$-\"",
-                "echo ${BASH_ARGV0##*/} ${#BASH_SOURCE[@]} ${#FUNCNAME[@]} ${_outrun_1-unset} ${_outrun_w-unset}");
+                "echo ${BASH_ARGV0##*/} ${#BASH_SOURCE[@]} ${#FUNCNAME[@]} ${_outrun_1-unset} ${_outrun_w-unset}",
+                // Every shell variable's name (values of bash's dynamic ones differ by nature):
+                // nothing of the spare's own work may be left (BASH_REMATCH, MAPFILE, _outrun_*).
+                "echo $(compgen -v | LC_ALL=C sort)");
         RunSpec spec = new RunSpec(java.util.UUID.randomUUID(), 1, 1, "local", "local", probe, null, workdir.toString(), env,
                 Duration.ofSeconds(10), 1 << 20, Limits.DEFAULTS, lease);
         String spawned;
