@@ -82,14 +82,16 @@ public final class StewardWake implements AutoCloseable {
                 }
                 return;
             }
+            OnboardingGate.lookedHere(); // cleared: a look that threw earlier may have left it set
             steward.notifyThreadOccupied();
             steward.notifyThreadIdle();
             // JobRunr skips a look while another holds its lock, and that one may have queried before
-            // this work committed: look again once it is done (a look takes milliseconds).
+            // this work committed: look again once it is done, spaced as any two looks are (the
+            // jobs that one just handed out count as occupied only once their threads start).
             long giveUp = System.nanoTime() + RETRY_NANOS;
             while (!OnboardingGate.lookedHere() && server.isRunning() && System.nanoTime() < giveUp
                     && steward.getOccupiedWorkerCount() < slots) {
-                Thread.sleep(2);
+                Thread.sleep(SPACING_MS);
                 steward.notifyThreadOccupied();
                 steward.notifyThreadIdle();
             }

@@ -351,7 +351,8 @@ public final class LeaseKeeper implements AutoCloseable {
         // The switch kills once the clock passes that second (checked each second): from then on a
         // SIGKILL exit may be its doing.
         a.killSwitchAt((deadlineSeconds + 1) * 1000);
-        byte[] text = String.format("%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
+        // Locale.ROOT: ASCII digits for the shell scripts that read it, whatever the JVM's locale.
+        byte[] text = String.format(java.util.Locale.ROOT, "%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
         // In place, one write of a fixed width: a bind mount keeps the inode, a reader never sees it empty.
         Path file = leaseFile(a.lease());
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {

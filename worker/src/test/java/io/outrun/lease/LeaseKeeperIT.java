@@ -72,6 +72,27 @@ class LeaseKeeperIT {
         pool.close();
     }
 
+    /**
+     * Review: the lease file was formatted in the JVM's locale; under one whose digits are not
+     * 0-9 (Arabic, Persian, …) the kill switch could not read the deadline and never fired.
+     */
+    @Test
+    void theLeaseFileHoldsAsciiDigitsWhateverTheJvmsLocale() throws Exception {
+        java.util.Locale before = java.util.Locale.getDefault();
+        java.util.Locale.setDefault(java.util.Locale.forLanguageTag("ar-EG"));
+        try {
+            UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+            Attempt attempt = begin(id);
+            String text = Files.readString(keeper.leaseFile(attempt.lease()));
+            assertThat(text).matches("[0-9]{12}\n");
+            long deadline = Long.parseLong(text.strip());
+            assertThat(deadline).isBetween(System.currentTimeMillis() / 1000, System.currentTimeMillis() / 1000 + TTL.toSeconds());
+            keeper.end(attempt);
+        } finally {
+            java.util.Locale.setDefault(before);
+        }
+    }
+
     @Test
     void twoClaimsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
         UUID id = submissions.insert(Submission.of("o", "sleep 30")).execution().id();

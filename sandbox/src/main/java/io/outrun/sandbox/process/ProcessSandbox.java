@@ -53,12 +53,14 @@ public final class ProcessSandbox implements Sandbox {
             "_outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })",
             "if [ $# = 0 ]; then",
             // Four digits, the path's length in bytes, then the path: read -N takes each in one
-            // system call (read -d reads a pipe a byte per call). End of file before a whole
-            // path: not needed (closed, or its worker died meanwhile).
-            // (A case, not [[ =~ ]], which would leave BASH_REMATCH set for the command.)
-            "  IFS= read -r -N 4 _outrun_g || exit 0",
-            "  case $_outrun_g in [0-9][0-9][0-9][0-9]) ;; *) exit 0;; esac",
-            "  IFS= read -r -N $((10#$_outrun_g)) _outrun_g || exit 0",
+            // system call (read -d reads a pipe a byte per call), counting bytes under LC_ALL=C
+            // whatever bash's own default locale. End of file before any byte: not needed
+            // (closed, or its worker died meanwhile), leave quietly. Anything else malformed is
+            // a run that must not look like a success: 126. (A case, not [[ =~ ]], which would
+            // leave BASH_REMATCH set for the command.)
+            "  LC_ALL=C IFS= read -r -N 4 _outrun_g || { [ -z \"$_outrun_g\" ] && exit 0; exit 126; }",
+            "  case $_outrun_g in [0-9][0-9][0-9][0-9]) ;; *) exit 126;; esac",
+            "  LC_ALL=C IFS= read -r -N $((10#$_outrun_g)) _outrun_g || exit 126",
             "  exec 0</dev/null",
             // The go file is written whole before its path is sent; a short one never runs: four
             // fields, name and value pairs, and the empty name that ends them.
@@ -299,7 +301,7 @@ public final class ProcessSandbox implements Sandbox {
         byte[] path = goFile.toString().getBytes(NATIVE);
         // Its length in four digits, then the path (see WRAPPER), in one write.
         byte[] word = new byte[4 + path.length];
-        System.arraycopy(String.format("%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
+        System.arraycopy(String.format(java.util.Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
         System.arraycopy(path, 0, word, 4, path.length);
         try (java.io.OutputStream in = spare.getOutputStream()) {
             in.write(word);

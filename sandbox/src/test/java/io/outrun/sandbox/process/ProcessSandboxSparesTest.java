@@ -80,6 +80,27 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
         }
     }
 
+    /**
+     * Review: the length the worker sends a spare was formatted in the JVM's locale, whose digits
+     * are not 0-9 in some (Arabic, Persian, Bengali, Marathi): the spare took it for a closed
+     * pipe and exited 0, a success that never ran the command.
+     */
+    @Test
+    void aSpareRunsItsCommandWhateverTheJvmsLocale() throws Exception {
+        java.util.Locale before = java.util.Locale.getDefault();
+        java.util.Locale.setDefault(java.util.Locale.forLanguageTag("ar-EG"));
+        try {
+            long served = sandbox.sparesServed();
+            try (Run run = sandbox.start(RunSpec.of("echo ran; exit 4", Duration.ofSeconds(10)))) {
+                assertThat(await(run).exitCode()).isEqualTo(4);
+                assertThat(run.stdout().text()).isEqualTo("ran\n");
+            }
+            assertThat(sandbox.sparesServed()).as("served by a spare").isEqualTo(served + 1);
+        } finally {
+            java.util.Locale.setDefault(before);
+        }
+    }
+
     /** A variable bash reads at start-up ({@code BASH_ENV}) or owns needs a fresh bash: such a run is spawned. */
     @Test
     void aRunThatSetsBashsOwnVariablesIsSpawned(@TempDir Path dir) throws Exception {
