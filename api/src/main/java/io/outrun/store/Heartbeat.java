@@ -120,12 +120,19 @@ public final class Heartbeat {
                            double heartbeatAgeSeconds, boolean draining) {
     }
 
-    /** Nodes that beat within the last {@code within}: a dead node drops out once its beats stop. */
+    /**
+     * Beaten within the given span, or within the node's own lease TTL when that is longer (V8):
+     * a node with a long TTL beats seldom (every TTL/3) and is not gone between its beats.
+     */
+    private static final String BEAT_WITHIN =
+            "heartbeat_at > now() - greatest(?, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'";
+
+    /** Nodes that beat within the last {@code within} (or their own TTL): a dead node drops out once its beats stop. */
     public static java.util.List<LiveNode> live(Connection c, Duration within) throws SQLException {
         java.util.List<LiveNode> nodes = new java.util.ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT node_id, incarnation, version, slots, running,"
                 + " extract(epoch FROM now() - heartbeat_at), draining OR drain_requested FROM nodes"
-                + " WHERE heartbeat_at > now() - ? * interval '1 millisecond' ORDER BY node_id, started_at")) {
+                + " WHERE " + BEAT_WITHIN + " ORDER BY node_id, started_at")) {
             ps.setLong(1, within.toMillis());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -140,7 +147,7 @@ public final class Heartbeat {
     /** Asks live nodes named {@code node} (a node id or an incarnation) to drain; how many were asked. */
     public static int requestDrain(Connection c, String node, Duration within) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET drain_requested = true"
-                + " WHERE (node_id = ? OR incarnation = ?) AND heartbeat_at > now() - ? * interval '1 millisecond'")) {
+                + " WHERE (node_id = ? OR incarnation = ?) AND " + BEAT_WITHIN)) {
             ps.setString(1, node);
             ps.setString(2, node);
             ps.setLong(3, within.toMillis());
