@@ -30,10 +30,22 @@ log "base images from Debian packages (cached by tag and recipe)"
 deploy/base/build.sh outrun-jre-base:bookworm
 sandbox/image/build.sh
 T0=$(seconds)
-docker build -q -f deploy/postgres/Dockerfile --build-arg BASE=outrun-jre-base:bookworm -t outrun-postgres:15-ci . 2>&1 | grep -v -e DEPRECATED -e BuildKit -e environment-variable -e '^$' || true
+# --network host: the RUN steps need no bridge of the engine's, so the build works even where the
+# host engine has lost its default bridge (docker0); a failed build stops here with its output
+# and a clear line, never later as a registry pull of the tag that was not built.
+build_image() { # tag dockerfile
+  local out
+  if ! out="$(docker build -q --network host -f "$2" --build-arg BASE=outrun-jre-base:bookworm -t "$1" . 2>&1)"; then
+    printf '%s\n' "$out" | grep -v -e DEPRECATED -e BuildKit -e environment-variable -e '^$' >&2 || true
+    echo "deploy/check.sh: building $1 from $2 failed (output above)" >&2
+    exit 1
+  fi
+  docker image inspect "$1" >/dev/null 2>&1 || { echo "deploy/check.sh: $1 was not built from $2" >&2; exit 1; }
+}
+build_image outrun-postgres:15-ci deploy/postgres/Dockerfile
 T1=$(seconds)
 log "building the node image (deploy/Dockerfile on outrun-jre-base:bookworm)"
-docker build -q -f deploy/Dockerfile --build-arg BASE=outrun-jre-base:bookworm -t outrun:ci . 2>&1 | grep -v -e DEPRECATED -e BuildKit -e environment-variable -e '^$' || true
+build_image outrun:ci deploy/Dockerfile
 T2=$(seconds)
 echo "postgres image $((T1 - T0)) s, node image $((T2 - T1)) s"
 

@@ -13,8 +13,18 @@ import java.util.concurrent.TimeUnit;
  * A Docker engine of a test's own: its own socket, data root, exec root (and so its own
  * containerd), pid file, no bridge and no iptables, with the sandbox image loaded from the
  * machine's engine. Restarting or stopping it disturbs nothing else on the machine (other tests
- * use the main engine meanwhile). Needs root and {@code dockerd} ({@link Requirements}: under
- * {@code CI=true} a missing one fails the test, elsewhere it is skipped with the reason).
+ * use the main engine meanwhile). Needs root, {@code dockerd} and {@code unshare}
+ * ({@link Requirements}: under {@code CI=true} a missing one fails the test, elsewhere it is
+ * skipped with the reason).
+ *
+ * <p>The engine runs in a network namespace of its own ({@code unshare --net}, which execs
+ * dockerd in place, so {@link #killEngine} still signals dockerd itself). A dockerd started with
+ * {@code --bridge=none} in the host's namespace deletes the host's {@code docker0} at start, and
+ * the host engine then cannot build or run anything on its default bridge until it restarts:
+ * that broke {@code deploy/check.sh} after the suite on a fresh machine. In its own namespace the
+ * private engine sees only its own loopback; its containers have no network anyway (Outrun's
+ * runs use {@code none}), and its socket is a file, reachable from the host as before.
+ * {@code PrivateDockerdIT} checks that the host's bridge survives a start, a restart and a close.
  */
 public final class PrivateDockerd implements AutoCloseable {
 
@@ -32,6 +42,7 @@ public final class PrivateDockerd implements AutoCloseable {
         Requirements.docker();
         Requirements.root("a private Docker engine");
         Requirements.binary("dockerd");
+        Requirements.binary("unshare");
         // Short: a unix socket path has at most 107 bytes.
         PrivateDockerd d = new PrivateDockerd(Files.createTempDirectory(Path.of("/tmp"), "outrun-dockerd-"), liveRestore);
         d.startEngine();
@@ -50,7 +61,7 @@ public final class PrivateDockerd implements AutoCloseable {
 
     /** Starts the engine and waits until it answers. */
     public void startEngine() throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("dockerd",
+        List<String> cmd = new ArrayList<>(List.of("unshare", "--net", "--", "dockerd",
                 "--host", host(),
                 "--data-root", dir.resolve("data").toString(),
                 "--exec-root", dir.resolve("exec").toString(),
