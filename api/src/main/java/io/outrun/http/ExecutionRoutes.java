@@ -89,7 +89,8 @@ final class ExecutionRoutes {
         UUID id = id(ctx);
         OutputCursor cursor = OutputCursor.decode(ctx.queryParam("cursor"));
         long waitMs = waitMs(ctx);
-        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor),
+        long maxBytes = longParam(ctx, "maxBytes", MIN_PAGE_BYTES, Long.MAX_VALUE);
+        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
         ApiServer.json(ctx, 200, chunk);
     }
@@ -135,18 +136,21 @@ final class ExecutionRoutes {
         ApiServer.json(ctx, 200, page);
     }
 
-    private OutputChunk chunk(Execution e, OutputCursor cursor) {
+    /** The output after {@code cursor}, at most {@code maxBytes} bytes of each stream; {@code more} when some were left for the next page. */
+    private OutputChunk chunk(Execution e, OutputCursor cursor, long maxBytes) {
         // A retried attempt starts its output from zero: a cursor of an older attempt starts over.
         boolean restarted = cursor.epoch() != 0 && cursor.epoch() != e.outputEpoch();
         OutputCursor from = cursor.epoch() == e.outputEpoch() ? cursor : new OutputCursor(e.outputEpoch(), 0, 0);
         boolean complete = e.status().isTerminal();
-        OutputSlicer.Slice out = OutputSlicer.since(e.stdout(), from.stdout(), complete);
-        OutputSlicer.Slice err = OutputSlicer.since(e.stderr(), from.stderr(), complete);
+        OutputSlicer.Slice out = OutputSlicer.since(e.stdout(), from.stdout(), complete, maxBytes);
+        OutputSlicer.Slice err = OutputSlicer.since(e.stderr(), from.stderr(), complete, maxBytes);
         String next = new OutputCursor(e.outputEpoch(), out.next(), err.next()).encode();
+        boolean more = out.more() || err.more();
+        boolean done = complete && !more;
         return new OutputChunk(e.id().toString(), e.status().wire(), e.attempt(), restarted,
                 new StreamDelta(out.text(), out.droppedBytes(), e.stdout().totalBytes()),
                 new StreamDelta(err.text(), err.droppedBytes(), e.stderr().totalBytes()),
-                next, complete, e.exitCode(), guidance.forOutput(e, complete, next));
+                next, done, more, e.exitCode(), guidance.forOutput(e, done, more, next));
     }
 
     /**
@@ -183,6 +187,9 @@ final class ExecutionRoutes {
     private Execution load(UUID id, String owner) {
         return service.get(id, owner).orElseThrow(() -> ApiError.notFound(id.toString()));
     }
+
+    /** The smallest page of output a caller may ask for: one character of any width, with room to spare. */
+    static final long MIN_PAGE_BYTES = 16;
 
     private long waitMs(Context ctx) {
         return Math.min(longParam(ctx, "waitMs", 0, 0), config.maxWaitMs());

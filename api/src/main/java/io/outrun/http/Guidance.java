@@ -128,7 +128,11 @@ final class Guidance {
         return text + " fix the command, and submit it again as a new execution.";
     }
 
-    String forOutput(Execution e, boolean done, String cursor) {
+    String forOutput(Execution e, boolean done, boolean more, String cursor) {
+        if (more) {
+            return "This page stopped at maxBytes and more output is already there: call again at once with cursor="
+                    + cursor + " (and the same maxBytes) for the next page; no byte is skipped or repeated.";
+        }
         if (done) {
             return "Finished (" + e.status().wire() + "); this is the last of its output. GET /v1/executions/" + e.id()
                     + " shows exit code and any error.";

@@ -13,11 +13,25 @@ final class OutputSlicer {
     private OutputSlicer() {
     }
 
-    /** Text from byte {@code from} on, the offset to continue at, and bytes skipped as dropped. */
-    record Slice(String text, long next, long droppedBytes) {
+    /**
+     * Text from byte {@code from} on, the offset to continue at, bytes skipped as dropped, and
+     * whether kept bytes remain after {@code next} (the answer stopped at its byte budget).
+     */
+    record Slice(String text, long next, long droppedBytes, boolean more) {
     }
 
+    /** Everything kept from {@code from} on. */
     static Slice since(Captured c, long from, boolean complete) {
+        return since(c, from, complete, Long.MAX_VALUE);
+    }
+
+    /**
+     * At most {@code maxBytes} bytes of kept output from {@code from} on, contiguous and cut
+     * before a character that does not fit, so that a reader paging by {@code next} gets every
+     * kept byte exactly once. The dropped middle costs nothing of the budget: its marker stands
+     * for it and the slice goes on after it.
+     */
+    static Slice since(Captured c, long from, boolean complete, long maxBytes) {
         byte[] head = c.head();
         byte[] tail = c.tail();
         long tailOffset = c.tailOffset();
@@ -25,20 +39,52 @@ final class OutputSlicer {
         if (!complete) {
             end -= incompleteEnd(tail.length > 0 ? tail : head);
         }
-        from = Math.max(0, Math.min(from, end));
+        long pos = Math.max(0, Math.min(from, end));
+        long budget = Math.max(1, maxBytes);
         StringBuilder text = new StringBuilder();
-        if (from < head.length) {
-            text.append(decode(head, (int) from, (int) Math.min(head.length, end)));
+        if (pos < head.length) {
+            long stop = cut(head, 0, pos, Math.min(head.length, end), budget);
+            text.append(decode(head, (int) pos, (int) stop));
+            budget -= stop - pos;
+            pos = stop;
         }
-        long dropped = Math.max(0, Math.min(tailOffset, end) - Math.max(from, head.length));
-        if (dropped > 0) {
-            text.append(Captured.marker(dropped));
+        long dropped = 0;
+        if (pos >= head.length) {
+            dropped = Math.max(0, Math.min(tailOffset, end) - pos);
+            if (dropped > 0) {
+                text.append(Captured.marker(dropped));
+                pos += dropped;
+            }
+            long tailFrom = Math.max(pos, tailOffset);
+            if (tailFrom < end && budget > 0) {
+                long stop = cut(tail, tailOffset, tailFrom, end, budget);
+                text.append(decode(tail, (int) (tailFrom - tailOffset), (int) (stop - tailOffset)));
+                pos = stop;
+            }
         }
-        long tailFrom = Math.max(from, tailOffset);
-        if (tailFrom < end) {
-            text.append(decode(tail, (int) (tailFrom - tailOffset), (int) (end - tailOffset)));
+        return new Slice(text.toString(), pos, dropped, pos < end);
+    }
+
+    /**
+     * Where a slice of {@code bytes} (which start at stream offset {@code base}) from
+     * {@code from} ends: at {@code limit}, or earlier at the budget, moved back to the start of
+     * the character the budget would split (but past at least one character).
+     */
+    private static long cut(byte[] bytes, long base, long from, long limit, long budget) {
+        if (limit - from <= budget) {
+            return limit;
         }
-        return new Slice(text.toString(), end, dropped);
+        long stop = from + budget;
+        while (stop > from && (bytes[(int) (stop - base)] & 0xC0) == 0x80) {
+            stop--;
+        }
+        if (stop == from) { // a budget smaller than one character: give that character whole
+            stop++;
+            while (stop < limit && (bytes[(int) (stop - base)] & 0xC0) == 0x80) {
+                stop++;
+            }
+        }
+        return stop;
     }
 
     /** {@code from}, moved forward past UTF-8 continuation bytes so that text shown from it starts on a character. */

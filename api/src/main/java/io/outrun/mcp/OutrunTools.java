@@ -124,7 +124,8 @@ public final class OutrunTools {
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
                         The state of one execution: status, exit code, attempts, error, byte counts, and the \
-                        output cursor. Once it has finished, also a short preview of its output (start and end). \
+                        output cursor. Once it has finished, also the first part of its output (read_output with the \
+                        cursor goes on from there). \
                         waitMs (at most 30000) waits for the end. Prefer read_output to follow a running command.""",
                         """
                         {"type":"object","properties":{
@@ -135,7 +136,9 @@ public final class OutrunTools {
                 spec("read_output", """
                         Only the output an execution printed after cursor (omit cursor to read from the start), \
                         and the cursor to pass next time. waitMs (at most 30000) waits for new output and answers \
-                        as soon as some arrives or the command ends. done=true means this is the last of it.""",
+                        as soon as some arrives or the command ends. An answer holds at most 30000 bytes per stream: \
+                        more=true means output already printed follows, so call again at once with the new cursor; \
+                        paging by cursor returns every byte exactly once. done=true means this is the last of it.""",
                         """
                         {"type":"object","properties":{
                           "executionId":{"type":"string"},
@@ -246,7 +249,7 @@ public final class OutrunTools {
                     + " get_execution for its state; cancel_execution stops it.");
             return answer;
         }
-        return withOutput(client, submitted, client.output(submitted.executionId(), null, 0), TEXT_LIMIT);
+        return withOutput(client, submitted, TEXT_LIMIT);
     }
 
     private static List<io.outrun.http.wire.InputFileSpec> inputFiles(List<?> items) {
@@ -338,13 +341,15 @@ public final class OutrunTools {
             answer.put("guidance", running(v));
             return answer;
         }
-        return withOutput(client, v, client.output(id, null, 0), PREVIEW_LIMIT);
+        return withOutput(client, v, PREVIEW_LIMIT);
     }
 
     private ObjectNode readOutput(OutrunClient client, ToolArgs args) {
         String id = args.requiredString("executionId");
         Long waitMs = args.integer("waitMs");
-        OutputChunk chunk = client.output(id, args.string("cursor"), waitMs == null ? 0 : waitMs);
+        // A page of at most TEXT_LIMIT bytes per stream (so at most as many characters), from the
+        // cursor on: the next cursor points just past it, so paging returns every byte once.
+        OutputChunk chunk = client.output(id, args.string("cursor"), waitMs == null ? 0 : waitMs, TEXT_LIMIT);
         ObjectNode answer = Json.mapper().createObjectNode();
         answer.put("executionId", chunk.executionId());
         answer.put("status", chunk.status());
@@ -352,16 +357,20 @@ public final class OutrunTools {
         if (chunk.restarted()) {
             answer.put("restarted", true);
         }
-        String readAll = "read_output without a cursor reads all of it";
-        answer.put("stdout", Clip.text(chunk.stdout().text(), TEXT_LIMIT, readAll));
-        answer.put("stderr", Clip.text(chunk.stderr().text(), TEXT_LIMIT, readAll));
+        answer.put("stdout", chunk.stdout().text());
+        answer.put("stderr", chunk.stderr().text());
         answer.put("cursor", chunk.cursor());
         answer.put("done", chunk.done());
+        if (chunk.more()) {
+            answer.put("more", true);
+        }
         if (chunk.exitCode() != null) {
             answer.put("exitCode", chunk.exitCode());
         }
         String guidance;
-        if (chunk.done()) {
+        if (chunk.more()) {
+            guidance = MORE;
+        } else if (chunk.done()) {
             guidance = "Finished (" + chunk.status() + "); this is the last of its output. get_execution shows the exit"
                     + " code and any error.";
         } else {
@@ -373,6 +382,11 @@ public final class OutrunTools {
         answer.put("guidance", guidance);
         return answer;
     }
+
+    /** Guidance of a page that stopped at its size with more output already printed. */
+    private static final String MORE = "This answer holds only the first part of the output after the cursor"
+            + " (at most " + TEXT_LIMIT + " bytes per stream); more is already there. Call read_output with this"
+            + " cursor for the next part: no byte is skipped or repeated.";
 
     private ObjectNode cancel(OutrunClient client, ToolArgs args) {
         String id = args.requiredString("executionId");
@@ -440,18 +454,26 @@ public final class OutrunTools {
         return answer;
     }
 
-    /** The state with the output since the start, bounded; for a finished execution its final state. */
-    private ObjectNode withOutput(OutrunClient client, ExecutionView v, OutputChunk chunk, int limit) {
+    /**
+     * The state with the output since the start: its first {@code limit} bytes per stream, and
+     * the cursor just past them, so read_output goes on where this answer stops; for a finished
+     * execution its final state.
+     */
+    private ObjectNode withOutput(OutrunClient client, ExecutionView v, int limit) {
+        OutputChunk chunk = client.output(v.executionId(), null, 0, limit);
         if (chunk.done() && !v.finished()) {
             v = client.get(v.executionId(), 0, "none"); // it ended between the two reads: show the end
         }
         ObjectNode answer = state(v);
-        String readAll = "read_output without a cursor reads all of it";
-        answer.put("stdout", Clip.text(chunk.stdout().text(), limit, readAll));
-        answer.put("stderr", Clip.text(chunk.stderr().text(), limit, readAll));
+        answer.put("stdout", chunk.stdout().text());
+        answer.put("stderr", chunk.stderr().text());
         answer.put("cursor", chunk.cursor());
         answer.put("done", chunk.done());
-        answer.put("guidance", chunk.done() ? v.guidance() : running(v));
+        if (chunk.more()) {
+            answer.put("more", true);
+        }
+        answer.put("guidance", chunk.more() ? (v.finished() ? "Finished (" + v.status() + "). " : "") + MORE
+                : chunk.done() ? v.guidance() : running(v));
         return answer;
     }
 

@@ -89,8 +89,17 @@ public final class OutrunClient {
 
     /** Output after {@code cursor} (null: from the start), waiting up to {@code waitMs} for some. */
     public OutputChunk output(String executionId, String cursor, long waitMs) {
+        return output(executionId, cursor, waitMs, 0);
+    }
+
+    /**
+     * Output after {@code cursor}, at most {@code maxBytes} bytes of each stream (0: all of it);
+     * when {@link OutputChunk#more()} is true, ask again with its cursor for the next page.
+     */
+    public OutputChunk output(String executionId, String cursor, long waitMs, long maxBytes) {
         String path = "/v1/executions/" + encodePath(executionId) + "/output"
-                + query("cursor", cursor, "waitMs", waitMs > 0 ? String.valueOf(waitMs) : null);
+                + query("cursor", cursor, "waitMs", waitMs > 0 ? String.valueOf(waitMs) : null,
+                        "maxBytes", maxBytes > 0 ? String.valueOf(maxBytes) : null);
         return send(request(path, waitOf(waitMs)).GET().build(), OutputChunk.class);
     }
 

@@ -11,6 +11,7 @@ import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.store.RetentionStore;
 import io.outrun.worker.WorkerConfig;
 import io.outrun.worker.WorkerNode;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -198,6 +199,40 @@ class WorkerApiIT {
         assertThat(v.guidance()).contains("maxOutputBytes");
         OutputChunk all = api.alice().output(v.executionId(), null, 0);
         assertThat(all.stdout().droppedBytes()).isEqualTo(v.stdout().totalBytes() - 1000);
+    }
+
+    /** maxBytes pages: each page within its bound, contiguous, and joined they are the whole output, marker included. */
+    @Test
+    void pagesOfMaxBytesJoinToTheWholeOutput() {
+        ExecutionView v = api.alice().submit(SubmitRequest.of("seq 1 60000; seq 1 9000 >&2").withMaxOutputBytes(200_000L)
+                .withWaitMs(20_000L));
+        assertThat(v.status()).isEqualTo("succeeded");
+        OutputChunk whole = api.alice().output(v.executionId(), null, 0);
+        assertThat(whole.more()).isFalse();
+        assertThat(whole.stdout().droppedBytes()).as("a dropped middle to page across").isPositive();
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        String cursor = null;
+        int pages = 0;
+        OutputChunk page;
+        do {
+            page = api.alice().output(v.executionId(), cursor, 0, 7_000);
+            assertThat(page.stdout().text().replace(io.outrun.sandbox.capture.Captured.marker(page.stdout().droppedBytes()), ""))
+                    .hasSizeLessThanOrEqualTo(7_000);
+            assertThat(page.done()).isEqualTo(!page.more());
+            out.append(page.stdout().text());
+            err.append(page.stderr().text());
+            cursor = page.cursor();
+            pages++;
+        } while (page.more());
+        assertThat(pages).isGreaterThan(200_000 / 7_000);
+        assertThat(out.toString()).isEqualTo(whole.stdout().text());
+        assertThat(err.toString()).isEqualTo(whole.stderr().text());
+        assertThat(page.cursor()).isEqualTo(whole.cursor());
+        HttpResponse<String> tooSmall = api.send("GET", "/v1/executions/" + v.executionId() + "/output?maxBytes=15",
+                api.aliceToken, null);
+        assertThat(tooSmall.statusCode()).isEqualTo(400);
+        assertThat(tooSmall.body()).contains("invalid_request").contains("maxBytes");
     }
 
     @Test

@@ -83,6 +83,7 @@ class McpHttpIT {
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
+                scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
 
                 // Owner scoping: bob's session cannot see alice's execution.

@@ -116,6 +116,73 @@ final class McpScenario {
         assertThat(part.json().path("nextOffset").asLong()).isEqualTo(14);
     }
 
+    /**
+     * Nothing lost by cursor: a command printing 4,000 lines of 51 bytes over ~4 s, read live by
+     * read_output's cursor, then a 3 MB burst read after its end, arrive byte-exact (SHA-256 equal
+     * to what HTTP {@code /output} serves), each answer within its bound.
+     */
+    void readOutputPagesEveryByteByCursor(java.util.function.Function<String, String> httpStdout) {
+        String x41 = "x".repeat(41);
+        String live = "for i in $(seq 1 4000); do printf 'row %04d %s\\n' \"$i\" " + x41 + ";"
+                + " [ $((i % 100)) = 0 ] && sleep 0.1; done; true";
+        StringBuilder expected = new StringBuilder();
+        for (int i = 1; i <= 4000; i++) {
+            expected.append(String.format(java.util.Locale.ROOT, "row %04d %s\n", i, x41));
+        }
+        assertThat(expected.length()).isEqualTo(204_000);
+        pageToTheEnd(call("run_command", Map.of("command", live, "background", true)), expected.toString(), httpStdout, true);
+
+        String line = "0123456789".repeat(9) + "abcdefghi"; // 99 characters and a newline
+        String burst = "yes " + line + " | head -n 30000";
+        pageToTheEnd(call("run_command", Map.of("command", burst, "maxOutputBytes", 4_000_000, "waitMs", 30_000)),
+                (line + "\n").repeat(30_000), httpStdout, false);
+    }
+
+    private void pageToTheEnd(Answer started, String expected, java.util.function.Function<String, String> httpStdout,
+            boolean live) {
+        assertThat(started.error()).as(started.json().toString()).isFalse();
+        String id = started.text("executionId");
+        StringBuilder out = new StringBuilder(started.text("stdout"));
+        String cursor = started.text("cursor");
+        boolean done = started.json().path("done").asBoolean();
+        int answers = 0;
+        int pages = started.json().path("more").asBoolean() ? 1 : 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!done) {
+            Answer chunk = call("read_output", Map.of("executionId", id, "cursor", cursor, "waitMs", 10_000));
+            assertThat(chunk.error()).as(chunk.json().toString()).isFalse();
+            String text = chunk.text("stdout");
+            assertThat(text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length).as("one answer's bound")
+                    .isLessThanOrEqualTo(OutrunTools.TEXT_LIMIT);
+            if (chunk.json().path("more").asBoolean()) {
+                pages++;
+                assertThat(chunk.text("guidance")).contains("read_output").contains("no byte is skipped");
+            }
+            out.append(text);
+            cursor = chunk.text("cursor");
+            done = chunk.json().path("done").asBoolean();
+            answers++;
+            assertThat(System.nanoTime()).as("ends in time").isLessThan(deadline);
+        }
+        assertThat(out.length()).as("characters read by cursor").isEqualTo(expected.length());
+        assertThat(sha256(out.toString())).as("byte-exact").isEqualTo(sha256(expected));
+        assertThat(sha256(httpStdout.apply(id))).as("as HTTP /output serves it").isEqualTo(sha256(expected));
+        // 3,000,000 bytes in answers of 30,000: the run's own answer and 99 pages of read_output.
+        assertThat(answers).as("read in many answers").isGreaterThanOrEqualTo(live ? 6 : 99);
+        if (!live) {
+            assertThat(pages).as("answers that stopped at their bound").isGreaterThanOrEqualTo(99);
+        }
+    }
+
+    private static String sha256(String text) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     void foregroundRunAnswersInOneCall() {
         Answer done = call("run_command", Map.of("command", "echo hi; echo oops >&2; exit 3", "waitMs", 25_000));
         assertThat(done.error()).as("a failed command is a result, not a tool error").isFalse();

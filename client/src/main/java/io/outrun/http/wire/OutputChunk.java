@@ -9,6 +9,8 @@ package io.outrun.http.wire;
  *                  attempt is retried, and {@code restarted} is true on the first chunk of the new one
  * @param cursor    opaque; pass it back to get only what follows
  * @param done      true when the execution has finished and this chunk holds the last of its output
+ * @param more      true when this chunk stopped at the {@code maxBytes} asked for and output already
+ *                  printed follows: ask again with {@code cursor} at once; every byte comes exactly once
  * @param exitCode  the command's exit code once done
  * @param guidance  what to do next
  */
@@ -21,6 +23,7 @@ public record OutputChunk(
         StreamDelta stderr,
         String cursor,
         boolean done,
+        boolean more,
         Integer exitCode,
         String guidance) {
 }
