@@ -99,11 +99,15 @@ public final class OutrunTools {
                         back with read_output or get_execution instead of waiting idle. waitFor="output" answers \
                         as soon as the command prints anything (to see that a server or watcher started). A \
                         command is re-run from the start if its worker dies (maxAttempts, default 3): pass \
-                        maxAttempts=1 for commands that must never run twice (deploys, payments, migrations).""",
+                        maxAttempts=1 for commands that must never run twice (deploys, payments, migrations). \
+                        For anything with side effects also pass idempotencyKey (any unique string of yours): \
+                        calling again with the same key, e.g. after a lost answer or a "retry shortly", answers \
+                        the execution the first call started instead of running the command twice.""",
                         """
                         {"type":"object","properties":{
                           "command":{"type":"string","description":"bash source to run; any length"},
                           "background":{"type":"boolean","description":"answer at once with the executionId (default false)"},
+                          "idempotencyKey":{"type":"string","maxLength":255,"description":"a unique key of yours: a repeat with the same key answers the first call's execution, never a second run (as the HTTP Idempotency-Key header)"},
                           "waitMs":{"type":"integer","minimum":0,"description":"foreground: how long to wait before answering (default 10000, max 30000)"},
                           "waitFor":{"type":"string","enum":["end","output"],"description":"what the wait is for: the end (default) or the first output"},
                           "timeoutMs":{"type":"integer","minimum":1,"description":"kill the command after this long (default 600000, clamped to the server's maximum)"},
@@ -240,7 +244,7 @@ public final class OutrunTools {
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
-        ExecutionView submitted = client.submit(request, null, "none");
+        ExecutionView submitted = client.submit(request, args.string("idempotencyKey"), "none");
         if (background) {
             ObjectNode answer = state(submitted);
             answer.put("cursor", submitted.cursor());

@@ -83,6 +83,7 @@ class McpHttpIT {
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
+                scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
 

@@ -183,6 +183,25 @@ final class McpScenario {
         }
     }
 
+    /** Two run_command calls with one idempotencyKey answer one execution; the command ran once. */
+    void anIdempotencyKeyRunsTheCommandOnce() {
+        String key = "mcp-deploy-" + System.nanoTime();
+        Map<String, Object> args = Map.of("command", "echo deployed", "idempotencyKey", key, "waitMs", 25_000);
+        Answer first = call("run_command", args);
+        Answer again = call("run_command", args);
+        assertThat(first.error()).as(first.json().toString()).isFalse();
+        assertThat(again.error()).as(again.json().toString()).isFalse();
+        assertThat(again.text("executionId")).isEqualTo(first.text("executionId"));
+        assertThat(again.text("status")).isEqualTo("succeeded");
+        assertThat(again.json().path("attempt").asInt()).isEqualTo(1);
+        assertThat(again.text("stdout")).isEqualTo("deployed\n");
+        Answer other = call("run_command", Map.of("command", "echo something else", "idempotencyKey", key));
+        assertThat(other.error()).as("the same key for another command").isTrue();
+        assertThat(other.json().path("error").path("code").asText()).isEqualTo("idempotency_key_reused");
+        Tool run = client.listTools().tools().stream().filter(t -> t.name().equals("run_command")).findFirst().orElseThrow();
+        assertThat(run.description()).contains("idempotencyKey");
+    }
+
     void foregroundRunAnswersInOneCall() {
         Answer done = call("run_command", Map.of("command", "echo hi; echo oops >&2; exit 3", "waitMs", 25_000));
         assertThat(done.error()).as("a failed command is a result, not a tool error").isFalse();

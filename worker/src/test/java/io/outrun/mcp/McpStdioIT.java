@@ -34,6 +34,7 @@ class McpStdioIT {
                 scenario.listsTheTools();
                 scenario.backgroundRunPolledToItsOutput();
                 scenario.foregroundRunAnswersInOneCall();
+                scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
                 scenario.waitForOutputThenCursorThenCancel();
