@@ -46,10 +46,17 @@ public final class McpHttpEndpoint implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(McpHttpEndpoint.class);
     private static final String TOKEN = "outrun.mcp.token";
     private static final Duration SESSION_IDLE = Duration.ofMinutes(30);
+    /**
+     * The largest {@code initialize} request: a client's name, version and capabilities fit in a
+     * few hundred bytes, and the SDK keeps them for the session's life (1 MB names filled a heap).
+     */
+    static final int MAX_INITIALIZE_BYTES = 64 << 10;
+    private static final String SESSION_HEADER = "Mcp-Session-Id";
 
     private final Authenticator auth;
     private final HttpServletStreamableServerTransportProvider transport;
     private final McpSyncServer server;
+    private final McpSessions sessions = new McpSessions(SESSION_IDLE);
 
     /** {@code self} is this node's own base URL, known once it listens. */
     public McpHttpEndpoint(Authenticator auth, Supplier<URI> self, int maxBodyBytes, String version) {
@@ -126,7 +133,70 @@ public final class McpHttpEndpoint implements AutoCloseable {
                 token = token.substring(7).strip();
             }
             request.setAttribute(TOKEN, token);
-            chain.doFilter(req, res);
+            String sessionId = request.getHeader(SESSION_HEADER);
+            if (sessionId != null) {
+                String holder = sessions.use(sessionId);
+                if (holder != null && !holder.equals(owner.get())) {
+                    // Exactly what a session unknown to this node answers: another owner's id reveals nothing.
+                    write(response, 404, ErrorBody.of("session_not_found", "No MCP session " + clip(sessionId)
+                            + " on this node.", "Initialize a new session (POST /mcp without Mcp-Session-Id)."));
+                    return;
+                }
+                chain.doFilter(req, res);
+                if ("DELETE".equals(request.getMethod()) || response.getStatus() == 404) {
+                    sessions.closed(sessionId);
+                }
+                return;
+            }
+            if (!"POST".equals(request.getMethod())) {
+                chain.doFilter(req, res);
+                return;
+            }
+            initialize(request, response, chain, owner.get());
+        }
+
+        /** A POST without a session id: an {@code initialize}, bounded in size and in sessions per owner. */
+        private void initialize(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String owner)
+                throws IOException, ServletException {
+            if (request.getContentLengthLong() > MAX_INITIALIZE_BYTES) {
+                tooLarge(response);
+                return;
+            }
+            byte[] body = request.getInputStream().readNBytes(MAX_INITIALIZE_BYTES + 1);
+            if (body.length > MAX_INITIALIZE_BYTES) {
+                tooLarge(response);
+                return;
+            }
+            if (!sessions.reserve(owner)) {
+                response.setHeader("Retry-After", "60");
+                write(response, 429, ErrorBody.of("too_many_sessions", "Owner " + owner + " already holds "
+                        + McpSessions.MAX_PER_OWNER + " MCP sessions on this node.", "Close sessions you no longer use"
+                        + " (DELETE /mcp with their Mcp-Session-Id), or reuse one; an idle session closes after "
+                        + SESSION_IDLE.toMinutes() + " minutes."));
+                return;
+            }
+            String opened = null;
+            try {
+                chain.doFilter(new BufferedRequest(request, body), response);
+                opened = response.getHeader(SESSION_HEADER);
+            } finally {
+                if (opened != null) {
+                    sessions.opened(owner, opened);
+                } else {
+                    sessions.notOpened(owner);
+                }
+            }
+        }
+
+        private void tooLarge(HttpServletResponse response) throws IOException {
+            response.setHeader("Connection", "close");
+            write(response, 413, ErrorBody.of("request_too_large", "An MCP initialize request may carry at most "
+                    + MAX_INITIALIZE_BYTES + " bytes.", "Send a short clientInfo (name and version) and only the"
+                    + " capabilities the client has."));
+        }
+
+        private static String clip(String text) {
+            return text.length() > 80 ? text.substring(0, 80) + "…" : text;
         }
 
         private void deny(HttpServletResponse response, String why) throws IOException {
@@ -139,6 +209,64 @@ public final class McpHttpEndpoint implements AutoCloseable {
             response.setStatus(status);
             response.setContentType("application/json");
             response.getOutputStream().write(Json.mapper().writeValueAsBytes(body));
+        }
+    }
+
+    /** A request whose body was read already (to bound it), served again from memory to the SDK. */
+    private static final class BufferedRequest extends jakarta.servlet.http.HttpServletRequestWrapper {
+        private final byte[] body;
+
+        BufferedRequest(HttpServletRequest request, byte[] body) {
+            super(request);
+            this.body = body;
+        }
+
+        @Override
+        public jakarta.servlet.ServletInputStream getInputStream() {
+            java.io.ByteArrayInputStream in = new java.io.ByteArrayInputStream(body);
+            return new jakarta.servlet.ServletInputStream() {
+                @Override
+                public int read() {
+                    return in.read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) {
+                    return in.read(b, off, len);
+                }
+
+                @Override
+                public boolean isFinished() {
+                    return in.available() == 0;
+                }
+
+                @Override
+                public boolean isReady() {
+                    return true;
+                }
+
+                @Override
+                public void setReadListener(jakarta.servlet.ReadListener listener) {
+                    throw new UnsupportedOperationException("a buffered body is read blocking");
+                }
+            };
+        }
+
+        @Override
+        public java.io.BufferedReader getReader() {
+            String charset = getCharacterEncoding() == null ? "UTF-8" : getCharacterEncoding();
+            return new java.io.BufferedReader(new java.io.InputStreamReader(getInputStream(),
+                    java.nio.charset.Charset.forName(charset)));
+        }
+
+        @Override
+        public int getContentLength() {
+            return body.length;
+        }
+
+        @Override
+        public long getContentLengthLong() {
+            return body.length;
         }
     }
 }

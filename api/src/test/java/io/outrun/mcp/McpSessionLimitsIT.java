@@ -1,0 +1,136 @@
+package io.outrun.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.outrun.http.ApiHarness;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An owner cannot fill an API node's heap through MCP sessions: initialize requests are bounded
+ * in size and in number per owner, and a session id is its owner's alone.
+ */
+class McpSessionLimitsIT {
+
+    static ApiHarness api;
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() {
+        api = ApiHarness.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        api.close();
+    }
+
+    @Test
+    void oversizedInitializeCallsAreRefusedAndRetainNothing() throws Exception {
+        long before = usedHeapAfterGc();
+        String name = "n".repeat(1 << 20);
+        int refused = 0;
+        for (int i = 0; i < 1000; i++) {
+            try {
+                HttpResponse<String> r = post(api.aliceToken, null, initialize(name));
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(413);
+                assertThat(r.body()).contains("request_too_large");
+                refused++;
+            } catch (IOException closedEarly) {
+                // The node answered 413 and closed the connection before the whole body was sent.
+                refused++;
+            }
+        }
+        assertThat(refused).isEqualTo(1000);
+        long grown = usedHeapAfterGc() - before;
+        assertThat(grown).as("heap retained after 1,000 oversized initializes").isLessThan(32L << 20);
+        // Nobody else is hurt: bob still opens a session and lists the tools.
+        String bob = open(api.bobToken);
+        HttpResponse<String> tools = post(api.bobToken, bob, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        assertThat(tools.statusCode()).isEqualTo(200);
+        assertThat(tools.body()).contains("run_command");
+        delete(api.bobToken, bob);
+    }
+
+    @Test
+    void sessionsPerOwnerAreCappedAndBoundToTheirOwner() throws Exception {
+        List<String> opened = new ArrayList<>();
+        for (int i = 0; i < McpSessions.MAX_PER_OWNER; i++) {
+            opened.add(open(api.aliceToken));
+        }
+        HttpResponse<String> over = post(api.aliceToken, null, initialize("agent"));
+        assertThat(over.statusCode()).isEqualTo(429);
+        assertThat(over.body()).contains("too_many_sessions").contains("DELETE /mcp");
+        assertThat(over.headers().firstValue("Retry-After")).isPresent();
+
+        // Bob cannot use or delete alice's session: it answers as an unknown one.
+        String alices = opened.get(0);
+        HttpResponse<String> foreign = post(api.bobToken, alices, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        assertThat(foreign.statusCode()).isEqualTo(404);
+        assertThat(delete(api.bobToken, alices)).isEqualTo(404);
+        HttpResponse<String> own = post(api.aliceToken, alices, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+
+        // Closing one makes room for one.
+        assertThat(delete(api.aliceToken, alices)).isEqualTo(200);
+        opened.remove(0);
+        opened.add(open(api.aliceToken));
+        assertThat(post(api.aliceToken, null, initialize("agent")).statusCode()).isEqualTo(429);
+        for (String id : opened) {
+            delete(api.aliceToken, id);
+        }
+        opened.clear();
+        opened.add(open(api.aliceToken));
+        delete(api.aliceToken, opened.get(0));
+    }
+
+    private static String initialize(String clientName) {
+        return "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                + "\"capabilities\":{},\"clientInfo\":{\"name\":\"" + clientName + "\",\"version\":\"1\"}}}";
+    }
+
+    /** Initializes a session (and sends the initialized notification), returning its id. */
+    private static String open(String token) throws Exception {
+        HttpResponse<String> r = post(token, null, initialize("agent"));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        String id = r.headers().firstValue("Mcp-Session-Id").orElseThrow();
+        HttpResponse<String> ack = post(token, id, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        assertThat(ack.statusCode()).isBetween(200, 299);
+        return id;
+    }
+
+    private static HttpResponse<String> post(String token, String session, String body) throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (session != null) {
+            b.header("Mcp-Session-Id", session);
+        }
+        return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static int delete(String token, String session) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
+                .header("Authorization", "Bearer " + token).header("Mcp-Session-Id", session)
+                .DELETE().build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+    }
+
+    private static long usedHeapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+}
