@@ -107,6 +107,14 @@ public final class McpHttpEndpoint implements AutoCloseable {
         public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             HttpServletResponse response = (HttpServletResponse) res;
+            String origin = request.getHeader("Origin");
+            if (origin != null && !allowedOrigin(origin, request.getHeader("Host"))) {
+                write(response, 403, ErrorBody.of("origin_not_allowed", "Requests from web origin " + clip(origin)
+                        + " are refused.", "MCP over HTTP takes browser requests only from this node's own origin or"
+                        + " from localhost (a page elsewhere could reach a local node through DNS rebinding);"
+                        + " agents and hosts that send no Origin header are not affected."));
+                return;
+            }
             String header = request.getHeader("Authorization");
             if (header == null || header.isBlank()) {
                 deny(response, "This endpoint needs an owner identity: no Authorization header was sent.");
@@ -193,6 +201,28 @@ public final class McpHttpEndpoint implements AutoCloseable {
             write(response, 413, ErrorBody.of("request_too_large", "An MCP initialize request may carry at most "
                     + MAX_INITIALIZE_BYTES + " bytes.", "Send a short clientInfo (name and version) and only the"
                     + " capabilities the client has."));
+        }
+
+        /**
+         * The MCP spec's guard against DNS rebinding: a browser page may call only from the node's
+         * own origin or from a loopback origin (a local inspector), never from a page of some
+         * other site whose name was made to resolve to this node.
+         */
+        static boolean allowedOrigin(String origin, String host) {
+            URI uri;
+            try {
+                uri = URI.create(origin);
+            } catch (IllegalArgumentException e) {
+                return false;
+            }
+            if (uri.getHost() == null || !("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))) {
+                return false;
+            }
+            String name = uri.getHost();
+            if (name.equals("localhost") || name.equals("127.0.0.1") || name.equals("[::1]")) {
+                return true;
+            }
+            return host != null && uri.getRawAuthority().equalsIgnoreCase(host.strip());
         }
 
         private static String clip(String text) {

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An owner cannot fill an API node's heap through MCP sessions: initialize requests are bounded
- * in size and in number per owner, and a session id is its owner's alone.
+ * in size and in number per owner, and a session id is its owner's alone; a browser page of
+ * another site cannot call at all (Origin).
  */
 class McpSessionLimitsIT {
 
@@ -91,6 +92,24 @@ class McpSessionLimitsIT {
         opened.clear();
         opened.add(open(api.aliceToken));
         delete(api.aliceToken, opened.get(0));
+    }
+
+    @Test
+    void aBrowserPageOfAnotherSiteIsRefused() throws Exception {
+        for (String origin : new String[] {"http://evil.example", "null", "file://x", "http://evil.example:" + api.base().getPort()}) {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
+                    .header("Authorization", "Bearer " + api.aliceToken).header("Origin", origin)
+                    .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                    .POST(HttpRequest.BodyPublishers.ofString(initialize("page"))).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(origin).isEqualTo(403);
+            assertThat(r.body()).contains("origin_not_allowed");
+        }
+        HttpResponse<String> local = HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
+                .header("Authorization", "Bearer " + api.aliceToken).header("Origin", "http://localhost:6274")
+                .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString(initialize("inspector"))).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(local.statusCode()).as("a local inspector").isEqualTo(200);
+        delete(api.aliceToken, local.headers().firstValue("Mcp-Session-Id").orElseThrow());
     }
 
     private static String initialize(String clientName) {
