@@ -90,7 +90,7 @@ final class ExecutionRoutes {
         OutputCursor cursor = OutputCursor.decode(ctx.queryParam("cursor"));
         long waitMs = waitMs(ctx);
         long maxBytes = longParam(ctx, "maxBytes", MIN_PAGE_BYTES, Long.MAX_VALUE);
-        OutputChunk chunk = waiter.await(id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes),
+        OutputChunk chunk = waiter.await(owner, id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
         ApiServer.json(ctx, 200, chunk);
     }
@@ -158,7 +158,7 @@ final class ExecutionRoutes {
      * the row carries the output), then reads the whole execution once.
      */
     private Execution untilEnd(UUID id, String owner, long waitMs) {
-        waiter.await(id, waitMs, () -> service.status(id, owner)
+        waiter.await(owner, id, waitMs, () -> service.status(id, owner)
                 .orElseThrow(() -> ApiError.notFound(id.toString())), ExecutionStatus::isTerminal);
         return load(id, owner);
     }
@@ -178,7 +178,7 @@ final class ExecutionRoutes {
      * (no output bytes); the whole execution is read once, when the wait ends.
      */
     private Execution untilOutput(UUID id, String owner, long waitMs) {
-        waiter.await(id, waitMs, () -> service.get(id, owner, OutputStore.Read.NONE)
+        waiter.await(owner, id, waitMs, () -> service.get(id, owner, OutputStore.Read.NONE)
                 .orElseThrow(() -> ApiError.notFound(id.toString())), e -> e.status().isTerminal()
                 || e.stdout().totalBytes() > 0 || e.stderr().totalBytes() > 0);
         return load(id, owner);

@@ -11,7 +11,8 @@ import java.util.function.Supplier;
  * Woken by {@link ChangeSignal} when a worker NOTIFYs; re-reads the database at least every
  * second anyway, because a notification can be lost (listener reconnecting, another API node).
  * A bounded number of requests wait at once; the rest answer at once, so waiting requests can
- * never take every server thread.
+ * never take every server thread. One owner holds at most an eighth of the places (at least one),
+ * so one owner's flood of long polls cannot make every other owner's waits answer at once.
  */
 final class Waiter {
 
@@ -20,10 +21,13 @@ final class Waiter {
     private final ChangeSignal signal;
     private final Semaphore slots;
     private final int maxWaiters;
+    private final int maxPerOwner;
+    private final java.util.concurrent.ConcurrentHashMap<String, Integer> byOwner = new java.util.concurrent.ConcurrentHashMap<>();
 
     Waiter(ChangeSignal signal, int maxWaiters) {
         this.signal = signal;
         this.maxWaiters = maxWaiters;
+        this.maxPerOwner = Math.max(1, maxWaiters / 8);
         this.slots = new Semaphore(maxWaiters);
     }
 
@@ -32,10 +36,13 @@ final class Waiter {
         return maxWaiters - slots.availablePermits();
     }
 
-    /** Reads with {@code probe} until {@code ready} holds or {@code waitMs} passed; returns the last read. */
-    <T> T await(UUID id, long waitMs, Supplier<T> probe, Predicate<T> ready) {
+    /**
+     * Reads with {@code probe} until {@code ready} holds or {@code waitMs} passed; returns the
+     * last read. Without a free place (of all, or of {@code owner}'s share) it answers at once.
+     */
+    <T> T await(String owner, UUID id, long waitMs, Supplier<T> probe, Predicate<T> ready) {
         long deadline = System.nanoTime() + waitMs * 1_000_000L;
-        boolean waiting = waitMs > 0 && slots.tryAcquire();
+        boolean waiting = waitMs > 0 && take(owner);
         try {
             while (true) {
                 // Take the version before reading: a change between read and wait then still wakes us.
@@ -52,8 +59,22 @@ final class Waiter {
             return probe.get();
         } finally {
             if (waiting) {
+                byOwner.computeIfPresent(owner, (k, n) -> n <= 1 ? null : n - 1);
                 slots.release();
             }
         }
+    }
+
+    private boolean take(String owner) {
+        boolean[] taken = {false};
+        byOwner.compute(owner, (k, n) -> {
+            int held = n == null ? 0 : n;
+            if (held >= maxPerOwner || !slots.tryAcquire()) {
+                return n;
+            }
+            taken[0] = true;
+            return held + 1;
+        });
+        return taken[0];
     }
 }
