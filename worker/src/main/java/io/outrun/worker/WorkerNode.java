@@ -257,7 +257,19 @@ public final class WorkerNode implements AutoCloseable {
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
-                e.env(), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null);
+                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null);
+    }
+
+    /**
+     * The command knows itself: its execution id, attempt and owner, set over anything of the same
+     * name in the submission's env (a script that logs or names its outputs by run needs them).
+     */
+    static java.util.Map<String, String> withIdentity(Execution e) {
+        java.util.Map<String, String> env = new java.util.LinkedHashMap<>(e.env());
+        env.put("OUTRUN_EXECUTION_ID", e.id().toString());
+        env.put("OUTRUN_ATTEMPT", Integer.toString(e.attempt()));
+        env.put("OUTRUN_OWNER", e.owner());
+        return env;
     }
 
     private static String randomHex(int chars) {

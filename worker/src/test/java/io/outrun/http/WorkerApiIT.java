@@ -236,6 +236,14 @@ class WorkerApiIT {
     }
 
     @Test
+    void theCommandKnowsItsExecutionAttemptAndOwner() {
+        ExecutionView v = api.alice().submit(SubmitRequest.of("echo \"$OUTRUN_EXECUTION_ID $OUTRUN_ATTEMPT $OUTRUN_OWNER\"")
+                .withWaitMs(20_000L));
+        assertThat(v.status()).isEqualTo("succeeded");
+        assertThat(v.stdout().text()).isEqualTo(v.executionId() + " 1 alice\n");
+    }
+
+    @Test
     void prunedOutputSaysSoInItsGuidance() {
         ExecutionView v = api.alice().submit(SubmitRequest.of("echo soon gone").withWaitMs(20_000L));
         assertThat(v.status()).isEqualTo("succeeded");

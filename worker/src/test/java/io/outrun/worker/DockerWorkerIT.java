@@ -32,12 +32,12 @@ class DockerWorkerIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
              WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker", "--image-allow", "allowed/*")) {
-            UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only"))
-                    .execution().id();
+            UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only;"
+                    + " echo \"$OUTRUN_EXECUTION_ID $OUTRUN_ATTEMPT $OUTRUN_OWNER\"")).execution().id();
             Execution done = Await.until("end", Duration.ofSeconds(60),
                     () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
             assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
-            assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n");
+            assertThat(done.stdout().text()).isEqualTo("10001\nread-only\n" + id + " 1 alice\n");
             Await.until("container removed", Duration.ofSeconds(10), () -> containers(id).isEmpty());
 
             // An image the operator did not allow, or that no worker has, is the caller's error:
