@@ -58,6 +58,17 @@ final class FileRoutes {
         return v;
     }
 
+    /** What to do about an artifact that was not stored, by why it was not. */
+    static String notStoredGuidance(String status) {
+        return switch (status) {
+            case "not_regular" -> "Only regular files are collected, and links are never followed: copy the file itself"
+                    + " into the workdir (e.g. cp -L link file) and name that in `artifacts`.";
+            case "missing" -> "Nothing in the workdir matched when the command ended: check the path (relative to the"
+                    + " workdir) and that the command wrote it there.";
+            default -> "Write a smaller file (or fewer), or ask the operator for larger artifact limits.";
+        };
+    }
+
     void downloadArtifact(Context ctx) throws IOException {
         String owner = ApiServer.owner(ctx);
         UUID id = ExecutionRoutes.id(ctx);
@@ -66,7 +77,7 @@ final class FileRoutes {
         if (!a.stored()) {
             throw new ApiError(404, "artifact_not_stored", "Artifact " + name + " of execution " + id + " was not stored: "
                     + a.status() + (a.detail() == null ? "" : " (" + a.detail() + ")") + ".",
-                    "Write a smaller file, or ask the operator for larger artifact limits.");
+                    notStoredGuidance(a.status()));
         }
         long size = a.size();
         long start = 0;

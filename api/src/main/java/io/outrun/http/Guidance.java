@@ -37,7 +37,10 @@ final class Guidance {
                     + " (collected after a timeout too: GET /v1/executions/" + e.id() + "/artifacts); run it with a"
                     + " `workspace` to keep its workdir for the next run, so a re-run resumes instead of starting from"
                     + " scratch.";
-            case CANCELLED -> "Cancelled by its owner. Submit it again if it is still needed.";
+            case CANCELLED -> e.errorMessage() != null && e.errorMessage().startsWith("Cancelled by an admin")
+                    ? "Cancelled by an operator from the dashboard (its JobRunr job was deleted), not by you. Submit it"
+                    + " again if it is still needed; ask the operator if it keeps happening."
+                    : "Cancelled by its owner. Submit it again if it is still needed.";
         };
         if (nothingKept(e.stdout()) && nothingKept(e.stderr()) && e.stdout().totalBytes() + e.stderr().totalBytes() > 0) {
             text += " Its stored output was removed by retention (outrun prune) after it ended; byte counts remain.";
@@ -75,6 +78,18 @@ final class Guidance {
     private static String earlierAttemptsLost(Execution e) {
         return e.attempt() <= 1 ? "" : " Earlier attempts lost their worker; this one runs the command again from the"
                 + " start, and its output starts over.";
+    }
+
+    private static final java.util.regex.Pattern NETWORK_FAILURE = java.util.regex.Pattern.compile(
+            "Could not resolve host|Temporary failure in name resolution|Name or service not known"
+                    + "|Network is unreachable|getaddrinfo failed|No address associated with hostname"
+                    + "|Failed to establish a new connection");
+
+    /** Whether the kept stderr names a failure that a run without network gets. */
+    private static boolean networkFailure(Captured stderr) {
+        String text = new String(stderr.head(), java.nio.charset.StandardCharsets.UTF_8) + "\n"
+                + new String(stderr.tail(), java.nio.charset.StandardCharsets.UTF_8);
+        return NETWORK_FAILURE.matcher(text).find();
     }
 
     /** Output capture always keeps a head and a tail; only retention leaves nothing of bytes that were there. */
@@ -115,6 +130,20 @@ final class Guidance {
             // The engine did not flag an OOM kill (those end out_of_memory): something sent SIGKILL.
             text += " 137 means it was killed with SIGKILL (not by the memory limit, which ends out_of_memory): by"
                     + " itself, a process it started, or an operator.";
+        }
+        if (e.exitCode() != null && e.exitCode() == 127) {
+            text += " 127 means a command was not found: that tool is not in the image "
+                    + (e.image() == null ? "(the default sandbox image)" : e.image())
+                    + ". Use what the image has, bring the tool in `files` or a `workspace`, or submit with `image`"
+                    + " naming one the operator allows that has it.";
+        } else if (e.exitCode() != null && e.exitCode() == 126) {
+            text += " 126 means a file was found but could not be executed: make it executable (chmod +x, or a"
+                    + " file's `mode`) or run it through its interpreter (bash script.sh, python3 script.py).";
+        }
+        if (networkFailure(e.stderr())) {
+            text += " Its stderr shows a network failure: runs have no network unless the operator allows it, so"
+                    + " downloads and package installs fail. Pass what it needs as `files` (or keep it in a `workspace`),"
+                    + " or ask the operator for network access.";
         }
         boolean err = e.stderr().totalBytes() > 0;
         boolean out = e.stdout().totalBytes() > 0;

@@ -127,4 +127,42 @@ class GuidanceTest {
                 Captured.EMPTY, Captured.EMPTY));
         assertThat(once).contains("maxAttempts 1").contains("not run again");
     }
+
+    @Test
+    void exit127SaysTheToolIsNotInTheImage() {
+        String g = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 127, "command_failed",
+                Captured.EMPTY, text("bash: line 1: make: command not found\n")));
+        assertThat(g).contains("127 means a command was not found").contains("default sandbox image").contains("`image`");
+        String g126 = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 126, "command_failed",
+                Captured.EMPTY, text("bash: ./run.sh: Permission denied\n")));
+        assertThat(g126).contains("could not be executed").doesNotContain("127");
+    }
+
+    @Test
+    void aNetworkFailureSaysTheRunHasNoNetwork() {
+        String g = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 6, "command_failed",
+                Captured.EMPTY, text("curl: (6) Could not resolve host: example.com\n")));
+        assertThat(g).contains("network failure").contains("no network unless the operator allows it");
+        String plain = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 1, "command_failed",
+                Captured.EMPTY, text("assertion failed\n")));
+        assertThat(plain).doesNotContain("network");
+    }
+
+    @Test
+    void aCancelFromTheDashboardDoesNotBlameTheOwner() {
+        Execution byAdmin = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
+                ExecutionStatus.CANCELLED, 0, 3, null, 0, 0, null, true, null, 1, UUID.randomUUID(), null, Instant.now(),
+                null, Instant.now(), null, "cancelled", io.outrun.redrive.RedriveSweep.ADMIN_CANCEL, Captured.EMPTY, Captured.EMPTY);
+        assertThat(guidance.forExecution(byAdmin)).contains("by an operator from the dashboard").contains("not by you");
+        String byOwner = guidance.forExecution(execution(ExecutionStatus.CANCELLED, 1, 3, true, 1000, null, "cancelled",
+                Captured.EMPTY, Captured.EMPTY));
+        assertThat(byOwner).contains("Cancelled by its owner");
+    }
+
+    @Test
+    void anArtifactNotStoredSaysWhyInItsOwnTerms() {
+        assertThat(FileRoutes.notStoredGuidance("not_regular")).contains("links are never followed").doesNotContain("smaller");
+        assertThat(FileRoutes.notStoredGuidance("missing")).contains("Nothing in the workdir matched");
+        assertThat(FileRoutes.notStoredGuidance("over_limit")).contains("smaller");
+    }
 }
