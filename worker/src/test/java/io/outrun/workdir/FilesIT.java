@@ -144,6 +144,27 @@ class FilesIT {
                 + "/artifacts/progress.txt").body(), StandardCharsets.UTF_8)).isEqualTo("before-timeout\n");
     }
 
+    /** No artifact is read through a link at any depth: the engine would resolve it as root in the container. */
+    @Test
+    void anArtifactPathThroughALinkIsNeverFollowed() throws Exception {
+        ObjectNode body = submission("set -e; ln -s / r; mkdir -p d/e; ln -s /etc d/e/l; echo kept > d/e/real.txt;"
+                + " cat /etc/shadow 2>/dev/null && echo READABLE || echo denied");
+        body.putArray("artifacts").add("r/etc/shadow").add("r/etc/passwd").add("d/e/l/passwd").add("d/e/real.txt");
+        JsonNode done = awaitEnd(submit(alice, body));
+        assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("succeeded");
+        assertThat(done.path("stdout").path("text").asText()).isEqualTo("denied\n");
+        String id = done.path("executionId").asText();
+        JsonNode list = json(get(nodeB, alice, "/v1/executions/" + id + "/artifacts"));
+        for (String through : new String[] {"r/etc/shadow", "r/etc/passwd", "d/e/l/passwd"}) {
+            assertThat(status(list, through)).as(through + " in " + list).isNotEqualTo("stored");
+            assertThat(get(nodeB, alice, "/v1/executions/" + id + "/artifacts/" + through).statusCode()).as(through)
+                    .isEqualTo(404);
+        }
+        assertThat(status(list, "d/e/real.txt")).isEqualTo("stored");
+        assertThat(new String(get(nodeB, alice, "/v1/executions/" + id + "/artifacts/d/e/real.txt").body(),
+                StandardCharsets.UTF_8)).isEqualTo("kept\n");
+    }
+
     @Test
     void pathsThatLeaveTheWorkdirAreRefusedNamingTheFile() throws Exception {
         for (String path : List.of("../x", "/etc/passwd", "a/../../x", "a\u0000b")) {

@@ -129,8 +129,28 @@ final class WorkdirVolume implements AutoCloseable {
         host.withTmpFs(tmpfs).withMounts(mounts);
     }
 
-    /** Streams {@code path} (relative to the workdir, "" for all) out of the volume, entry by entry. */
+    /**
+     * Streams {@code path} (relative to the workdir, "" for all) out of the volume, entry by entry.
+     *
+     * <p>The engine resolves the directories of an archive path inside the container, following
+     * links (as root): asked for {@code r/etc/shadow} with {@code r -> /}, it answers the image's
+     * own {@code /etc/shadow}. Only the last element of a path is taken as it is. So a deeper
+     * path is read from its first element, a direct child of the workdir (a link there comes back
+     * as a link, never followed), and only the entries at or under {@code path} are visited: a
+     * link at any depth is reported as a link. The price is streaming the rest of that first
+     * directory past the visitor.
+     */
     void read(String path, WorkdirVisitor visitor) throws IOException {
+        int slash = path.indexOf('/');
+        if (slash > 0) {
+            String first = path.substring(0, slash);
+            read(first, (entry, content) -> {
+                if (entry.path().equals(path) || entry.path().startsWith(path + "/")) {
+                    visitor.visit(entry, content);
+                }
+            });
+            return;
+        }
         String remote = path.isEmpty() ? workdir : workdir + "/" + path;
         InputStream tar;
         try {
