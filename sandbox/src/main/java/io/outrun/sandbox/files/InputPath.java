@@ -9,6 +9,8 @@ public final class InputPath {
 
     /** Longest path accepted (tar's PAX headers allow more; nobody needs it). */
     public static final int MAX_LENGTH = 1024;
+    /** Longest name of one file or directory in bytes: Linux's NAME_MAX, past which no sandbox can write it. */
+    public static final int MAX_NAME_BYTES = 255;
 
     private InputPath() {
     }
@@ -37,6 +39,10 @@ public final class InputPath {
             }
             if (part.equals(".")) {
                 continue;
+            }
+            if (part.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+                throw new IllegalArgumentException("has a name longer than " + MAX_NAME_BYTES + " bytes, which no file"
+                        + " system of the sandbox can hold: " + (part.length() > 40 ? part.substring(0, 40) + "…" : part));
             }
             if (normal.length() > 0) {
                 normal.append('/');

@@ -31,6 +31,14 @@ class WorkdirPathsTest {
     }
 
     @Test
+    void aNameNoFileSystemHoldsIsRefusedAtSubmit() {
+        assertThat(InputPath.check("d/" + "n".repeat(255))).endsWith("n".repeat(255));
+        assertThatThrownBy(() -> InputPath.check("d/" + "n".repeat(256))).hasMessageContaining("255 bytes");
+        // Bytes, not characters: 128 two-byte characters are 256 bytes.
+        assertThatThrownBy(() -> InputPath.check("é".repeat(128))).hasMessageContaining("255 bytes");
+    }
+
+    @Test
     void patternsMatchFilesAndWholeDirectories() {
         ArtifactPattern tars = ArtifactPattern.compile("dist/*.tar");
         assertThat(tars.base()).isEqualTo("dist");
