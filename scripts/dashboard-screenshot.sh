@@ -27,7 +27,8 @@ grep -q "outrun dev is ready" "$LOG" || { cat "$LOG" >&2; exit 1; }
 API="http://127.0.0.1:$API_PORT"
 DB_URL=$(grep -o 'jdbc:postgresql://[^ ]*' "$LOG" | head -1)
 DEV_TOKEN=$(cat "$DIR/data/dev-token")
-ALICE_TOKEN=$(java -jar "$JAR" token create --owner alice --db-url "$DB_URL" --db-user postgres 2>/dev/null | tail -1)
+ALICE_TOKEN=$(java -jar "$JAR" token create --owner alice --db-url "$DB_URL" --db-user postgres \
+  --db-password "$(cat "$DIR/data/db-password")" 2>/dev/null | tail -1)
 PASSWORD=$(cat "$DIR/data/dashboard-password")
 
 submit() { # token, JSON body → execution id

@@ -136,7 +136,7 @@ final class DevCommand implements Callable<Integer> {
                         + " by an earlier `outrun dev` that did not stop it");
                 err.flush();
             });
-            postgres = startPostgres(dir);
+            postgres = startPostgres(dir, secret(dir.resolve(DB_PASSWORD_FILE)));
         } catch (RuntimeException e) {
             lock.close();
             throw e;
@@ -145,7 +145,8 @@ final class DevCommand implements Callable<Integer> {
         WorkerNode worker = null;
         ApiNode api = null;
         try {
-            DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "");
+            DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres",
+                    secret(dir.resolve(DB_PASSWORD_FILE)));
             core = Core.open(db, "dev", apiConfig.lostDispatchGrace(), owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
@@ -171,10 +172,22 @@ final class DevCommand implements Callable<Integer> {
         }
     }
 
-    private static EmbeddedPostgres startPostgres(Path dir) {
+    /** The embedded database's password, generated into the data dir (owner-only). */
+    static final String DB_PASSWORD_FILE = "db-password";
+
+    /**
+     * Starts the embedded PostgreSQL with a password. initdb (run by the library) trusts every
+     * local user as superuser, on the socket and on loopback: any account of the machine could then
+     * forge an admin token, read every execution's env and run {@code COPY … TO PROGRAM}. So each
+     * start sets the password of {@code postgres} to the one kept in {@value #DB_PASSWORD_FILE},
+     * makes every connection ask for it (scram-sha-256 in pg_hba.conf) and lets only the data
+     * dir's owner reach the socket.
+     */
+    static EmbeddedPostgres startPostgres(Path dir, String password) {
+        EmbeddedPostgres postgres;
         try {
             Files.createDirectories(dir);
-            return EmbeddedPostgres.builder()
+            postgres = EmbeddedPostgres.builder()
                     .setDataDirectory(dir.resolve("postgres"))
                     // Keep the data: executions and tokens survive a restart of `outrun dev`.
                     .setCleanDataDirectory(false)
@@ -185,11 +198,54 @@ final class DevCommand implements Callable<Integer> {
                     // submission already answered 202. Durable costs ~0.1 ms per commit here.
                     .setServerConfig("synchronous_commit", "on")
                     .setServerConfig("fsync", "on")
+                    .setServerConfig("unix_socket_permissions", "0700")
+                    .setServerConfig("password_encryption", "scram-sha-256")
+                    // The library's own readiness check connects too: with the password.
+                    .setConnectConfig("password", password)
                     .start();
         } catch (IOException | RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
             throw new DevDirException("cannot start the embedded PostgreSQL in " + dir.resolve("postgres") + ": "
-                    + cause.getMessage(), e);
+                    + cause.getMessage() + (String.valueOf(cause.getMessage()).contains("password")
+                    ? " (its password is in " + dir.resolve(DB_PASSWORD_FILE) + "; restore that file, or remove "
+                    + dir + " to start afresh)" : ""), e);
+        }
+        try {
+            lockDown(postgres, dir.resolve("postgres"), password);
+            return postgres;
+        } catch (IOException | java.sql.SQLException | RuntimeException e) {
+            try {
+                postgres.close();
+            } catch (IOException closing) {
+                e.addSuppressed(closing);
+            }
+            throw new DevDirException("cannot set the embedded PostgreSQL's password in " + dir.resolve("postgres")
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static final String HBA = """
+            # Written by outrun dev at every start: every connection needs the password in db-password.
+            local all all scram-sha-256
+            host all all 127.0.0.1/32 scram-sha-256
+            host all all ::1/128 scram-sha-256
+            """;
+
+    private static void lockDown(EmbeddedPostgres postgres, Path data, String password)
+            throws IOException, java.sql.SQLException {
+        java.util.Properties props = new java.util.Properties();
+        props.setProperty("user", "postgres");
+        props.setProperty("password", password);
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres"), props);
+             java.sql.Statement st = c.createStatement()) {
+            // The password is base64url (secret): no quote can end the literal.
+            st.execute("SET password_encryption = 'scram-sha-256'");
+            st.execute("ALTER ROLE postgres PASSWORD '" + password + "'");
+            Path hba = data.resolve("pg_hba.conf");
+            if (!Files.exists(hba) || !Files.readString(hba).equals(HBA)) {
+                Files.writeString(hba, HBA);
+                st.execute("SELECT pg_reload_conf()");
+            }
         }
     }
 
@@ -252,8 +308,10 @@ final class DevCommand implements Callable<Integer> {
                     + "; JobRunr, on all interfaces; --dashboard-port 0 turns it off)");
         }
         // The port changes on every start; operator commands (token, prune) need it while dev runs.
-        out.println("  database   " + dbUrl + "   user postgres, no password (e.g. outrun token create --owner alice"
-                + " --db-url " + dbUrl + " --db-user postgres)");
+        String passwordFile = shown(dir.resolve(DB_PASSWORD_FILE), cwd);
+        out.println("  database   " + dbUrl + "   user postgres, password in " + passwordFile
+                + " (e.g. outrun token create --owner alice --db-url " + dbUrl + " --db-user postgres"
+                + " --db-password \"$(cat " + passwordFile + ")\")");
         out.println();
         out.println("Submit a first command:");
         out.println("  curl -s " + url + "/v1/executions -H \"Authorization: Bearer $(cat " + tokenPath + ")\" \\");

@@ -184,12 +184,41 @@ class CliIT {
             assertThat(v.status()).isEqualTo("succeeded");
             assertThat(v.stdout().text()).isEqualTo("hello from dev\n");
             id = v.executionId();
+            assertOnlyThePasswordOpensTheDatabase(stack, dir);
+            assertThat(out.toString()).contains("password in").contains("db-password").doesNotContain("no password");
         }
         try (DevCommand.Stack stack = devCommand(args).start(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()))) {
+            assertOnlyThePasswordOpensTheDatabase(stack, dir);
             assertThat(stack.token).as("the dev token is reused").isEqualTo(token);
             OutrunClient client = new OutrunClient(URI.create("http://127.0.0.1:" + stack.api.port()), token);
             assertThat(client.get(id).stdout().text()).isEqualTo("hello from dev\n");
         }
+    }
+
+    /** A local user without the dev's password cannot reach its database, on loopback or the socket. */
+    private static void assertOnlyThePasswordOpensTheDatabase(DevCommand.Stack stack, Path dir) throws Exception {
+        Path file = dir.resolve(DevCommand.DB_PASSWORD_FILE);
+        assertThat(Files.getPosixFilePermissions(file)).containsExactlyInAnyOrder(
+                java.nio.file.attribute.PosixFilePermission.OWNER_READ, java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        String password = Files.readString(file).strip();
+        String url = stack.postgres.getJdbcUrl("postgres", "postgres");
+        for (String guess : new String[] {null, "", "postgres", password + "x"}) {
+            java.util.Properties props = new java.util.Properties();
+            props.setProperty("user", "postgres");
+            if (guess != null) {
+                props.setProperty("password", guess);
+            }
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> java.sql.DriverManager.getConnection(url, props).close())
+                    .as("password " + guess).isInstanceOf(java.sql.SQLException.class);
+        }
+        java.util.Properties props = new java.util.Properties();
+        props.setProperty("user", "postgres");
+        props.setProperty("password", password);
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(url, props)) {
+            assertThat(c.isValid(5)).isTrue();
+        }
+        String hba = Files.readString(dir.resolve("postgres").resolve("pg_hba.conf"));
+        assertThat(hba).doesNotContain("trust").contains("scram-sha-256");
     }
 
     private static DevCommand devCommand(String... args) {

@@ -36,8 +36,8 @@ class DevCrashIT {
             }
             // Acknowledged (202) a moment before the crash: durable commits keep it too.
             ids.add(client.submit(SubmitRequest.of("echo last before the crash")).executionId());
-            assertThat(setting(first.jdbcUrl(), "synchronous_commit")).isEqualTo("on");
-            assertThat(setting(first.jdbcUrl(), "fsync")).isEqualTo("on");
+            assertThat(setting(first.jdbcUrl(), dir, "synchronous_commit")).isEqualTo("on");
+            assertThat(setting(first.jdbcUrl(), dir, "fsync")).isEqualTo("on");
             assertThat(first.log()).as("text logs name the owner of an execution's lines")
                     .containsPattern("(?m)" + ids.get(0) + ".* owner=dev( attempt=\\d+)?$");
             orphanPid = Long.parseLong(Files.readAllLines(dir.resolve("postgres/postmaster.pid")).get(0).strip());
@@ -81,8 +81,9 @@ class DevCrashIT {
         }
     }
 
-    private static String setting(String jdbcUrl, String name) throws SQLException {
-        try (Connection c = DriverManager.getConnection(jdbcUrl, "postgres", "");
+    private static String setting(String jdbcUrl, Path dir, String name) throws SQLException, java.io.IOException {
+        String password = Files.readString(dir.resolve(DevCommand.DB_PASSWORD_FILE)).strip();
+        try (Connection c = DriverManager.getConnection(jdbcUrl, "postgres", password);
              ResultSet rs = c.createStatement().executeQuery("SHOW " + name)) {
             rs.next();
             return rs.getString(1);
