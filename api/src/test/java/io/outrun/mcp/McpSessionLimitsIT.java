@@ -97,17 +97,11 @@ class McpSessionLimitsIT {
     @Test
     void aBrowserPageOfAnotherSiteIsRefused() throws Exception {
         for (String origin : new String[] {"http://evil.example", "null", "file://x", "http://evil.example:" + api.base().getPort()}) {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
-                    .header("Authorization", "Bearer " + api.aliceToken).header("Origin", origin)
-                    .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-                    .POST(HttpRequest.BodyPublishers.ofString(initialize("page"))).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = post(api.aliceToken, null, initialize("page"), origin);
             assertThat(r.statusCode()).as(origin).isEqualTo(403);
             assertThat(r.body()).contains("origin_not_allowed");
         }
-        HttpResponse<String> local = HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
-                .header("Authorization", "Bearer " + api.aliceToken).header("Origin", "http://localhost:6274")
-                .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-                .POST(HttpRequest.BodyPublishers.ofString(initialize("inspector"))).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> local = post(api.aliceToken, null, initialize("inspector"), "http://localhost:6274");
         assertThat(local.statusCode()).as("a local inspector").isEqualTo(200);
         delete(api.aliceToken, local.headers().firstValue("Mcp-Session-Id").orElseThrow());
     }
@@ -128,6 +122,11 @@ class McpSessionLimitsIT {
     }
 
     private static HttpResponse<String> post(String token, String session, String body) throws IOException, InterruptedException {
+        return post(token, session, body, null);
+    }
+
+    private static HttpResponse<String> post(String token, String session, String body, String origin)
+            throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
                 .header("Authorization", "Bearer " + token)
                 .header("Content-Type", "application/json")
@@ -135,6 +134,9 @@ class McpSessionLimitsIT {
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (session != null) {
             b.header("Mcp-Session-Id", session);
+        }
+        if (origin != null) {
+            b.header("Origin", origin);
         }
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
