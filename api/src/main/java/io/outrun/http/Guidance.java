@@ -132,10 +132,10 @@ final class Guidance {
                     + " itself, a process it started, or an operator.";
         }
         if (e.exitCode() != null && e.exitCode() == 127) {
-            text += " 127 means a command was not found: that tool is not in the image "
-                    + (e.image() == null ? "(the default sandbox image)" : e.image())
-                    + ". Use what the image has, bring the tool in `files` or a `workspace`, or submit with `image`"
-                    + " naming one the operator allows that has it.";
+            text += " 127 means a command was not found: that tool is not in the sandbox ("
+                    + (e.image() == null ? "the default sandbox image" : "the image " + e.image())
+                    + ", or the host's PATH when the workers run host processes). Use what it has, bring the tool in"
+                    + " `files` or a `workspace`, or submit with `image` naming one the operator allows that has it.";
         } else if (e.exitCode() != null && e.exitCode() == 126) {
             text += " 126 means a file was found but could not be executed: make it executable (chmod +x, or a"
                     + " file's `mode`) or run it through its interpreter (bash script.sh, python3 script.py).";

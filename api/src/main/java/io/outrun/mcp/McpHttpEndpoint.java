@@ -56,11 +56,20 @@ public final class McpHttpEndpoint implements AutoCloseable {
     private final Authenticator auth;
     private final HttpServletStreamableServerTransportProvider transport;
     private final McpSyncServer server;
-    private final McpSessions sessions = new McpSessions(SESSION_IDLE);
+    /**
+     * The SDK's sweep closes a session idle for one to two of its intervals (and never one with an
+     * open stream); this node forgets a session only after longer than that, so it never passes a
+     * request on for a session it no longer knows while the SDK still holds it.
+     */
+    private final McpSessions sessions = new McpSessions(SESSION_IDLE.multipliedBy(2).plusMinutes(5));
+    private final int maxBodyBytes;
+    private final Supplier<URI> self;
 
     /** {@code self} is this node's own base URL, known once it listens. */
     public McpHttpEndpoint(Authenticator auth, Supplier<URI> self, int maxBodyBytes, String version) {
         this.auth = auth;
+        this.maxBodyBytes = maxBodyBytes;
+        this.self = self;
         McpJsonMapper mapper = McpJsonDefaults.getMapper();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         this.transport = HttpServletStreamableServerTransportProvider.builder()
@@ -108,9 +117,9 @@ public final class McpHttpEndpoint implements AutoCloseable {
             HttpServletRequest request = (HttpServletRequest) req;
             HttpServletResponse response = (HttpServletResponse) res;
             String origin = request.getHeader("Origin");
-            if (origin != null && !allowedOrigin(origin, request.getHeader("Host"))) {
+            if (origin != null && !allowedOrigin(origin, self.get())) {
                 write(response, 403, ErrorBody.of("origin_not_allowed", "Requests from web origin " + clip(origin)
-                        + " are refused.", "MCP over HTTP takes browser requests only from this node's own origin or"
+                        + " are refused.", "MCP over HTTP takes browser requests only from this node's own address or"
                         + " from localhost (a page elsewhere could reach a local node through DNS rebinding);"
                         + " agents and hosts that send no Origin header are not affected."));
                 return;
@@ -142,65 +151,116 @@ public final class McpHttpEndpoint implements AutoCloseable {
             }
             request.setAttribute(TOKEN, token);
             String sessionId = request.getHeader(SESSION_HEADER);
+            ServletRequest forward = req;
+            if ("POST".equals(request.getMethod())) {
+                // Without a session only an initialize is valid, and that is small: refuse a large
+                // one before reading it.
+                long length = request.getContentLengthLong();
+                if (length > maxBodyBytes || (sessionId == null && length > MAX_INITIALIZE_BYTES)) {
+                    tooLarge(response, sessionId == null ? MAX_INITIALIZE_BYTES : maxBodyBytes);
+                    return;
+                }
+                // Read whole, as the SDK reads it: an initialize opens a session whatever session
+                // header it carries, so it is told by its body, never by the header.
+                byte[] body = request.getInputStream().readNBytes(maxBodyBytes + 1);
+                if (body.length > maxBodyBytes) {
+                    tooLarge(response, maxBodyBytes);
+                    return;
+                }
+                if (isInitialize(body)) {
+                    initialize(new BufferedRequest(request, body), response, chain, owner.get(), body.length);
+                    return;
+                }
+                forward = new BufferedRequest(request, body);
+            }
             if (sessionId != null) {
                 String holder = sessions.use(sessionId);
-                if (holder != null && !holder.equals(owner.get())) {
-                    // Exactly what a session unknown to this node answers: another owner's id reveals nothing.
+                if (holder == null || !holder.equals(owner.get())) {
+                    // Unknown here, or another owner's: the same answer, which reveals nothing.
                     write(response, 404, ErrorBody.of("session_not_found", "No MCP session " + clip(sessionId)
                             + " on this node.", "Initialize a new session (POST /mcp without Mcp-Session-Id)."));
                     return;
                 }
-                chain.doFilter(req, res);
+                chain.doFilter(forward, res);
                 if ("DELETE".equals(request.getMethod()) || response.getStatus() == 404) {
                     sessions.closed(sessionId);
                 }
                 return;
             }
-            if (!"POST".equals(request.getMethod())) {
-                chain.doFilter(req, res);
-                return;
-            }
-            initialize(request, response, chain, owner.get());
+            chain.doFilter(forward, res); // no session: the SDK answers as MCP says
         }
 
-        /** A POST without a session id: an {@code initialize}, bounded in size and in sessions per owner. */
-        private void initialize(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String owner)
-                throws IOException, ServletException {
-            if (request.getContentLengthLong() > MAX_INITIALIZE_BYTES) {
-                tooLarge(response);
-                return;
+        private boolean isInitialize(byte[] body) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode message = Json.mapper().readTree(body);
+                if (message != null && message.isArray()) {
+                    for (com.fasterxml.jackson.databind.JsonNode m : message) {
+                        if ("initialize".equals(m.path("method").asText())) {
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+                return message != null && "initialize".equals(message.path("method").asText());
+            } catch (IOException notJson) {
+                return false; // the SDK answers a parse error
             }
-            byte[] body = request.getInputStream().readNBytes(MAX_INITIALIZE_BYTES + 1);
-            if (body.length > MAX_INITIALIZE_BYTES) {
-                tooLarge(response);
+        }
+
+        /** An {@code initialize}: bounded in size and in sessions per owner, its session bound to the owner. */
+        private void initialize(HttpServletRequest request, HttpServletResponse response, FilterChain chain, String owner,
+                                int bytes) throws IOException, ServletException {
+            if (bytes > MAX_INITIALIZE_BYTES) {
+                tooLarge(response, MAX_INITIALIZE_BYTES);
                 return;
             }
             if (!sessions.reserve(owner)) {
                 response.setHeader("Retry-After", "60");
                 write(response, 429, ErrorBody.of("too_many_sessions", "Owner " + owner + " already holds "
                         + McpSessions.MAX_PER_OWNER + " MCP sessions on this node.", "Close sessions you no longer use"
-                        + " (DELETE /mcp with their Mcp-Session-Id), or reuse one; an idle session closes after "
-                        + SESSION_IDLE.toMinutes() + " minutes."));
+                        + " (DELETE /mcp with their Mcp-Session-Id), or reuse one; an idle session stops counting after "
+                        + (SESSION_IDLE.toMinutes() * 2 + 5) + " minutes."));
                 return;
             }
-            String opened = null;
+            // Registered when the SDK sets the header, before the answer leaves: a client that
+            // deletes the session at once then finds it known.
+            java.util.concurrent.atomic.AtomicBoolean opened = new java.util.concurrent.atomic.AtomicBoolean();
+            HttpServletResponse watched = new jakarta.servlet.http.HttpServletResponseWrapper(response) {
+                @Override
+                public void setHeader(String name, String value) {
+                    seen(name, value);
+                    super.setHeader(name, value);
+                }
+
+                @Override
+                public void addHeader(String name, String value) {
+                    seen(name, value);
+                    super.addHeader(name, value);
+                }
+
+                private void seen(String name, String value) {
+                    if (SESSION_HEADER.equalsIgnoreCase(name) && value != null && opened.compareAndSet(false, true)) {
+                        sessions.opened(owner, value);
+                    }
+                }
+            };
             try {
-                chain.doFilter(new BufferedRequest(request, body), response);
-                opened = response.getHeader(SESSION_HEADER);
+                chain.doFilter(request, watched);
             } finally {
-                if (opened != null) {
-                    sessions.opened(owner, opened);
-                } else {
+                if (!opened.get()) {
                     sessions.notOpened(owner);
                 }
             }
         }
 
-        private void tooLarge(HttpServletResponse response) throws IOException {
+        private void tooLarge(HttpServletResponse response, int limit) throws IOException {
             response.setHeader("Connection", "close");
-            write(response, 413, ErrorBody.of("request_too_large", "An MCP initialize request may carry at most "
-                    + MAX_INITIALIZE_BYTES + " bytes.", "Send a short clientInfo (name and version) and only the"
-                    + " capabilities the client has."));
+            write(response, 413, limit == MAX_INITIALIZE_BYTES
+                    ? ErrorBody.of("request_too_large", "An MCP initialize request may carry at most "
+                            + MAX_INITIALIZE_BYTES + " bytes.", "Send a short clientInfo (name and version) and only the"
+                            + " capabilities the client has.")
+                    : ErrorBody.of("request_too_large", "An MCP request may carry at most " + limit + " bytes.",
+                            "Send fewer or smaller files in one call: put large inputs in a workspace."));
         }
 
         /**
@@ -208,7 +268,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
          * own origin or from a loopback origin (a local inspector), never from a page of some
          * other site whose name was made to resolve to this node.
          */
-        static boolean allowedOrigin(String origin, String host) {
+        static boolean allowedOrigin(String origin, URI self) {
             URI uri;
             try {
                 uri = URI.create(origin);
@@ -222,7 +282,8 @@ public final class McpHttpEndpoint implements AutoCloseable {
             if (name.equals("localhost") || name.equals("127.0.0.1") || name.equals("[::1]")) {
                 return true;
             }
-            return host != null && uri.getRawAuthority().equalsIgnoreCase(host.strip());
+            // Never the Host header: under DNS rebinding the attacker's page sends its own name in both.
+            return self != null && uri.getRawAuthority().equalsIgnoreCase(self.getRawAuthority());
         }
 
         private static String clip(String text) {

@@ -107,7 +107,7 @@ public final class OutrunTools {
                         {"type":"object","properties":{
                           "command":{"type":"string","description":"bash source to run; any length"},
                           "background":{"type":"boolean","description":"answer at once with the executionId (default false)"},
-                          "idempotencyKey":{"type":"string","maxLength":255,"description":"a unique key of yours: a repeat with the same key answers the first call's execution, never a second run (as the HTTP Idempotency-Key header)"},
+                          "idempotencyKey":{"type":"string","minLength":1,"maxLength":200,"description":"1-200 printable ASCII characters without spaces (e.g. a UUID), unique to you: a repeat with the same key answers the first call's execution, never a second run (as the HTTP Idempotency-Key header)"},
                           "waitMs":{"type":"integer","minimum":0,"description":"foreground: how long to wait before answering (default 10000, max 30000)"},
                           "waitFor":{"type":"string","enum":["end","output"],"description":"what the wait is for: the end (default) or the first output"},
                           "timeoutMs":{"type":"integer","minimum":1,"description":"kill the command after this long (default 600000, clamped to the server's maximum)"},
@@ -244,7 +244,12 @@ public final class OutrunTools {
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
-        ExecutionView submitted = client.submit(request, args.string("idempotencyKey"), "none");
+        String key = args.string("idempotencyKey");
+        if (key != null && !key.matches("[\\x21-\\x7E]{1,200}")) {
+            throw new ToolArgs.InvalidArgument("idempotencyKey: must be 1-200 printable ASCII characters without"
+                    + " spaces, e.g. a UUID");
+        }
+        ExecutionView submitted = client.submit(request, key, "none");
         if (background) {
             ObjectNode answer = state(submitted);
             answer.put("cursor", submitted.cursor());
@@ -465,7 +470,7 @@ public final class OutrunTools {
      */
     private ObjectNode withOutput(OutrunClient client, ExecutionView v, int limit) {
         OutputChunk chunk = client.output(v.executionId(), null, 0, limit);
-        if (chunk.done() && !v.finished()) {
+        if (!v.finished() && !chunk.status().equals("queued") && !chunk.status().equals("running")) {
             v = client.get(v.executionId(), 0, "none"); // it ended between the two reads: show the end
         }
         ObjectNode answer = state(v);

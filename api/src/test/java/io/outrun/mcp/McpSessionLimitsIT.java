@@ -73,6 +73,13 @@ class McpSessionLimitsIT {
         assertThat(over.body()).contains("too_many_sessions").contains("DELETE /mcp");
         assertThat(over.headers().firstValue("Retry-After")).isPresent();
 
+        // An initialize is one whatever session header it carries: still counted.
+        HttpResponse<String> disguised = post(api.aliceToken, "made-up-1", initialize("agent"));
+        assertThat(disguised.statusCode()).as(disguised.body()).isEqualTo(429);
+        HttpResponse<String> madeUp = post(api.aliceToken, "made-up-2", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+        assertThat(madeUp.statusCode()).isEqualTo(404);
+        assertThat(madeUp.body()).contains("session_not_found");
+
         // Bob cannot use or delete alice's session: it answers as an unknown one.
         String alices = opened.get(0);
         HttpResponse<String> foreign = post(api.bobToken, alices, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
@@ -100,6 +107,17 @@ class McpSessionLimitsIT {
             HttpResponse<String> r = post(api.aliceToken, null, initialize("page"), origin);
             assertThat(r.statusCode()).as(origin).isEqualTo(403);
             assertThat(r.body()).contains("origin_not_allowed");
+        }
+        // DNS rebinding: the attacker's page names its own host in both Origin and Host.
+        int port = api.base().getPort();
+        String body = initialize("page");
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write(("POST /mcp HTTP/1.1\r\nHost: evil.example:" + port + "\r\nOrigin: http://evil.example:"
+                    + port + "\r\nAuthorization: Bearer " + api.aliceToken + "\r\nContent-Type: application/json\r\n"
+                    + "Accept: application/json, text/event-stream\r\nContent-Length: " + body.length()
+                    + "\r\nConnection: close\r\n\r\n" + body).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String answer = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 403").contains("origin_not_allowed");
         }
         HttpResponse<String> local = post(api.aliceToken, null, initialize("inspector"), "http://localhost:6274");
         assertThat(local.statusCode()).as("a local inspector").isEqualTo(200);

@@ -156,7 +156,8 @@ class FilesIT {
         String id = done.path("executionId").asText();
         JsonNode list = json(get(nodeB, alice, "/v1/executions/" + id + "/artifacts"));
         for (String through : new String[] {"r/etc/shadow", "r/etc/passwd", "d/e/l/passwd"}) {
-            assertThat(status(list, through)).as(through + " in " + list).isNotEqualTo("stored");
+            assertThat(status(list, through)).as(through + " in " + list).isEqualTo("not_regular");
+            assertThat(field(list, through, "detail")).as(through).contains("a directory on its path");
             assertThat(get(nodeB, alice, "/v1/executions/" + id + "/artifacts/" + through).statusCode()).as(through)
                     .isEqualTo(404);
         }

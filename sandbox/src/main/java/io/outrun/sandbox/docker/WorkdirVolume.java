@@ -147,6 +147,11 @@ final class WorkdirVolume implements AutoCloseable {
             read(first, (entry, content) -> {
                 if (entry.path().equals(path) || entry.path().startsWith(path + "/")) {
                     visitor.visit(entry, content);
+                } else if (entry.type() == io.outrun.sandbox.files.WorkdirEntry.Type.SYMLINK
+                        && path.startsWith(entry.path() + "/")) {
+                    // A directory on the path is a link: say so for the path asked for.
+                    visitor.visit(new io.outrun.sandbox.files.WorkdirEntry(path, entry.type(), 0, entry.mode(),
+                            entry.path() + ", a directory on its path, which links to " + entry.linkTarget()), content);
                 }
             });
             return;
