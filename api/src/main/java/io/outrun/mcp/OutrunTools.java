@@ -481,9 +481,41 @@ public final class OutrunTools {
         if (chunk.more()) {
             answer.put("more", true);
         }
+        boolean tails = chunk.more() && v.finished() && withTails(client, v.executionId(), chunk, answer);
         answer.put("guidance", chunk.more() ? (v.finished() ? "Finished (" + v.status() + "). " : "") + MORE
+                + (tails ? " stdoutTail and stderrTail show the end of a stream this answer stops short of (its"
+                        + " last " + TAIL_CHARS + " characters, where an error usually is); they are a preview and"
+                        + " do not move the cursor." : "")
                 : chunk.done() ? v.guidance() : running(v));
         return answer;
+    }
+
+    /** Characters of a stream's end shown beside the first page of a finished run's output. */
+    static final int TAIL_CHARS = 2_000;
+
+    /**
+     * For a finished run whose output did not fit: the end of each stream the page stops short
+     * of, so an error printed last is seen at once; true when one was added.
+     */
+    private static boolean withTails(OutrunClient client, String id, OutputChunk page, ObjectNode answer) {
+        ExecutionView tail = client.get(id, 0, "tail");
+        boolean added = false;
+        String[] names = {"stdoutTail", "stderrTail"};
+        io.outrun.http.wire.StreamDelta[] shown = {page.stdout(), page.stderr()};
+        io.outrun.http.wire.StreamText[] ends = {tail.stdout(), tail.stderr()};
+        for (int i = 0; i < 2; i++) {
+            long shownBytes = shown[i].text().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            String text = ends[i].text();
+            if (text != null && shownBytes < shown[i].totalBytes()) {
+                int from = Math.max(0, text.length() - TAIL_CHARS);
+                if (from > 0 && Character.isLowSurrogate(text.charAt(from))) {
+                    from++;
+                }
+                answer.put(names[i], text.substring(from));
+                added = true;
+            }
+        }
+        return added;
     }
 
     /** What to do next while it is queued or running, in tool calls (the API's guidance names HTTP routes). */

@@ -133,9 +133,15 @@ final class McpScenario {
         pageToTheEnd(call("run_command", Map.of("command", live, "background", true)), expected.toString(), httpStdout, true);
 
         String line = "0123456789".repeat(9) + "abcdefghi"; // 99 characters and a newline
-        String burst = "yes " + line + " | head -n 30000";
-        pageToTheEnd(call("run_command", Map.of("command", burst, "maxOutputBytes", 4_000_000, "waitMs", 30_000)),
-                (line + "\n").repeat(30_000), httpStdout, false);
+        String burst = "yes " + line + " | head -n 30000; echo the error at the end >&2";
+        Answer run = call("run_command", Map.of("command", burst, "maxOutputBytes", 4_000_000, "waitMs", 30_000));
+        assertThat(run.text("status")).as("3 MB of yes ends within the 30 s wait").isEqualTo("succeeded");
+        // Finished but longer than one answer: the end of stdout shown beside its first page.
+        assertThat(run.text("stdoutTail")).hasSizeLessThanOrEqualTo(OutrunTools.TAIL_CHARS).endsWith(line + "\n");
+        assertThat(run.json().has("stderrTail")).as("stderr fit in the page").isFalse();
+        assertThat(run.text("stderr")).isEqualTo("the error at the end\n");
+        assertThat(run.text("guidance")).contains("stdoutTail");
+        pageToTheEnd(run, (line + "\n").repeat(30_000), httpStdout, false);
     }
 
     private void pageToTheEnd(Answer started, String expected, java.util.function.Function<String, String> httpStdout,
