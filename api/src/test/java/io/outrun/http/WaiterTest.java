@@ -19,11 +19,7 @@ class WaiterTest {
         CountDownLatch release = new CountDownLatch(1);
         CompletableFuture<?> a1 = CompletableFuture.runAsync(() -> waiter.await("alice", id, 30_000, () -> 0, v -> release.getCount() == 0));
         CompletableFuture<?> a2 = CompletableFuture.runAsync(() -> waiter.await("alice", id, 30_000, () -> 0, v -> release.getCount() == 0));
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (waiter.waiting() < 2 && System.nanoTime() < until) {
-            Thread.sleep(10);
-        }
-        assertThat(waiter.waiting()).isEqualTo(2);
+        io.outrun.testing.Await.until("alice's two waits held", java.time.Duration.ofSeconds(10), () -> waiter.waiting() == 2);
 
         long start = System.nanoTime();
         waiter.await("alice", id, 5_000, () -> 0, v -> false);

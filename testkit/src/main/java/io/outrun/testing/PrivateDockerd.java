@@ -102,6 +102,21 @@ public final class PrivateDockerd implements AutoCloseable {
         }
     }
 
+    /**
+     * After {@link #killEngine} without live-restore: waits until the engine's containerd has died
+     * with it. A dockerd started while that containerd is still dying waits for it to answer, then
+     * gives up ("timeout waiting for containerd to start").
+     */
+    public void awaitContainerdGone(Duration within) throws IOException, InterruptedException {
+        Path pidFile = dir.resolve("exec").resolve("containerd").resolve("containerd.pid");
+        if (!Files.exists(pidFile)) {
+            return;
+        }
+        long pid = Long.parseLong(Files.readString(pidFile).strip());
+        Await.until("the killed engine's containerd (pid " + pid + ") to exit", within,
+                () -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true));
+    }
+
     /** Stops the engine, then starts it again. */
     public void restart() throws IOException, InterruptedException {
         stopEngine();

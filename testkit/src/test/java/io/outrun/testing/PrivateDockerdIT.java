@@ -29,9 +29,7 @@ class PrivateDockerdIT {
             engine.restart();
             assertThat(HOST_BRIDGE).as("docker0 after a private engine's restart").exists();
             engine.killEngine();
-            // As EngineFaultIT does: the killed engine's containerd takes a moment to die, and a
-            // dockerd started meanwhile waits for it to answer, then gives up.
-            Thread.sleep(2000);
+            engine.awaitContainerdGone(java.time.Duration.ofSeconds(20));
             engine.startEngine();
             assertThat(HOST_BRIDGE).as("docker0 after a private engine's crash and start").exists();
         }
