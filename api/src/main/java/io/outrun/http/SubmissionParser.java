@@ -29,7 +29,6 @@ final class SubmissionParser {
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
     private static final int MAX_LABEL_VALUE = 256;
-    private static final int MAX_IDEMPOTENCY_KEY = 200;
 
     private final ApiConfig config;
     private final RunInputsParser inputs;
@@ -146,8 +145,8 @@ final class SubmissionParser {
         if (header == null) {
             return null;
         }
-        if (header.isEmpty() || header.length() > MAX_IDEMPOTENCY_KEY || !header.matches("[\\x21-\\x7E]+")) {
-            throw ApiError.invalid("Idempotency-Key", "must be 1-" + MAX_IDEMPOTENCY_KEY
+        if (!io.outrun.http.wire.IdempotencyKey.valid(header)) {
+            throw ApiError.invalid("Idempotency-Key", "must be 1-" + io.outrun.http.wire.IdempotencyKey.MAX_LENGTH
                     + " printable ASCII characters without spaces, e.g. a UUID");
         }
         return header;

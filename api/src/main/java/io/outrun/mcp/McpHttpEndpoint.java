@@ -191,6 +191,10 @@ public final class McpHttpEndpoint implements AutoCloseable {
         }
 
         private boolean isInitialize(byte[] body) {
+            // Every tool call passes here: parse only a body that names the method at all.
+            if (!new String(body, java.nio.charset.StandardCharsets.ISO_8859_1).contains("\"initialize\"")) {
+                return false;
+            }
             try {
                 com.fasterxml.jackson.databind.JsonNode message = Json.mapper().readTree(body);
                 if (message != null && message.isArray()) {

@@ -245,7 +245,7 @@ public final class OutrunTools {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
         String key = args.string("idempotencyKey");
-        if (key != null && !key.matches("[\\x21-\\x7E]{1,200}")) {
+        if (key != null && !io.outrun.http.wire.IdempotencyKey.valid(key)) {
             throw new ToolArgs.InvalidArgument("idempotencyKey: must be 1-200 printable ASCII characters without"
                     + " spaces, e.g. a UUID");
         }
