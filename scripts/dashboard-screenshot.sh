@@ -25,7 +25,7 @@ for _ in $(seq 120); do grep -q "outrun dev is ready" "$LOG" && break; sleep 1; 
 grep -q "outrun dev is ready" "$LOG" || { cat "$LOG" >&2; exit 1; }
 
 API="http://127.0.0.1:$API_PORT"
-DB_URL=$(grep -o 'jdbc:postgresql://[^ ]*' "$LOG" | head -1)
+DB_URL=$(grep '  database' "$LOG" | grep -o 'jdbc:postgresql://[^ ]*' | head -1)  # the banner's line: log lines carry ?user=…
 DEV_TOKEN=$(cat "$DIR/data/dev-token")
 ALICE_TOKEN=$(java -jar "$JAR" token create --owner alice --db-url "$DB_URL" --db-user postgres \
   --db-password "$(cat "$DIR/data/db-password")" 2>/dev/null | tail -1)
