@@ -31,7 +31,7 @@ final class DispatchBench {
         List<Double> spawn = new ArrayList<>();
         List<Double> fresh = new ArrayList<>();
         List<Double> freshSpawn = new ArrayList<>();
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "bench-api");
              WorkerNode node = WorkerNode.open(db, WorkerConfig.defaults("bench-dispatch"), new ProcessSandbox(), Limits.DEFAULTS)) {
             sampleInto(api, 5, null, null); // the node's first runs: class loading, connections
             // A node that just started runs this path partly interpreted (JobRunr's onboarding,
@@ -62,7 +62,7 @@ final class DispatchBench {
         List<Double> stock = new ArrayList<>();
         String previous = System.getProperty("outrun.instantPickup");
         System.setProperty("outrun.instantPickup", "false");
-        try (Core api = Core.open(stockDb, "bench-api", Duration.ofSeconds(15));
+        try (Core api = Core.open(stockDb, "bench-api");
              WorkerNode node = WorkerNode.open(stockDb, WorkerConfig.defaults("bench-stock"), new ProcessSandbox(), Limits.DEFAULTS)) {
             for (int i = 0; i < stockSamples; i++) {
                 // A uniform phase against the poll timer: it ticks every 5 s from the server's start.

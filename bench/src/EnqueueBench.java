@@ -37,7 +37,7 @@ final class EnqueueBench {
         // -Dbench.apiPoolSize=N: a diagnosis knob (the default is the node's default pool).
         DatabaseConfig apiDb = new DatabaseConfig(db.url(), db.user(), db.password(),
                 Integer.getInteger("bench.apiPoolSize", DatabaseConfig.DEFAULT_POOL_SIZE));
-        try (Core core = Core.open(apiDb, "bench-api", Duration.ofSeconds(15));
+        try (Core core = Core.open(apiDb, "bench-api");
              ApiNode api = ApiNode.start(core, ApiConfig.defaults("127.0.0.1", 0), "bench")) {
             String token = new TokenStore(core.pool()).create("bench").token();
             // The load generator shares the 2 cores with the server and PostgreSQL: a minimal

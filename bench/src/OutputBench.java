@@ -44,7 +44,7 @@ final class OutputBench {
         double seconds;
         long heapBefore;
         long heapMax;
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "bench-api");
              WorkerNode node = WorkerNode.open(db, WorkerConfig.defaults("bench-output"),
                      new DockerSandbox(DockerSandboxConfig.defaults("bench-output").withImage(image)), Limits.DEFAULTS)) {
             // Warm the path (JIT, connections, container start) with a small run first.

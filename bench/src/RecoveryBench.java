@@ -39,7 +39,7 @@ final class RecoveryBench {
                                     boolean measureJobRunr) throws Exception {
         DatabaseConfig db = pg.fresh("bench_recovery");
         List<Double> ours = new ArrayList<>();
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "bench-api")) {
             for (int i = 0; i < samples; i++) {
                 ours.add(sample(api, db, jar, logs, i));
             }

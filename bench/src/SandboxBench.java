@@ -85,7 +85,7 @@ final class SandboxBench {
 
     private static void starts(DatabaseConfig db, String image, int poolSize, int samples, List<Double> ours,
                                List<Double> dockerRun) throws Exception {
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "bench-api");
              WorkerNode node = node(db, "bench-sbx-" + (poolSize == 0 ? "nopool" : "pool"), image, poolSize)) {
             for (int i = -3; i < samples; i++) { // three warm-up rounds, not recorded
                 // Long enough for the pool to refill behind the previous run, as between an agent's commands.
@@ -123,7 +123,7 @@ final class SandboxBench {
     }
 
     static double throughput(DatabaseConfig db, String image, int executions) throws Exception {
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "bench-api")) {
             for (int i = 0; i < executions; i++) {
                 api.service().submit(Submission.of("bench", "true"));
             }

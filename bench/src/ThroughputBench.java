@@ -146,10 +146,8 @@ final class ThroughputBench {
 
     static Rate ours(Support.Pg pg, DatabaseConfig db, int executions, int nodes, List<Double> walPerExecution,
                      List<double[]> cpuPerExecution) throws Exception {
-        // -Dbench.window=N: a diagnosis knob (the default is the owners' default dispatch window).
-        io.outrun.owner.OwnerLimits owners = new io.outrun.owner.OwnerLimits(null, io.outrun.owner.OwnerLimits.DEFAULT_MAX_QUEUED,
-                Integer.getInteger("bench.window", io.outrun.owner.OwnerLimits.DEFAULT_WINDOW));
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15), owners)) {
+        io.outrun.owner.OwnerLimits owners = io.outrun.owner.OwnerLimits.DEFAULTS;
+        try (Core api = Core.open(db, "bench-api", owners)) {
             long wal0 = pg.walBytes();
             for (int i = 0; i < executions; i++) {
                 api.service().submit(Submission.of("bench", "true"));
@@ -212,7 +210,7 @@ final class ThroughputBench {
         };
         // Each server as a worker node has it: its own pool, storage and JobRunr server.
         List<AutoCloseable> closing = new ArrayList<>();
-        try (Core api = Core.open(db, "bench-api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "bench-api")) {
             long wal0 = pg.walBytes();
             for (int i = 0; i < executions; i++) {
                 // The very job a submit enqueues (same id scheme, name, label, lambda), no wake-up.

@@ -5,7 +5,6 @@ import io.outrun.execution.JobIds;
 import io.outrun.notify.Notifier;
 import io.outrun.store.Channels;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -14,11 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
-import org.jobrunr.jobs.states.ProcessingState;
 import org.jobrunr.jobs.states.StateName;
 import org.jobrunr.scheduling.JobBuilder;
 import org.jobrunr.scheduling.JobScheduler;
-import org.jobrunr.storage.BackgroundJobServerStatus;
 import org.jobrunr.storage.ConcurrentJobModificationException;
 import org.jobrunr.storage.JobNotFoundException;
 import org.jobrunr.storage.StorageProvider;
@@ -30,9 +27,11 @@ import static org.jobrunr.scheduling.JobBuilder.aJob;
 /**
  * Hands executions to the fleet as JobRunr jobs that carry only the execution id.
  *
- * <p>The {@code executions} row is always committed first; the job is enqueued after, with the
- * UUID of the row's current dispatch, so a repeat is a no-op and a crash in between is repaired
- * by the sweep ({@code redispatchLost}). JobRunr's retries are off: attempts are Outrun's.
+ * <p>The job is Outrun's book of the execution for the dashboard, not its dispatch: worker nodes
+ * claim queued rows themselves and JobRunr's servers never pick these jobs up. The
+ * {@code executions} row is always committed first; the job is enqueued after, with the UUID of
+ * the row's current dispatch, so a repeat is a no-op; a crash in between leaves a row without a
+ * job, which the node that claims it writes. JobRunr's retries are off: attempts are Outrun's.
  */
 public final class Dispatcher {
 
@@ -81,16 +80,6 @@ public final class Dispatcher {
         scheduler.create(job(executionId, dispatchSeq, owner, command, attempt));
     }
 
-    /** Enqueues after a delay (a node gave the execution back; give its trouble time to pass). */
-    public void enqueueIn(Duration delay, UUID executionId, int dispatchSeq, String owner, String command) {
-        enqueueIn(delay, executionId, dispatchSeq, owner, command, 1);
-    }
-
-    /** As {@link #enqueueIn(Duration, UUID, int, String, String)}, for the given attempt. */
-    public void enqueueIn(Duration delay, UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
-        scheduler.create(job(executionId, dispatchSeq, owner, command, attempt).scheduleIn(delay));
-    }
-
     private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
         return aJob()
                 .withId(JobIds.of(executionId, dispatchSeq))
@@ -103,7 +92,7 @@ public final class Dispatcher {
     /**
      * Tells the fleet there is one more piece of new work: one node with a free slot is woken on
      * its own channel (see {@link Notifier#wakeNodes}), never the whole fleet, which would
-     * send every idle node into a JobRunr onboarding query for one job. The NOTIFY is sent by one
+     * send every idle node into a claim for one execution. The NOTIFY is sent by one
      * background thread, and wake-ups that arrive while one is pending share its statement (it
      * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
      */
@@ -176,42 +165,30 @@ public final class Dispatcher {
 
     /**
      * Ends the job of an attempt that lost its lease {@code FAILED} with {@code why}, so the
-     * dashboard shows the dead attempt as failed, not processing on a dead server. Only a job
-     * still PROCESSING on a JobRunr server that is gone (no heartbeat for a poll interval and
-     * two seconds) is touched: a live server's job ends through its own node (which sees the lease
-     * lost), and changing it under that node would make its JobRunr steward report an
-     * unresolvable concurrent modification.
+     * dashboard shows the dead attempt as failed, not processing on a dead server. A job that
+     * already ended (its node wrote the end after all, or an admin deleted it) is left as it is.
+     * The node that claimed the attempt may still hold the job: its next save of it then fails
+     * JobRunr's version check and it leaves this end standing.
      *
      * @return true when the job was failed here
      */
     public boolean failLost(UUID jobId, String why) {
-        try {
-            Job job = storage.getJobById(jobId);
-            if (!job.hasState(StateName.PROCESSING) || serverIsLive(job.<ProcessingState>getJobState().getServerId())) {
+        for (int tries = 0; tries < 3; tries++) {
+            try {
+                Job job = storage.getJobById(jobId);
+                if (!job.hasState(StateName.PROCESSING) && !job.hasState(StateName.ENQUEUED)) {
+                    return false;
+                }
+                job.failed("Outrun: " + why, new JobFailure(why));
+                storage.save(job);
+                return true;
+            } catch (JobNotFoundException e) {
                 return false;
-            }
-            job.failed("Outrun: " + why, new LostAttempt(why));
-            storage.save(job);
-            return true;
-        } catch (JobNotFoundException e) {
-            return false;
-        } catch (ConcurrentJobModificationException e) {
-            LOG.debug("JobRunr job {} changed while being failed as lost; left as it is now", jobId);
-            return false;
-        } catch (RuntimeException e) {
-            LOG.warn("could not mark JobRunr job {} failed: {}", jobId, e.toString());
-            return false;
-        }
-    }
-
-    private boolean serverIsLive(UUID serverId) {
-        for (BackgroundJobServerStatus s : storage.getBackgroundJobServers()) {
-            if (s.getId().equals(serverId)) {
-                Duration quiet = Duration.between(s.getLastHeartbeat(), Instant.now());
-                // A live server beats every poll interval; one that missed a beat (dead, or paused
-                // like the worker whose lease just expired) is not live. JobRunr's own orphan task
-                // would fail the job anyway, later and without saying why.
-                return s.isRunning() && quiet.compareTo(Duration.ofSeconds(s.getPollIntervalInSeconds() + 2L)) < 0;
+            } catch (ConcurrentJobModificationException e) {
+                LOG.debug("JobRunr job {} changed while being failed as lost; reading it again", jobId);
+            } catch (RuntimeException e) {
+                LOG.warn("could not mark JobRunr job {} failed: {}", jobId, e.toString());
+                return false;
             }
         }
         return false;

@@ -11,8 +11,8 @@ import java.util.UUID;
  * {@code leaseOwner} is the incarnation (node id and per-process id) of the node that runs it;
  * {@code leaseEpoch} names its current (or last) claim; {@code outputEpoch} the run whose output
  * it shows (output cursors name it); {@code leaseExpiresAt} is null unless it runs;
- * {@code heldSince} is set while it waits queued outside JobRunr's queue, behind its owner's
- * earlier work (fair dispatch) or its owner's running cap.
+ * {@code enqueuedAt} is its place in its owner's queue and the time from which a worker may claim it
+ * (a few seconds ahead after a hand-back).
  * Times come from the database's clock.
  */
 public record Execution(
@@ -36,7 +36,7 @@ public record Execution(
         String idempotencyKey,
         int dispatchSeq,
         UUID jobId,
-        Instant heldSince,
+        Instant enqueuedAt,
         Instant createdAt,
         Instant startedAt,
         Instant finishedAt,
@@ -50,7 +50,7 @@ public record Execution(
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                heldSince, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err);
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -1,7 +1,6 @@
 package io.outrun.http;
 
 import io.outrun.config.ConfigException;
-import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.Allowlist;
 import java.time.Duration;
 import java.util.List;
@@ -31,8 +30,6 @@ import java.util.List;
  *                          ({@code --image-allow}); a submission naming another answers 400 at once instead of
  *                          failing on a worker. Should match the workers' {@code --image} and {@code --image-allow};
  *                          default {@code outrun-sandbox:latest}, the workers' default image
- * @param lostDispatchGrace a queued row without a live JobRunr job for this long is dispatched again when its owner
- *                          polls it ({@code --lost-dispatch-grace-s}, default {@value RedriveSweep#DEFAULT_LOST_DISPATCH_GRACE_S} s)
  */
 public record ApiConfig(
         String host,
@@ -47,8 +44,7 @@ public record ApiConfig(
         List<String> envAllowlist,
         int maxLabels,
         int maxWaiters,
-        List<String> imageAllowlist,
-        Duration lostDispatchGrace) {
+        List<String> imageAllowlist) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -116,58 +112,50 @@ public record ApiConfig(
         if (maxWaiters < 0) {
             throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
         }
-        if (lostDispatchGrace == null || lostDispatchGrace.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new ConfigException("--lost-dispatch-grace-s must be at least 1 s, got: " + lostDispatchGrace);
-        }
     }
 
     /** The defaults, listening on {@code host:port}. */
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST,
-                Duration.ofSeconds(RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S));
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, lostDispatchGrace);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, lostDispatchGrace);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value);
     }
 
-    public ApiConfig withLostDispatchGrace(Duration value) {
-        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value);
-    }
 
     /** Whether a submission may name {@code image}. */
     public boolean imageAllowed(String image) {

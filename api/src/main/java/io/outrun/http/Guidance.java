@@ -61,13 +61,11 @@ final class Guidance {
     /** Queued twice over: never started, or back in the queue after its worker was lost. */
     private static String queued(Execution e) {
         String cancelled = e.cancelRequested() ? "Cancel requested. " : "";
-        if (e.heldSince() != null) {
-            return cancelled + "Queued behind your own earlier executions: the fleet is shared fairly between owners, so"
-                    + " each owner has only a few executions waiting for a slot at a time (and no more running than"
-                    + " its cap, if the operator set one); this one moves up as those start or end.";
-        }
         if (e.attempt() == 0) {
-            return cancelled + "Queued; it starts as soon as a worker has a free slot (at once when one is idle).";
+            return cancelled + "Queued; it starts as soon as a worker has a free slot (at once when one is idle). The"
+                    + " fleet is shared fairly: each slot that frees goes to the owner with the fewest running"
+                    + " executions, and your own run oldest first (no more at once than your running cap, if the"
+                    + " operator set one).";
         }
         return cancelled + "Attempt " + e.attempt() + " of " + e.maxAttempts() + " lost its worker (crashed, killed or"
                 + " cut off from the database) before the command ended; it is queued to run again from the start as"

@@ -9,16 +9,11 @@ import io.outrun.config.ConfigException;
  * @param maxRunning the running executions one owner may have fleet-wide; null: no cap
  * @param maxQueued  the queued executions one owner may have; a submission past it is refused
  *                   with {@code 429 too_many_queued}
- * @param window     how many of one owner's queued executions wait in JobRunr's queue at once;
- *                   the rest are held and released as these are claimed. Small enough that
- *                   another owner's first execution waits behind a window, not a burst; large
- *                   enough that one owner alone keeps every free slot of a node busy.
  */
-public record OwnerLimits(Integer maxRunning, int maxQueued, int window) {
+public record OwnerLimits(Integer maxRunning, int maxQueued) {
 
     public static final int DEFAULT_MAX_QUEUED = 100_000;
-    public static final int DEFAULT_WINDOW = 8;
-    public static final OwnerLimits DEFAULTS = new OwnerLimits(null, DEFAULT_MAX_QUEUED, DEFAULT_WINDOW);
+    public static final OwnerLimits DEFAULTS = new OwnerLimits(null, DEFAULT_MAX_QUEUED);
 
     public OwnerLimits {
         if (maxRunning != null && maxRunning < 1) {
@@ -27,13 +22,10 @@ public record OwnerLimits(Integer maxRunning, int maxQueued, int window) {
         if (maxQueued < 1) {
             throw new ConfigException("--owner-max-queued must be at least 1, got " + maxQueued);
         }
-        if (window < 1) {
-            throw new ConfigException("the dispatch window must be at least 1, got " + window);
-        }
     }
 
     /** From the command line, where 0 means "no cap". */
     public static OwnerLimits of(int maxRunningOrZero, int maxQueued) {
-        return new OwnerLimits(maxRunningOrZero == 0 ? null : maxRunningOrZero, maxQueued, DEFAULT_WINDOW);
+        return new OwnerLimits(maxRunningOrZero == 0 ? null : maxRunningOrZero, maxQueued);
     }
 }

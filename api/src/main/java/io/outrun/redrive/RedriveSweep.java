@@ -1,27 +1,34 @@
 package io.outrun.redrive;
 
 import io.outrun.dispatch.Dispatcher;
+import io.outrun.dispatch.JobFailure;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.owner.HeldWork;
-import io.outrun.execution.JobIds;
 import io.outrun.store.Channels;
+import io.outrun.store.OutputStore;
 import io.outrun.store.RedriveStore;
+import io.outrun.store.RedriveStore.DashboardChange;
 import io.outrun.store.Redriven;
 import io.outrun.store.SubmissionStore;
 import io.outrun.store.SubmissionStore.CancelResult;
-import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import org.jobrunr.jobs.Job;
+import org.jobrunr.jobs.states.StateName;
+import org.jobrunr.storage.ConcurrentJobModificationException;
+import org.jobrunr.storage.JobNotFoundException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Repairs what dead nodes leave behind. Expired leases: back to {@code queued} with a fresh
- * JobRunr job while attempts remain, else reaped to {@code failed} ({@code lease_expired}). Lost
- * dispatches: {@code queued} rows whose job vanished get a fresh job, unless an admin deleted that
- * job on the dashboard, which cancels the execution. Held work: released as its owner has room. The dead attempt's job ends {@code FAILED}
- * with what became of the execution, so the dashboard never shows it PROCESSING on a dead server.
+ * Repairs what dead nodes leave behind, and turns what an admin does on the dashboard into what
+ * it means. Expired leases: back to {@code queued} with a fresh JobRunr job while attempts
+ * remain, else reaped to {@code failed} ({@code lease_expired}); the dead attempt's job ends
+ * {@code FAILED} with what became of the execution, so the dashboard never shows it PROCESSING on
+ * a dead server. The dashboard: a job an admin deleted while its execution was queued or running
+ * cancels the execution; a job an admin requeued after its execution ended ends again as it did
+ * (an execution's end never changes), since no JobRunr server ever runs an execution's job.
  *
  * <p>One node of the fleet sweeps, once per interval, whatever the number of nodes: the node
  * whose heartbeat holds the {@code sweep} row of {@code fleet_tasks} (taken by the first live
@@ -37,40 +44,33 @@ public final class RedriveSweep {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedriveSweep.class);
 
-    /** Default of {@code --lost-dispatch-grace-s}, for API and worker nodes alike. */
-    public static final int DEFAULT_LOST_DISPATCH_GRACE_S = 15;
     private static final int BATCH = 500;
+
+    /** Said by a requeued job of an ended execution, which ends again as it did. */
+    static final String NEVER_AGAIN = " This job was requeued on the dashboard, but an execution's end never changes:"
+            + " submit the command anew to run it again.";
 
     private final RedriveStore store;
     private final SubmissionStore submissions;
     private final Dispatcher dispatcher;
-    private final Duration lostDispatchGrace;
-    private final HeldWork held;
 
-    /**
-     * @param lostDispatchGrace how long a queued row may wait before its missing job counts as
-     *                          lost (covers the moment between commit and enqueue)
-     */
-    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Dispatcher dispatcher, Duration lostDispatchGrace, HeldWork held) {
-        this.held = held;
+    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Dispatcher dispatcher) {
         this.store = store;
         this.submissions = submissions;
         this.dispatcher = dispatcher;
-        this.lostDispatchGrace = lostDispatchGrace;
     }
 
     /** What one sweep did. */
-    public record Result(int requeued, int reaped, int redispatched, int released) {
+    public record Result(int requeued, int reaped, int cancelled, int endedAgain) {
         public boolean any() {
-            return requeued + reaped + redispatched + released > 0;
+            return requeued + reaped + cancelled + endedAgain > 0;
         }
     }
 
-    /** One full sweep of the fleet's executions. */
+    /** One full sweep of the fleet's executions and of the dashboard's changes. */
     public Result sweep() {
         int requeued = 0;
         int reaped = 0;
-        int redispatched = 0;
         List<Redriven> moved;
         do {
             moved = store.redriveExpired(BATCH);
@@ -82,26 +82,26 @@ public final class RedriveSweep {
                 }
             }
         } while (moved.size() == BATCH);
-        List<Execution> lost;
-        do {
-            lost = store.redispatchLost(lostDispatchGrace, BATCH);
-            for (Execution e : lost) {
-                if (deletedByAnAdmin(e)) {
-                    continue;
-                }
-                LOG.warn("execution {} of {} was queued without a live JobRunr job; dispatching it again", e.id(), e.owner());
-                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
-                redispatched++;
-            }
-        } while (lost.size() == BATCH);
-        for (int i = 0; i < requeued + redispatched; i++) {
-            dispatcher.wake(); // one node per job, as a submission wakes (a job's end does not look for them)
+        for (int i = 0; i < requeued; i++) {
+            dispatcher.wake(); // one node per execution, as a submission wakes
         }
-        // Held work whose owner has room that no claim or end released (a crash, a raised cap).
-        int released = held.releaseAll();
-        Result result = new Result(requeued, reaped, redispatched, released);
-        if (requeued + reaped + redispatched > 0) {
-            LOG.info("sweep: {} re-queued, {} reaped, {} re-dispatched, {} released", requeued, reaped, redispatched, released);
+        int cancelled = 0;
+        int endedAgain = 0;
+        List<DashboardChange> changes;
+        do {
+            changes = store.changedOnDashboard(BATCH);
+            for (DashboardChange c : changes) {
+                if (c.deleted()) {
+                    cancelled += cancelDeleted(c) ? 1 : 0;
+                } else {
+                    endedAgain += endAgain(c.jobId()) ? 1 : 0;
+                }
+            }
+        } while (changes.size() == BATCH);
+        Result result = new Result(requeued, reaped, cancelled, endedAgain);
+        if (result.any()) {
+            LOG.info("sweep: {} re-queued, {} reaped, {} cancelled and {} requeued jobs ended again from the dashboard",
+                    requeued, reaped, cancelled, endedAgain);
         }
         return result;
     }
@@ -123,21 +123,63 @@ public final class RedriveSweep {
     }
 
     /**
-     * A queued execution whose job an admin deleted on the dashboard (the only way a queued
-     * execution's own job ends DELETED; Outrun deletes a job only once its execution has left
-     * {@code queued}): the admin meant to cancel it, so it is cancelled, not dispatched again.
+     * An admin deleted the job of a queued or running execution on the dashboard: the admin meant
+     * to cancel it. A queued one ends cancelled now; a running one is flagged and its node kills
+     * it and writes its end (the message says who cancelled).
      */
-    private boolean deletedByAnAdmin(Execution e) {
-        // redispatchLost moved the row to its next dispatch: the job it lost is the previous one.
-        UUID lostJob = JobIds.of(e.id(), e.dispatchSeq() - 1);
-        if (!dispatcher.isDeleted(lostJob)) {
+    private boolean cancelDeleted(DashboardChange c) {
+        CancelResult result = submissions.requestCancelAsOperator(c.executionId(), ADMIN_CANCEL);
+        LOG.warn("execution {}: its job {} was deleted on the dashboard; cancelling it ({})", c.executionId(), c.jobId(), result);
+        switch (result) {
+            case CANCELLED_WHILE_QUEUED -> dispatcher.wake(Channels.CHANGED, c.executionId().toString());
+            case REQUESTED -> dispatcher.wake(Channels.CANCEL, c.executionId().toString());
+            default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * An admin requeued the job of an execution that ended (or of an attempt the execution went
+     * on without): it ends again as its execution did, saying why, and nothing runs.
+     */
+    private boolean endAgain(UUID jobId) {
+        try {
+            Job job = dispatcher.storage().getJobById(jobId);
+            if (!job.hasState(StateName.ENQUEUED)) {
+                return false;
+            }
+            Object carried = job.getJobDetails().getJobParameters().isEmpty() ? null
+                    : job.getJobDetails().getJobParameters().get(0).getObject();
+            Optional<Execution> found = carried instanceof UUID id ? submissions.find(id, OutputStore.Read.NONE)
+                    : Optional.empty();
+            if (found.isEmpty()) {
+                job.delete("the execution this job carried no longer exists (pruned)");
+            } else if (found.get().status().isTerminal() && found.get().jobId().equals(jobId)) {
+                Execution e = found.get();
+                String why = (e.errorCode() == null ? "" : e.errorCode() + ": ")
+                        + (e.errorMessage() == null ? e.status().wire() : e.errorMessage()) + NEVER_AGAIN;
+                switch (e.status()) {
+                    case SUCCEEDED -> job.succeeded();
+                    case CANCELLED -> job.delete(why);
+                    default -> job.failed(why, new JobFailure(why));
+                }
+            } else if (found.get().status() == ExecutionStatus.QUEUED && found.get().jobId().equals(jobId)) {
+                return false; // its own queued job (an admin's requeue of a job deleted a moment ago)
+            } else {
+                job.delete("superseded: execution " + found.get().id() + " is " + found.get().status().wire()
+                        + " under JobRunr job " + found.get().jobId() + "; this job carries nothing." + NEVER_AGAIN);
+            }
+            dispatcher.storage().save(job);
+            LOG.warn("JobRunr job {} was requeued on the dashboard; it ended again as {}", jobId, job.getState());
+            return true;
+        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
+            return false; // gone or changed again: the next sweep looks at it anew
+        } catch (RuntimeException e) {
+            LOG.warn("could not end requeued JobRunr job {} again: {}", jobId, e.toString());
             return false;
         }
-        CancelResult result = submissions.requestCancelAsOperator(e.id(), ADMIN_CANCEL);
-        LOG.warn("execution {} of {}: its queued job {} was deleted on the dashboard; cancelled ({})", e.id(), e.owner(),
-                lostJob, result);
-        dispatcher.wake(Channels.CHANGED, e.id().toString());
-        return true;
     }
 
     /** What an execution cancelled by deleting its job on the JobRunr dashboard says. */

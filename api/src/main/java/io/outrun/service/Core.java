@@ -1,6 +1,5 @@
 package io.outrun.service;
 
-import io.outrun.owner.HeldWork;
 import io.outrun.owner.OwnerLimits;
 import io.outrun.owner.OwnerStore;
 import io.outrun.owner.QueueGate;
@@ -14,7 +13,6 @@ import io.outrun.store.DatabaseConfig;
 import io.outrun.store.LeaseStore;
 import io.outrun.store.RedriveStore;
 import io.outrun.store.SubmissionStore;
-import java.time.Duration;
 import org.jobrunr.storage.StorageProvider;
 import org.jobrunr.utils.mapper.JsonMapper;
 
@@ -35,13 +33,13 @@ public final class Core implements AutoCloseable {
     private final RedriveSweep sweep;
     private final ExecutionService service;
     private final OwnerStore owners;
-    private final HeldWork held;
+    private final OwnerLimits limits;
 
-    private Core(DatabaseConfig config, String name, Duration lostDispatchGrace, OwnerLimits limits) {
+    private Core(DatabaseConfig config, String name, OwnerLimits limits) {
         this.config = config;
+        this.limits = limits;
         // The effective settings, once per process (the password never appears: DatabaseConfig masks it).
-        org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}, lost-dispatch grace {} s", config,
-                lostDispatchGrace.toSeconds());
+        org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}", config);
         this.pool = Database.pool(config, name);
         try {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
@@ -54,9 +52,8 @@ public final class Core implements AutoCloseable {
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.dispatcher = new Dispatcher(storage, new Notifier(pool));
             this.owners = new OwnerStore(pool);
-            this.held = new HeldWork(redrives, dispatcher, limits);
-            this.sweep = new RedriveSweep(redrives, submissions, dispatcher, lostDispatchGrace, held);
-            this.service = new ExecutionService(submissions, dispatcher, sweep, held, new QueueGate(owners, limits.maxQueued()));
+            this.sweep = new RedriveSweep(redrives, submissions, dispatcher);
+            this.service = new ExecutionService(submissions, dispatcher, sweep, new QueueGate(owners, limits.maxQueued()));
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -64,13 +61,13 @@ public final class Core implements AutoCloseable {
     }
 
     /** Opens the pool, applies migrations (Outrun's, then JobRunr's) and wires the rest. */
-    public static Core open(DatabaseConfig config, String name, Duration lostDispatchGrace) {
-        return new Core(config, name, lostDispatchGrace, OwnerLimits.DEFAULTS);
+    public static Core open(DatabaseConfig config, String name) {
+        return new Core(config, name, OwnerLimits.DEFAULTS);
     }
 
-    /** As {@link #open(DatabaseConfig, String, Duration)}, sharing the fleet between owners by {@code limits}. */
-    public static Core open(DatabaseConfig config, String name, Duration lostDispatchGrace, OwnerLimits limits) {
-        return new Core(config, name, lostDispatchGrace, limits);
+    /** As {@link #open(DatabaseConfig, String)}, sharing the fleet between owners by {@code limits}. */
+    public static Core open(DatabaseConfig config, String name, OwnerLimits limits) {
+        return new Core(config, name, limits);
     }
 
     public DatabaseConfig config() {
@@ -91,7 +88,7 @@ public final class Core implements AutoCloseable {
         return leases;
     }
 
-    /** Re-drive, lost dispatches and held work: the sweep's side. */
+    /** Re-drive and the dashboard's changes: the sweep's side. */
     public RedriveStore redrives() {
         return redrives;
     }
@@ -120,15 +117,14 @@ public final class Core implements AutoCloseable {
         return owners;
     }
 
-    /** Releases held executions as their owners get room; also what the claim's owner limits are. */
-    public HeldWork held() {
-        return held;
+    /** How the fleet is shared between owners: the claim's default running cap, the submit's queued cap. */
+    public OwnerLimits limits() {
+        return limits;
     }
 
     @Override
     public void close() {
         try {
-            held.close();
             dispatcher.close();
             storage.close();
         } finally {

@@ -4,8 +4,6 @@ import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.owner.HeldWork;
-import io.outrun.owner.OwnerLimits;
 import io.outrun.owner.QueueGate;
 import io.outrun.owner.TooManyQueuedException;
 import io.outrun.redrive.RedriveSweep;
@@ -30,12 +28,9 @@ public final class ExecutionService {
     private final SubmissionStore store;
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
-    private final HeldWork held;
     private final QueueGate queueGate;
 
-    public ExecutionService(SubmissionStore store, Dispatcher dispatcher, RedriveSweep sweep, HeldWork held,
-                            QueueGate queueGate) {
-        this.held = held;
+    public ExecutionService(SubmissionStore store, Dispatcher dispatcher, RedriveSweep sweep, QueueGate queueGate) {
         this.queueGate = queueGate;
         this.store = store;
         this.dispatcher = dispatcher;
@@ -43,9 +38,9 @@ public final class ExecutionService {
     }
 
     /**
-     * Stores the execution, then enqueues its job (never the other way round: the sweep repairs
-     * a crash in between), unless it is held behind its owner's earlier work. A repeat with the
-     * same idempotency key returns the first execution and enqueues nothing.
+     * Stores the execution, then enqueues its job and wakes a node (never the other way round: a
+     * crash in between leaves a queued row without a job, which the node that claims it writes).
+     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
      *
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
      */
@@ -62,20 +57,15 @@ public final class ExecutionService {
             }
             throw full;
         }
-        OwnerLimits limits = held.limits();
-        Inserted inserted = store.insert(submission, limits.maxRunning(), limits.window());
-        if (inserted.created() && inserted.execution().heldSince() != null) {
-            // Behind its owner's window or cap: released (and enqueued) as the owner gets room.
-            return inserted;
-        }
+        Inserted inserted = store.insert(submission);
         if (inserted.created()) {
             try {
                 dispatcher.dispatch(inserted.execution());
             } catch (RuntimeException e) {
-                // The row is committed: the execution is accepted and must be answered as such.
-                // The re-drive sweep enqueues a queued row without a job after the lost-dispatch grace.
-                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); the re-drive sweep"
-                        + " dispatches it", inserted.execution().id(), e.toString());
+                // The row is committed: the execution is accepted and must be answered as such. A
+                // node claims it at its next poll and writes its job then.
+                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
+                        + " its next poll", inserted.execution().id(), e.toString());
             }
         }
         return inserted;

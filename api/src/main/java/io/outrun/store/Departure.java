@@ -33,7 +33,7 @@ enum Departure {
             UPDATE executions e SET status = {next},
               attempt = e.attempt - {spent_back}, handbacks = e.handbacks + {counted},{shown_again}
               dispatch_seq = e.dispatch_seq + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ({next} = 'queued') THEN now() ELSE e.enqueued_at END,
+              enqueued_at = CASE WHEN ({next} = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
               finished_at = CASE WHEN ({next} = 'queued') THEN NULL ELSE now() END,
               error_code = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
               error_message = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
@@ -78,7 +78,8 @@ enum Departure {
      *
      * @param failTemplate the failure message (see {@link #SQL} for its arguments)
      * @param why          the caller's text, kept in a failure message; null: "nothing"
-     * @param whereArgs    the values of {@code where}'s own names
+     * @param whereArgs    the values of {@code where}'s own names, and {@code delay_ms}: how long a
+     *                     re-queued row waits before it may be claimed again (0: at once)
      */
     List<Redriven> apply(DataSource dataSource, String where, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) {

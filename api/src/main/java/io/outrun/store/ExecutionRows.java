@@ -36,7 +36,7 @@ final class ExecutionRows {
     static final String ROW = """
             id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
-              cancel_requested_at, idempotency_key, dispatch_seq, job_id, held_since, created_at, started_at, finished_at,
+              cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
@@ -148,7 +148,7 @@ final class ExecutionRows {
                 rs.getString("idempotency_key"),
                 rs.getInt("dispatch_seq"),
                 rs.getObject("job_id", UUID.class),
-                instant(rs, "held_since"),
+                instant(rs, "enqueued_at"),
                 instant(rs, "created_at"),
                 instant(rs, "started_at"),
                 instant(rs, "finished_at"),

@@ -33,39 +33,73 @@ public final class LeaseStore {
               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
                 AND l.expires_at > now())""";
 
+    /**
+     * The claim: up to {@code :slots} queued executions for this node, fairly. Each slot goes to
+     * the owner with the fewest running executions fleet-wide (its rank: running + its place in
+     * its own queue, oldest first; ties: oldest work first), so another owner's first execution
+     * takes the first slot that frees, and a lone owner fills every slot. Owners are walked by a
+     * skip scan of the queued index and each gives at most the rows it may take: running caps
+     * ({@code outrun_owner_free}, under the owner's lock, exact across nodes) and workspace
+     * exclusivity (one run per workspace: busy ones are skipped, one per batch, and
+     * {@code outrun_workspace_free} re-checks under the workspace's lock) are conditions of this
+     * statement. The picked rows are locked {@code SKIP LOCKED}: a row another node is claiming
+     * is left to it ({@code picked} greater than what was claimed tells the caller to look again).
+     * Each claimed row takes a new lease epoch (never reused) under the node's incarnation, its
+     * lease row, and a NOTIFY for live readers. {@code :only_id} (tests): claim that row only.
+     */
     private static final NamedSql CLAIM = NamedSql.of("""
-            WITH target AS (SELECT id, owner FROM executions WHERE id = :id AND status = 'queued'
-                AND held_since IS NULL AND cancel_requested_at IS NULL AND attempt < max_attempts FOR UPDATE),
-              -- V7: a run of a workspace another run has is held too, until that one saved it.
-              gate AS (SELECT id, owner, outrun_owner_may_run(owner, :default_max_running::integer) AND outrun_workspace_free(id) AS ok
-                FROM target),
+            WITH RECURSIVE queued_owners(owner) AS (
+                SELECT (SELECT q.owner FROM executions q WHERE q.status = 'queued'
+                  AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
+              UNION ALL
+                SELECT (SELECT q.owner FROM executions q WHERE q.status = 'queued' AND q.owner > o.owner
+                  AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
+                FROM queued_owners o WHERE o.owner IS NOT NULL),
+              owners AS (SELECT o.owner,
+                  (SELECT count(*) FROM executions r WHERE r.owner = o.owner AND r.status = 'running') AS running,
+                  outrun_owner_free(o.owner, :default_max_running::integer, :slots) AS free
+                FROM queued_owners o WHERE o.owner IS NOT NULL),
+              candidates AS (SELECT o.owner, c.id, c.workspace, c.enqueued_at, o.running + c.place AS rank
+                FROM owners o CROSS JOIN LATERAL (
+                  SELECT q.id, q.enqueued_at, i.workspace, row_number() OVER (ORDER BY q.enqueued_at, q.id) AS place
+                  FROM executions q LEFT JOIN execution_inputs i ON i.execution_id = q.id
+                  WHERE q.owner = o.owner AND q.status = 'queued' AND q.enqueued_at <= now()
+                    AND q.cancel_requested_at IS NULL AND q.attempt < q.max_attempts
+                    AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid)
+                    AND NOT outrun_workspace_busy(q.id)
+                  ORDER BY q.enqueued_at, q.id LIMIT o.free) c),
+              picked AS (SELECT w.id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.owner, c.workspace
+                    ORDER BY c.rank, c.enqueued_at, c.id) AS nth FROM candidates c) w
+                WHERE w.workspace IS NULL OR w.nth = 1
+                ORDER BY w.rank, w.enqueued_at, w.id LIMIT :slots),
+              locked AS (SELECT e.id FROM executions e WHERE e.id IN (SELECT id FROM picked) AND e.status = 'queued'
+                FOR UPDATE SKIP LOCKED),
               claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,
                 lease_epoch = lease_epoch + 1, lease_owner = :owner, prev_output_epoch = output_epoch,
                 output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,
                 error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,
                 stdout_truncated = false, stderr_truncated = false
-                WHERE id IN (SELECT id FROM gate WHERE ok)
+                WHERE id IN (SELECT id FROM locked WHERE outrun_workspace_free(id)) AND status = 'queued'
                 RETURNING %s),
-              held AS (UPDATE executions SET held_since = now(), updated_at = now()
-                WHERE id IN (SELECT id FROM gate WHERE NOT ok) RETURNING id),
               lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)
                 SELECT id, lease_epoch, lease_owner, now() + :ttl_ms * interval '1 millisecond' FROM claimed
                 ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,
-                expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false RETURNING expires_at)
-            -- The claim and its NOTIFY (live readers see "running") in one round trip; one row
-            -- always, so a refusal says whether it held the execution.
-            SELECT claimed.*, (SELECT expires_at FROM lease) AS lease_expires_at, NULL::int8 AS stdout_end,
-              NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
-              EXISTS (SELECT 1 FROM held) AS was_held,
-              -- Only a run with inputs (V7) costs the node a read of them.
-              EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs,
-              EXISTS (SELECT 1 FROM executions h, gate WHERE h.owner = gate.owner AND h.status = 'queued'
-                AND h.held_since IS NOT NULL AND h.id <> gate.id) AS owner_has_held
-            FROM (SELECT 1) one LEFT JOIN claimed ON true""".formatted(ExecutionRows.ROW, Channels.CHANGED));
+                expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false
+                RETURNING execution_id, expires_at)
+            -- One row at least, so that an empty claim still says how many it picked.
+            SELECT won.*, (SELECT count(*) FROM picked) AS picked
+            FROM (SELECT 1) one LEFT JOIN (
+              SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
+                NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
+                -- Only a run with inputs (V7) costs the node a read of them.
+                EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs
+              FROM claimed JOIN lease ON lease.execution_id = claimed.id) won ON true""".formatted(ExecutionRows.ROW, Channels.CHANGED));
 
     private static final NamedSql FINISH = NamedSql.of("""
             WITH ended AS (UPDATE executions e SET status = :status, exit_code = :exit_code, error_code = :error_code,
-                error_message = :error_message, stdout_total_bytes = :stdout_total, stderr_total_bytes = :stderr_total,
+                -- An operator's cancel recorded its own message (SubmissionStore.requestCancelAsOperator).
+                error_message = CASE WHEN :status = 'cancelled' AND e.cancel_requested_at IS NOT NULL
+                  AND e.error_message IS NOT NULL THEN e.error_message ELSE :error_message END, stdout_total_bytes = :stdout_total, stderr_total_bytes = :stderr_total,
                 stdout_truncated = :stdout_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 finished_at = now(), updated_at = now(), lease_owner = NULL
@@ -91,44 +125,60 @@ public final class LeaseStore {
         this.dataSource = dataSource;
     }
 
+    /** A claimed execution, and whether it has inputs (files, artifacts, a workspace) to read. */
+    public record Claimed(Execution execution, boolean hasInputs) {
+    }
+
     /**
-     * Claims a queued execution for the node incarnation {@code owner}, with no running cap but
-     * the owners table's. Empty: someone else has it, it was cancelled, it is gone, or held.
+     * What one claim did: the executions it won, and how many it picked before locking them
+     * ({@code picked > claimed().size()}: another node was claiming some of the same rows at that
+     * moment, so more may be claimable now).
      */
+    public record Batch(List<Claimed> claimed, int picked) {
+        public boolean contended() {
+            return picked > claimed.size();
+        }
+    }
+
+    /**
+     * Claims up to {@code slots} queued executions for the node incarnation {@code owner}, fairly
+     * between owners, under running caps ({@code owners.max_running}, else
+     * {@code defaultMaxRunning}; null: none) and workspace exclusivity: see {@link #CLAIM}. One
+     * statement, so at most one node ever wins a row and no owner ever runs more than its cap.
+     */
+    public Batch claim(String owner, int slots, Duration ttl, Integer defaultMaxRunning) {
+        return claim(null, owner, slots, ttl, defaultMaxRunning);
+    }
+
+    /** Claims this very execution if it is claimable now (tests and tools); empty otherwise. */
     public Optional<Execution> claim(UUID id, String owner, Duration ttl) {
-        return claim(id, owner, ttl, null).execution();
+        return claim(id, owner, ttl, null);
     }
 
-    /**
-     * What a claim did: {@code execution} is present when it won; {@code held} when the
-     * execution's owner was at its running cap, so the execution was held instead (released when
-     * a slot of that owner frees); {@code ownerHasHeld} when the owner has held work waiting, which
-     * the claimer releases as it takes a slot and as its run ends.
-     */
-    public record Claim(Optional<Execution> execution, boolean held, boolean ownerHasHeld, boolean hasInputs) {
+    /** As {@link #claim(UUID, String, Duration)}, under the operator's default running cap. */
+    public Optional<Execution> claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
+        return claim(id, owner, 1, ttl, defaultMaxRunning).claimed().stream().findFirst().map(Claimed::execution);
     }
 
-    /**
-     * Claims a queued execution for the node incarnation {@code owner}: one guarded statement, so at
-     * most one worker ever wins a claim, and no owner ever runs more than its cap (checked in the
-     * same statement under the owner's lock: see {@code outrun_owner_may_run}). It takes a new
-     * lease epoch (never reused), makes the lease row, and points the shown output at the new
-     * epoch. A claim refused by the cap holds the execution instead, in the same statement.
-     *
-     * @param defaultMaxRunning the operator's cap for owners without their own; null: none
-     */
-    public Claim claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
-        NamedSql.Args args = NamedSql.Args.of("id", id, "default_max_running", defaultMaxRunning, "owner", owner)
+    private Batch claim(UUID onlyId, String owner, int slots, Duration ttl, Integer defaultMaxRunning) {
+        NamedSql.Args args = NamedSql.Args.of("only_id", onlyId, "default_max_running", defaultMaxRunning, "owner", owner)
+                .and("slots", slots)
                 .and("ttl_ms", ttl.toMillis());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = CLAIM.prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
+            List<Claimed> won = new java.util.ArrayList<>();
+            int picked = 0;
             try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                Optional<Execution> won = rs.getObject("id") == null ? Optional.empty() : Optional.of(ExecutionRows.map(rs, null));
-                return new Claim(won, rs.getBoolean("was_held"), rs.getBoolean("owner_has_held"), rs.getBoolean("has_inputs"));
+                while (rs.next()) {
+                    picked = rs.getInt("picked");
+                    if (rs.getObject("id") != null) {
+                        won.add(new Claimed(ExecutionRows.map(rs, null), rs.getBoolean("has_inputs")));
+                    }
+                }
             }
+            return new Batch(won, picked);
         } catch (SQLException e) {
-            throw new StoreException("cannot claim execution " + id, e);
+            throw new StoreException("cannot claim executions for " + owner, e);
         }
     }
 
@@ -188,11 +238,13 @@ public final class LeaseStore {
      * {@code failed} with {@code sandbox_error} after {@link #MAX_HANDBACKS} hand-backs, so an
      * execution no sandbox can start ends with a reason. The epoch is never given back.
      *
-     * @param why what the sandbox said, kept in the error message if the execution fails
+     * @param why   what the sandbox said, kept in the error message if the execution fails
+     * @param pause how long the execution waits before a node may claim it again
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> handBack(Lease lease, String why) {
-        return Departure.HAND_BACK.applyOne(dataSource, FENCE, "sandbox_error", Messages.handBackFailed(), why, fence(lease));
+    public Optional<Redriven> handBack(Lease lease, String why, Duration pause) {
+        return Departure.HAND_BACK.applyOne(dataSource, FENCE, "sandbox_error", Messages.handBackFailed(), why,
+                fence(lease, pause));
     }
 
     /**
@@ -203,18 +255,18 @@ public final class LeaseStore {
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> drainBack(Lease lease) {
-        return Departure.DRAIN.applyOne(dataSource, FENCE, "sandbox_error", "%7$s", "drained", fence(lease));
+        return Departure.DRAIN.applyOne(dataSource, FENCE, "sandbox_error", "%7$s", "drained", fence(lease, Duration.ZERO));
     }
 
     /**
-     * Gives a started attempt up because this node cannot run it (its sandbox lost it, e.g. the
-     * Docker engine restarted): re-driven for another attempt while any remain, else
-     * {@code failed} with {@code errorCode}.
+     * Abandons a started attempt because this node cannot run it (its sandbox lost it, e.g. the
+     * Docker engine restarted): re-driven for another attempt, claimable after {@code pause},
+     * while any remain, else {@code failed} with {@code errorCode}.
      *
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> release(Lease lease, String errorCode, String errorMessage) {
-        return Departure.ABANDON.applyOne(dataSource, FENCE, errorCode, "%7$s", errorMessage, fence(lease));
+    public Optional<Redriven> abandon(Lease lease, String errorCode, String errorMessage, Duration pause) {
+        return Departure.ABANDON.applyOne(dataSource, FENCE, errorCode, "%7$s", errorMessage, fence(lease, pause));
     }
 
     /**
@@ -243,7 +295,7 @@ public final class LeaseStore {
         }
     }
 
-    private static NamedSql.Args fence(Lease lease) {
-        return NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch());
+    private static NamedSql.Args fence(Lease lease, Duration pause) {
+        return NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch(), "delay_ms", pause.toMillis());
     }
 }

@@ -22,20 +22,15 @@ import javax.sql.DataSource;
  */
 public final class SubmissionStore {
 
-    /** Holds a new row when its owner has no room now; see {@link #insert(Submission, Integer, int)}. */
-    private static final String HELD_UNLESS_ROOM =
-            "CASE WHEN outrun_owner_room(:owner, :default_max_running::integer, :window) > 0 THEN NULL ELSE now() END";
-
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-              max_output_bytes, max_attempts, idempotency_key, held_since)
+              max_output_bytes, max_attempts, idempotency_key)
             VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, %s)
+              :max_output_bytes, :max_attempts, :idempotency_key)
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, dispatch_seq, job_id, held_since, created_at""";
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at""";
 
-    private static final NamedSql INSERT_HOLDING = NamedSql.of(INSERT.formatted(HELD_UNLESS_ROOM));
-    private static final NamedSql INSERT_NEVER_HELD = NamedSql.of(INSERT.formatted("NULL"));
+    private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
 
     private static final NamedSql INSERT_INPUTS = NamedSql.of("""
             INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace)
@@ -54,7 +49,8 @@ public final class SubmissionStore {
                 cancel_requested_at = coalesce(cancel_requested_at, now()),
                 finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
                 error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
-                error_message = CASE WHEN status = 'queued' THEN :queued_message::text ELSE error_message END,
+                -- An operator's cancel of a running row says so in advance: its end keeps the message.
+                error_message = CASE WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
                 updated_at = now()
                 WHERE id = :id%s AND status IN ('queued', 'running') RETURNING id, status),
               l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
@@ -73,19 +69,11 @@ public final class SubmissionStore {
     public record Inserted(Execution execution, boolean created) {
     }
 
-    /** Stores a submission that is never held (its caller enqueues it): what tests and tools use. */
-    public Inserted insert(Submission s) {
-        return insert(s, null, 0);
-    }
-
     /**
-     * Stores a submission. It is held (queued outside JobRunr's queue: its caller must not
-     * enqueue it) when its owner already has {@code window} executions in JobRunr's queue, or
-     * as many running and dispatched as its running cap ({@code owners.max_running}, else
-     * {@code defaultMaxRunning}; null: none). A window of 0 never holds. The count is not locked: a burst may put a few more
-     * in the queue than the window, which costs fairness a little, never the cap (the claim checks it).
+     * Stores a submission as a queued row (with its inputs, in one transaction); its caller then
+     * enqueues its JobRunr job and wakes a node. A repeat of an idempotency key answers the first row.
      */
-    public Inserted insert(Submission s, Integer defaultMaxRunning, int window) {
+    public Inserted insert(Submission s) {
         NamedSql.Args args = NamedSql.Args.of("id", UUID.randomUUID(), "owner", s.owner(), "command", s.command())
                 .and("image", s.image())
                 .and("workdir", s.workdir())
@@ -95,12 +83,7 @@ public final class SubmissionStore {
                 .and("max_output_bytes", s.maxOutputBytes())
                 .and("max_attempts", s.maxAttempts())
                 .and("idempotency_key", s.idempotencyKey());
-        NamedSql sql = INSERT_NEVER_HELD;
-        if (window > 0) {
-            sql = INSERT_HOLDING;
-            args.and("default_max_running", defaultMaxRunning).and("window", window);
-        }
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();
             if (withInputs) {
@@ -144,7 +127,7 @@ public final class SubmissionStore {
                 s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
                 ExecutionStatus.fromWire(rs.getString("status")), 0, s.maxAttempts(), null,
                 none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
-                ExecutionRows.instant(rs, "held_since"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
+                ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0));
     }
@@ -211,7 +194,7 @@ public final class SubmissionStore {
      */
     public CancelResult requestCancel(UUID id, String owner) {
         Optional<CancelResult> r = cancel(CANCEL_OWNED, NamedSql.Args.of("queued_message", Messages.CANCELLED_BEFORE_START,
-                "id", id, "owner", owner), id);
+                "id", id, "owner", owner).and("operator", false), id);
         if (r.isPresent()) {
             return r.get();
         }
@@ -221,10 +204,10 @@ public final class SubmissionStore {
     /**
      * Cancels an execution for an operator, whoever owns it (an admin deleted its JobRunr job on
      * the dashboard): as {@link #requestCancel}, with {@code message} (who cancelled) recorded
-     * when it ends while queued. A running one is flagged; its worker kills it and writes its end.
+     * at once, also on a running one, whose end keeps it: its worker kills it and writes its end.
      */
     public CancelResult requestCancelAsOperator(UUID id, String message) {
-        Optional<CancelResult> r = cancel(CANCEL_ANY, NamedSql.Args.of("queued_message", message, "id", id), id);
+        Optional<CancelResult> r = cancel(CANCEL_ANY, NamedSql.Args.of("queued_message", message, "id", id, "operator", true), id);
         if (r.isPresent()) {
             return r.get();
         }

@@ -29,8 +29,6 @@ class ApiConfigTest {
                 bad("--max-attempts", c -> c.withMaxAttempts(21)),
                 bad("--env-allow", c -> c.withEnvAllowlist(List.of("BAD NAME"))),
                 bad("--image-allow", c -> c.withImageAllowlist(List.of(" "))),
-                bad("--lost-dispatch-grace-s", c -> c.withLostDispatchGrace(Duration.ZERO)),
-                bad("--lost-dispatch-grace-s", c -> c.withLostDispatchGrace(null)),
                 bad("(no option)", c -> c.withMaxWaitMs(-1)));
     }
 
@@ -48,7 +46,7 @@ class ApiConfigTest {
     void theDefaultsAreValidAndMatchTheirConstants() {
         assertThat(DEFAULTS.maxAttempts()).isEqualTo(ApiConfig.DEFAULT_MAX_ATTEMPTS);
         assertThat(DEFAULTS.envAllowlist()).containsExactly("LANG", "LC_*", "TZ", "TERM", "NO_COLOR", "PAGER", "CI", "DEBUG");
-        assertThat(DEFAULTS.lostDispatchGrace()).isEqualTo(Duration.ofSeconds(15));
+        
     }
 
     @Test

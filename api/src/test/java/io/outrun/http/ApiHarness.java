@@ -28,7 +28,7 @@ public final class ApiHarness implements AutoCloseable {
 
     private ApiHarness(ApiConfig config) {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        this.core = Core.open(db, "api-test", Duration.ofSeconds(15));
+        this.core = Core.open(db, "api-test");
         this.api = ApiNode.start(core, config, "test");
         this.tokens = new TokenStore(core.pool());
         this.aliceToken = tokens.create("alice").token();

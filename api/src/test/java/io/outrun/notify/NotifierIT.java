@@ -30,7 +30,7 @@ class NotifierIT {
     @Test
     void aNodeSilentForLongerThanItsLeaseTtlIsNeverWoken() throws Exception {
         DatabaseConfig db = TestDatabase.fresh(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofMinutes(5));
+        try (Core api = Core.open(db, "api");
              Connection dead = listen(db, "outrun_wake_n_dead"); Connection live = listen(db, "outrun_wake_n_live");
              Connection older = listen(db, "outrun_wake_n_older")) {
             Notifier notifier = new Notifier(api.pool());

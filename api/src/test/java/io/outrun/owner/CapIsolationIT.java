@@ -52,12 +52,12 @@ class CapIsolationIT {
             ls.execute("SELECT pg_advisory_xact_lock(hashtextextended('outrun.owner:" + OWNER + "', 0))");
             ExecutorService threads = Executors.newFixedThreadPool(2);
             try {
-                Future<LeaseStore.Claim> a = threads.submit(() -> leases.claim(first, "node/a", TTL, null));
+                Future<java.util.Optional<io.outrun.execution.Execution>> a = threads.submit(() -> leases.claim(first, "node/a", TTL, null));
                 awaitWaiters(pool, 1);
-                Future<LeaseStore.Claim> b = threads.submit(() -> leases.claim(second, "node/b", TTL, null));
+                Future<java.util.Optional<io.outrun.execution.Execution>> b = threads.submit(() -> leases.claim(second, "node/b", TTL, null));
                 awaitWaiters(pool, 2);
                 lock.commit();
-                int won = (a.get().execution().isPresent() ? 1 : 0) + (b.get().execution().isPresent() ? 1 : 0);
+                int won = (a.get().isPresent() ? 1 : 0) + (b.get().isPresent() ? 1 : 0);
                 assertThat(won).as("claims won under a cap of 1").isEqualTo(1);
             } finally {
                 threads.shutdownNow();

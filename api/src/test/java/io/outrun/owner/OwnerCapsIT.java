@@ -3,14 +3,15 @@ package io.outrun.owner;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.RunInputs;
 import io.outrun.execution.Submission;
-import io.outrun.service.Core;
 import io.outrun.store.Database;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.store.Lease;
 import io.outrun.store.LeaseStore;
+import io.outrun.store.LeaseStore.Batch;
+import io.outrun.store.LeaseStore.Claimed;
 import io.outrun.store.Outcome;
-import io.outrun.store.RedriveStore;
 import io.outrun.store.SubmissionStore;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Per-owner caps and held work, on the real database: what the claim and the submission decide. */
+/** Per-owner caps and fair claims, on the real database: what the claim and the submission decide. */
 class OwnerCapsIT {
 
     private static final Duration TTL = Duration.ofSeconds(30);
@@ -37,7 +38,6 @@ class OwnerCapsIT {
     private HikariDataSource pool;
     private SubmissionStore submissions;
     private LeaseStore leases;
-    private RedriveStore redrives;
     private OwnerStore owners;
 
     @BeforeEach
@@ -46,7 +46,6 @@ class OwnerCapsIT {
         Database.migrate(pool);
         submissions = new SubmissionStore(pool);
         leases = new LeaseStore(pool);
-        redrives = new RedriveStore(pool);
         owners = new OwnerStore(pool);
     }
 
@@ -56,93 +55,104 @@ class OwnerCapsIT {
     }
 
     @Test
-    void concurrentClaimsNeverRunMoreThanTheCapAndHoldTheRest() throws Exception {
+    void concurrentClaimsOfManyNodesNeverRunMoreThanTheCap() throws Exception {
         owners.set("alice", 3, null);
         for (int round = 0; round < 5; round++) {
-            List<UUID> ids = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
-                ids.add(submissions.insert(Submission.of("alice", "true")).execution().id());
+                submissions.insert(Submission.of("alice", "true"));
             }
             ExecutorService threads = Executors.newFixedThreadPool(8);
             CountDownLatch go = new CountDownLatch(1);
-            List<Future<LeaseStore.Claim>> claims = new ArrayList<>();
-            for (UUID id : ids) {
+            List<Future<Batch>> claims = new ArrayList<>();
+            for (int node = 0; node < 8; node++) {
+                String incarnation = "node/" + node;
                 claims.add(threads.submit(() -> {
                     go.await();
-                    return leases.claim(id, "node/" + id.toString().substring(0, 8), TTL, null);
+                    return leases.claim(incarnation, 4, TTL, null);
                 }));
             }
             go.countDown();
             int won = 0;
-            int held = 0;
-            for (Future<LeaseStore.Claim> f : claims) {
-                LeaseStore.Claim c = f.get();
-                won += c.execution().isPresent() ? 1 : 0;
-                held += c.held() ? 1 : 0;
+            for (Future<Batch> f : claims) {
+                won += f.get().claimed().size();
             }
             threads.shutdown();
-            assertThat(won).as("round %d: claims won", round).isEqualTo(3);
-            assertThat(held).as("round %d: claims refused by the cap hold their execution", round).isEqualTo(13);
+            assertThat(won).as("round %d: claims won by 8 nodes of 4 free slots", round).isEqualTo(3);
             assertThat(Rows.on(pool).single("SELECT count(*) FROM executions WHERE owner = 'alice' AND status = 'running'"))
                     .isEqualTo(3);
-            // End the round's runs (as their workers would) and drop what was held.
+            assertThat(Rows.on(pool).single("SELECT count(*) FROM executions WHERE owner = 'alice' AND status = 'queued'"))
+                    .as("the rest wait, claimable").isEqualTo(13);
             Rows.on(pool).update("DELETE FROM executions WHERE owner = 'alice'");
         }
     }
 
     @Test
     void theOperatorsDefaultCapAppliesToOwnersWithoutTheirOwn() {
-        UUID a = submissions.insert(Submission.of("bob", "true")).execution().id();
-        UUID b = submissions.insert(Submission.of("bob", "true")).execution().id();
-        assertThat(leases.claim(a, "n/1", TTL, 1).execution()).isPresent();
-        LeaseStore.Claim second = leases.claim(b, "n/1", TTL, 1);
-        assertThat(second.execution()).isEmpty();
-        assertThat(second.held()).isTrue();
-        Execution heldRow = submissions.find(b).orElseThrow();
-        assertThat(heldRow.status()).isEqualTo(ExecutionStatus.QUEUED);
-        assertThat(heldRow.heldSince()).isNotNull();
-        // A held row is not claimable by a stale job: only a release gives it a new one.
-        assertThat(leases.claim(b, "n/1", TTL, null).execution()).isEmpty();
+        submissions.insert(Submission.of("bob", "true"));
+        submissions.insert(Submission.of("bob", "true"));
+        assertThat(leases.claim("n/1", 4, TTL, 1).claimed()).hasSize(1);
+        assertThat(leases.claim("n/1", 4, TTL, 1).claimed()).as("at the default cap").isEmpty();
         // An owner's own cap wins over the default.
         owners.set("bob", 5, null);
-        assertThat(redrives.releaseHeld("bob", 1, 16)).extracting(Execution::id).containsExactly(b);
-        assertThat(leases.claim(b, "n/1", TTL, 1).execution()).isPresent();
+        assertThat(leases.claim("n/1", 4, TTL, 1).claimed()).hasSize(1);
     }
 
     @Test
-    void submissionsPastTheWindowAreHeldAndReleasedOldestFirstAsTheWindowEmpties() {
-        List<UUID> ids = new ArrayList<>();
+    void eachSlotGoesToTheOwnerWithTheFewestRunning() {
+        List<UUID> carol = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            Execution e = submissions.insert(Submission.of("carol", "true"), null, 4).execution();
-            ids.add(e.id());
-            assertThat(e.heldSince() == null).as("submission %d dispatched at once", i).isEqualTo(i < 4);
+            carol.add(submissions.insert(Submission.of("carol", "sleep 20")).execution().id());
         }
-        assertThat(redrives.ownersWithHeld()).containsExactly("carol");
-        assertThat(redrives.releaseHeld("carol", null, 4)).as("the window is full").isEmpty();
-        assertThat(leases.claim(ids.get(0), "n/1", TTL, null).ownerHasHeld()).isTrue();
-        assertThat(leases.claim(ids.get(1), "n/1", TTL, null).execution()).isPresent();
-        List<Execution> released = redrives.releaseHeld("carol", null, 4);
-        assertThat(released).extracting(Execution::id).containsExactly(ids.get(4), ids.get(5));
-        assertThat(released).allSatisfy(e -> {
-            assertThat(e.heldSince()).isNull();
-            assertThat(e.dispatchSeq()).as("a fresh job id").isEqualTo(2);
-        });
-        // Under a running cap, running and dispatched both count: 2 run, 4 wait, cap 6: no room.
-        owners.set("carol", 6, null);
-        assertThat(redrives.releaseHeld("carol", null, 16)).isEmpty();
-        owners.set("carol", 8, null);
-        assertThat(redrives.releaseHeld("carol", null, 16)).extracting(Execution::id).containsExactly(ids.get(6), ids.get(7));
+        UUID dave1 = submissions.insert(Submission.of("dave", "true")).execution().id();
+        UUID dave2 = submissions.insert(Submission.of("dave", "true")).execution().id();
+        // Three of carol's run already.
+        for (int i = 0; i < 3; i++) {
+            assertThat(leases.claim(carol.get(i), "n/1", TTL)).isPresent();
+        }
+        // A freed slot goes to dave (0 running), although carol's work is older.
+        assertThat(ids(leases.claim("n/1", 1, TTL, null))).containsExactly(dave1);
+        // With one running each side... dave 1, carol 3: dave again.
+        assertThat(ids(leases.claim("n/1", 1, TTL, null))).containsExactly(dave2);
+        // Dave has nothing left: a lone owner fills every free slot, oldest first.
+        assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(carol.get(3), carol.get(4), carol.get(5),
+                carol.get(6));
     }
 
     @Test
-    void aHeldExecutionIsNeverTakenForALostDispatch() throws Exception {
-        try (Core core = Core.open(TestDatabase.fresh(DatabaseConfig::new), "lost", Duration.ofSeconds(1))) {
-            UUID first = core.submissions().insert(Submission.of("dave", "true"), null, 1).execution().id();
-            UUID held = core.submissions().insert(Submission.of("dave", "true"), null, 1).execution().id();
-            Rows.on(core.pool()).allEnqueuedAgo(Duration.ofSeconds(10));
-            List<Execution> lost = core.redrives().redispatchLost(Duration.ofSeconds(1), 100);
-            assertThat(lost).extracting(Execution::id).containsExactly(first).doesNotContain(held);
+    void aBatchInterleavesOwnersByTheirRunningCount() {
+        List<UUID> erin = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            erin.add(submissions.insert(Submission.of("erin", "true")).execution().id());
         }
+        UUID frank = submissions.insert(Submission.of("frank", "true")).execution().id();
+        // Four slots, nobody running: erin's first (oldest), frank's first, then erin's next two.
+        assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactlyInAnyOrder(erin.get(0), frank, erin.get(1),
+                erin.get(2));
+    }
+
+    @Test
+    void twoRunsOfOneWorkspaceNeverOverlap() {
+        RunInputs ws = new RunInputs(null, List.of(), "build");
+        UUID first = submissions.insert(Submission.of("grace", "true").withInputs(ws)).execution().id();
+        UUID second = submissions.insert(Submission.of("grace", "true").withInputs(ws)).execution().id();
+        UUID other = submissions.insert(Submission.of("grace", "true")).execution().id();
+        Batch batch = leases.claim("n/1", 4, TTL, null);
+        assertThat(ids(batch)).as("one run of the workspace per batch").containsExactlyInAnyOrder(first, other);
+        assertThat(leases.claim("n/1", 4, TTL, null).claimed()).as("busy workspace").isEmpty();
+        Execution run = batch.claimed().stream().map(Claimed::execution).filter(e -> e.id().equals(first)).findFirst()
+                .orElseThrow();
+        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(second);
+    }
+
+    @Test
+    void aHandedBackExecutionWaitsOutItsPause() throws Exception {
+        UUID id = submissions.insert(Submission.of("heidi", "true")).execution().id();
+        Execution run = leases.claim(id, "n/1", TTL).orElseThrow();
+        assertThat(leases.handBack(lease(run), "engine restarting", Duration.ofSeconds(30))).isPresent();
+        assertThat(leases.claim("n/1", 4, TTL, null).claimed()).as("within its pause").isEmpty();
+        Rows.on(pool).update("UPDATE executions SET enqueued_at = now() - interval '1 second' WHERE id = ?", id);
+        assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(id);
     }
 
     @Test
@@ -162,14 +172,20 @@ class OwnerCapsIT {
 
     @Test
     void anEndedRunFreesItsSlotUnderTheCap() {
-        owners.set("heidi", 1, null);
-        UUID a = submissions.insert(Submission.of("heidi", "true")).execution().id();
-        UUID b = submissions.insert(Submission.of("heidi", "true")).execution().id();
-        Execution run = leases.claim(a, "n/1", TTL, null).execution().orElseThrow();
-        assertThat(leases.claim(b, "n/1", TTL, null).held()).isTrue();
-        assertThat(redrives.releaseHeld("heidi", null, 16)).as("the cap is taken").isEmpty();
-        Lease lease = new Lease(a, run.leaseEpoch(), run.attempt(), "n/1");
-        assertThat(leases.finish(lease, Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
-        assertThat(redrives.releaseHeld("heidi", null, 16)).extracting(Execution::id).containsExactly(b);
+        owners.set("ivan", 1, null);
+        UUID a = submissions.insert(Submission.of("ivan", "true")).execution().id();
+        UUID b = submissions.insert(Submission.of("ivan", "true")).execution().id();
+        Execution run = leases.claim(a, "n/1", TTL).orElseThrow();
+        assertThat(leases.claim("n/1", 4, TTL, null).claimed()).as("the cap is taken").isEmpty();
+        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(b);
+    }
+
+    private static List<UUID> ids(Batch batch) {
+        return batch.claimed().stream().map(c -> c.execution().id()).toList();
+    }
+
+    private static Lease lease(Execution run) {
+        return new Lease(run.id(), run.leaseEpoch(), run.attempt(), run.leaseOwner());
     }
 }

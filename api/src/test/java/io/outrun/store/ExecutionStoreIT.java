@@ -156,18 +156,18 @@ class ExecutionStoreIT {
     void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
         UUID id = submissions.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
         Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Redriven back = leases.handBack(lease(first), "engine restarting").orElseThrow();
+        Redriven back = leases.handBack(lease(first), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
         assertThat(back.dispatchSeq()).isEqualTo(2);
-        assertThat(leases.handBack(lease(first), "engine restarting")).as("fenced").isEmpty();
+        assertThat(leases.handBack(lease(first), "engine restarting", Duration.ZERO)).as("fenced").isEmpty();
 
         Execution again = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(again.attempt()).isEqualTo(1);
         assertThat(again.leaseEpoch()).as("a hand-back never gives its epoch back").isEqualTo(first.leaseEpoch() + 1);
         assertThat(leases.isStaleRun(id, first.leaseEpoch(), "c")).as("the handed-back run is dead everywhere").isTrue();
         assertThat(leases.isStaleRun(id, again.leaseEpoch(), "c")).as("b's run is live").isFalse();
-        Redriven failed = leases.release(lease(again), "sandbox_error", "lost").orElseThrow();
+        Redriven failed = leases.abandon(lease(again), "sandbox_error", "lost", Duration.ZERO).orElseThrow();
         assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(submissions.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
     }
@@ -179,7 +179,7 @@ class ExecutionStoreIT {
         for (int i = 1; i <= LeaseStore.MAX_HANDBACKS; i++) {
             Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
             assertThat(claimed.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
-            last = leases.handBack(lease(claimed), "engine down (" + i + ")").orElseThrow();
+            last = leases.handBack(lease(claimed), "engine down (" + i + ")", Duration.ZERO).orElseThrow();
             assertThat(last.status()).isEqualTo(i < LeaseStore.MAX_HANDBACKS ? ExecutionStatus.QUEUED : ExecutionStatus.FAILED);
         }
         Execution row = submissions.find(id).orElseThrow();
@@ -196,7 +196,7 @@ class ExecutionStoreIT {
         UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
         Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
-        Redriven back = leases.handBack(lease(claimed), "engine restarting").orElseThrow();
+        Redriven back = leases.handBack(lease(claimed), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
@@ -327,7 +327,7 @@ class ExecutionStoreIT {
         redrives.redriveExpired(10);
         Execution second = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(submissions.find(id).orElseThrow().stdout().text()).as("a new attempt shows its own output").isEmpty();
-        leases.handBack(lease(second), "engine restarting").orElseThrow();
+        leases.handBack(lease(second), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(submissions.find(id).orElseThrow().stdout().text()).as("a claim that never ran hides nothing").isEqualTo("first attempt");
     }
 

@@ -43,7 +43,7 @@ final class ApiCommand implements Callable<Integer> {
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);
         }
-        Core core = Core.open(db.toConfig(), "api", config.lostDispatchGrace(), owners.toLimits());
+        Core core = Core.open(db.toConfig(), "api", owners.toLimits());
         ApiNode api;
         try {
             api = ApiNode.start(core, config, "api");

@@ -32,9 +32,6 @@ public final class ApiOptions {
             description = "Env names callers may set: NAME, PREFIX* or * (default ${DEFAULT-VALUE})")
     List<String> envAllow;
 
-    @Option(names = "--lost-dispatch-grace-s", defaultValue = "" + RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S,
-            description = "When its owner polls a queued execution whose JobRunr job vanished this many s ago, dispatch it again (default ${DEFAULT-VALUE})")
-    int lostGraceSeconds;
 
     ApiConfig toConfig(String defaultBind) {
         return ApiConfig.defaults(bind != null ? bind : defaultBind, port)
@@ -42,7 +39,6 @@ public final class ApiOptions {
                 .withMaxOutputBytes(maxOutputBytes)
                 .withMaxBodyBytes(maxBodyBytes)
                 .withMaxAttempts(maxAttempts)
-                .withEnvAllowlist(envAllow)
-                .withLostDispatchGrace(Duration.ofSeconds(lostGraceSeconds));
+                .withEnvAllowlist(envAllow);
     }
 }

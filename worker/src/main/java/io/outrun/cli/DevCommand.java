@@ -147,7 +147,7 @@ final class DevCommand implements Callable<Integer> {
         try {
             DatabaseConfig db = new DatabaseConfig(postgres.getJdbcUrl("postgres", "postgres"), "postgres",
                     secret(dir.resolve(DB_PASSWORD_FILE)));
-            core = Core.open(db, "dev", apiConfig.lostDispatchGrace(), owners.toLimits());
+            core = Core.open(db, "dev", owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
             String nodeId = WorkerCommand.defaultNodeId();
             // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when
@@ -157,7 +157,6 @@ final class DevCommand implements Callable<Integer> {
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots)
-                    .withLostDispatchGrace(apiConfig.lostDispatchGrace())
                     .withLimits(sandboxOptions.limits())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);

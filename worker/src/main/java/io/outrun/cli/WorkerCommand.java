@@ -41,14 +41,12 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--lease-ttl-ms", defaultValue = "" + WorkerConfig.DEFAULT_LEASE_TTL_MS, description = "Lease ttl in ms; renewed every ttl/3 (default ${DEFAULT-VALUE})")
     long leaseTtlMs;
 
-    @Option(names = "--poll-interval-s", defaultValue = "" + WorkerConfig.DEFAULT_POLL_INTERVAL_S, description = "JobRunr poll interval in s, at least 5 (default ${DEFAULT-VALUE})")
+    @Option(names = "--poll-interval-s", defaultValue = "" + WorkerConfig.DEFAULT_POLL_INTERVAL_S, description = "An idle node looks for work this often without a wake-up, in s (default ${DEFAULT-VALUE})")
     int pollSeconds;
 
     @Option(names = "--sweep-interval-ms", defaultValue = "" + WorkerConfig.DEFAULT_SWEEP_INTERVAL_MS, description = "Re-drive sweep interval in ms (default ${DEFAULT-VALUE}); one node of the fleet sweeps at a time")
     long sweepMs;
 
-    @Option(names = "--lost-dispatch-grace-s", defaultValue = "" + RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S, description = "Re-dispatch a queued row whose job vanished after this many s (default ${DEFAULT-VALUE})")
-    int lostGraceSeconds;
 
     @Option(names = "--cleanup-interval-s", defaultValue = "" + WorkerConfig.DEFAULT_CLEANUP_INTERVAL_S, description = "Remove leftover containers/processes every this many s (default ${DEFAULT-VALUE})")
     int cleanupSeconds;
@@ -88,7 +86,7 @@ final class WorkerCommand implements Callable<Integer> {
         String id = nodeId != null ? nodeId : defaultNodeId();
         WorkerConfig config = new WorkerConfig(id, slots, Duration.ofMillis(leaseTtlMs),
                 Duration.ofMillis(WorkerConfig.DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(sweepMs),
-                Duration.ofSeconds(pollSeconds), Duration.ofSeconds(lostGraceSeconds), Duration.ofSeconds(cleanupSeconds),
+                Duration.ofSeconds(pollSeconds), Duration.ofSeconds(cleanupSeconds),
                 dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
                 new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth));
         if (drainTimeoutMs < 0) {

@@ -1,7 +1,6 @@
 package io.outrun.worker;
 
 import io.outrun.config.ConfigException;
-import io.outrun.redrive.RedriveSweep;
 import io.outrun.sandbox.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,10 +17,9 @@ import java.time.Duration;
  * @param outputFlush         how often new output is written for live readers (no option; default {@value #DEFAULT_OUTPUT_FLUSH_MS} ms)
  * @param sweepInterval       how often this node tries the fleet's re-drive sweep ({@code --sweep-interval-ms}, default
  *                            {@value #DEFAULT_SWEEP_INTERVAL_MS} ms; one node at a time sweeps)
- * @param pollInterval        JobRunr's poll interval ({@code --poll-interval-s}, default {@value #DEFAULT_POLL_INTERVAL_S} s, its
- *                            floor on SQL storage); new work does not wait for it (LISTEN/NOTIFY wakes the node)
- * @param lostDispatchGrace   a queued row without a live JobRunr job for this long is dispatched again
- *                            ({@code --lost-dispatch-grace-s}, default {@value RedriveSweep#DEFAULT_LOST_DISPATCH_GRACE_S} s)
+ * @param pollInterval        how often an idle claim loop looks for work without being woken ({@code --poll-interval-s},
+ *                            default {@value #DEFAULT_POLL_INTERVAL_S} s): new work does not wait for it (a NOTIFY wakes
+ *                            the node); it finds what a lost wake-up left, and hand-backs whose pause ended
  * @param cleanupInterval     how often leftover containers are removed ({@code --cleanup-interval-s}, default
  *                            {@value #DEFAULT_CLEANUP_INTERVAL_S} s)
  * @param dashboardPort       JobRunr dashboard port, or 0 for none ({@code --dashboard-port})
@@ -39,7 +37,6 @@ public record WorkerConfig(
         Duration outputFlush,
         Duration sweepInterval,
         Duration pollInterval,
-        Duration lostDispatchGrace,
         Duration cleanupInterval,
         int dashboardPort,
         int metricsPort,
@@ -76,12 +73,8 @@ public record WorkerConfig(
             throw new ConfigException("--sweep-interval-ms must be at least 500 ms, got: " + sweepInterval);
         }
         required(pollInterval, "--poll-interval-s");
-        if (pollInterval.compareTo(Duration.ofSeconds(5)) < 0) {
-            throw new ConfigException("--poll-interval-s must be at least 5 s (JobRunr's floor on SQL storage), got: " + pollInterval);
-        }
-        required(lostDispatchGrace, "--lost-dispatch-grace-s");
-        if (lostDispatchGrace.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new ConfigException("--lost-dispatch-grace-s must be at least 1 s, got: " + lostDispatchGrace);
+        if (pollInterval.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new ConfigException("--poll-interval-s must be at least 1 s, got: " + pollInterval);
         }
         if (dashboardPort < 0 || dashboardPort > 65535) {
             throw new ConfigException("--dashboard-port must be 0 (off) or a TCP port, got: " + dashboardPort);
@@ -113,7 +106,7 @@ public record WorkerConfig(
     public static WorkerConfig defaults(String nodeId) {
         return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
                 Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
-                Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S), Duration.ofSeconds(RedriveSweep.DEFAULT_LOST_DISPATCH_GRACE_S),
+                Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S),
                 Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE);
     }
 
@@ -122,40 +115,37 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     /** A dashboard on {@code port} (0: none), opened to {@code access}. */
     public WorkerConfig withDashboard(int port, DashboardAccess access) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, port, metricsPort, leaseDir, limits, access);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess);
     }
 
-    public WorkerConfig withLostDispatchGrace(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
-    }
 
     public WorkerConfig withSweepInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
     }
 
     public WorkerConfig withLimits(Limits value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, lostDispatchGrace, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess);
     }
 
     private static void required(Duration value, String option) {

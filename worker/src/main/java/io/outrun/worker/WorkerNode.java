@@ -1,31 +1,25 @@
 package io.outrun.worker;
 
+import io.outrun.books.JobBooks;
+import io.outrun.claim.ClaimLoop;
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.config.ConfigException;
-import io.outrun.dispatch.DueWake;
-import io.outrun.dispatch.ExecutionRunner;
-import io.outrun.dispatch.GatedJobServer;
-import io.outrun.dispatch.OnboardingGate;
-import io.outrun.dispatch.LostAttemptPolicy;
-import io.outrun.dispatch.ServerWatch;
-import io.outrun.dispatch.StewardWake;
 import io.outrun.execution.Execution;
-import io.outrun.job.ExecutionJob;
 import io.outrun.files.FilesConfig;
-import io.outrun.workdir.WorkdirBridge;
-import io.outrun.job.JobOutcome;
 import io.outrun.lease.LeaseKeeper;
 import io.outrun.maintenance.Maintenance;
 import io.outrun.maintenance.Periodic;
 import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Listener;
+import io.outrun.owner.OwnerLimits;
+import io.outrun.run.AttemptRunner;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
-import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
 import io.outrun.store.Channels;
 import io.outrun.store.DatabaseConfig;
+import io.outrun.workdir.WorkdirBridge;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,9 +34,10 @@ import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.using
 import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
 
 /**
- * One worker node: a JobRunr background job server on the shared database whose jobs run
- * executions in this node's sandbox, the node's heartbeat, instant pickup, the fleet's re-drive
- * sweep (one node at a time) and the clean-up of leftover runs.
+ * One worker node: its claim loop (which takes queued executions fairly and runs each in this
+ * node's sandbox), the node's heartbeat, the books it keeps on JobRunr's jobs, a JobRunr server
+ * (the dashboard's registry of nodes and JobRunr's housekeeping; it runs no job), the fleet's
+ * re-drive sweep (one node at a time) and the clean-up of leftover runs.
  */
 public final class WorkerNode implements AutoCloseable {
 
@@ -55,10 +50,9 @@ public final class WorkerNode implements AutoCloseable {
     private final NodeMetrics metrics;
     // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
     private LeaseKeeper keeper;
-    private BackgroundJobServer server;
-    private OnboardingGate gate;
-    private StewardWake wake;
-    private ServerWatch serverWatch;
+    private volatile BackgroundJobServer server;
+    private JobBooks books;
+    private ClaimLoop loop;
     private Listener listener;
     private Maintenance maintenance;
     private JobRunrDashboardWebServer dashboard;
@@ -67,8 +61,8 @@ public final class WorkerNode implements AutoCloseable {
 
     /**
      * Starts the node's parts in order: metrics endpoint, lease keeper (and a first clean-up of
-     * leftovers), JobRunr's server with instant pickup, the node's connection (heartbeat, output
-     * flush, wake and cancel), the maintenance loops, the dashboard. If one fails, those already
+     * leftovers), JobRunr's server and the books, the claim loop, the node's connection
+     * (heartbeat, output flush, wake and cancel), the maintenance loops, the dashboard. If one fails, those already
      * started are stopped, in reverse order, before the error is thrown.
      */
     private WorkerNode(Core core, boolean ownsCore, WorkerConfig config, Sandbox sandbox) {
@@ -102,48 +96,41 @@ public final class WorkerNode implements AutoCloseable {
         String wakeChannel = Channels.WAKE + "_" + randomHex(16);
         this.keeper = new LeaseKeeper(incarnation, node, version(), wakeChannel, config.slots(), config.leaseTtl(),
                 config.leaseDir(), metrics);
-        JobOutcome outcomes = new JobOutcome(core.submissions(), core.dispatcher(), node);
-        ExecutionJob executionJob = new ExecutionJob(core.leases(), core.redrives(), core.submissions(), core.dispatcher(),
-                sandbox, keeper, node, config.leaseTtl(), e -> spec(e, node, limits), metrics, outcomes, core.held(),
-                new WorkdirBridge(core.pool(), FilesConfig.active(),
-                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
         // Pooled containers of a node process that stopped beating for 3 lease ttls are gone with it.
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.leases(), core.pool(),
                 config.leaseTtl().multipliedBy(3));
         cleaner.clean();
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir()));
 
-        JobActivator activator = new JobActivator() {
-            @Override
-            public <T> T activateJob(Class<T> type) {
-                if (type.isAssignableFrom(ExecutionJob.class)) {
-                    return type.cast(executionJob);
-                }
-                return null;
-            }
-        };
-        this.gate = new OnboardingGate(config.slots());
-        this.server = new GatedJobServer(core.storage(), core.jsonMapper(), activator,
+        // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
+        // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.
+        this.server = new BackgroundJobServer(core.storage(), core.jsonMapper(), NO_JOBS,
                 usingStandardBackgroundJobServerConfiguration()
                         .andName(node)
-                        .andPollInterval(config.pollInterval())
-                        .andConcurrentJobModificationPolicy(new LostAttemptPolicy())
-                        .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)), gate);
-        outcomes.attach(server.getJobSteward());
-        server.setJobFilters(java.util.List.of(new DueWake(core.dispatcher())));
-        this.wake = new StewardWake(server, config.slots(), gate, () -> core.dispatcher().relayWake(wakeChannel));
-        this.serverWatch = new ServerWatch(server, node);
-        // The node's one direct connection: its own wake channel (instant pickup wakes only the
-        // nodes it needs), cancels, and the heartbeat and output flush, each statement bounded.
+                        .andWorkerCount(1)
+                        .andPollInterval(JOBRUNR_POLL)
+                        .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
+        server.start();
+        // A running job not saved for JobRunr's server timeout (4 polls) is failed as an orphan.
+        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, JOBRUNR_POLL, node);
+        AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
+                node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
+                new WorkdirBridge(core.pool(), FilesConfig.active(),
+                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
+        Integer defaultMaxRunning = core.limits().maxRunning();
+        LeaseKeeper leaseKeeper = this.keeper;
+        this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
+                free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
+                runner::run, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
+        // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
+        // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
         this.listener = new Listener(core.config(), node)
-                .on(wakeChannel, wake::wake)
-                .on(Channels.CANCEL, payload -> keeper.cancel(UUID.fromString(payload)))
-                .every(config.heartbeat(), bound, keeper::beat)
-                .every(config.outputFlush(), bound, keeper::flush)
+                .on(wakeChannel, loop::wake)
+                .on(Channels.CANCEL, payload -> leaseKeeper.cancel(UUID.fromString(payload)))
+                .every(config.heartbeat(), bound, leaseKeeper::beat)
+                .every(config.outputFlush(), bound, leaseKeeper::flush)
                 .start();
-        server.start();
-        awaitAnnounced(Duration.ofSeconds(30));
         try {
             if (!keeper.awaitFirstBeat(Duration.ofSeconds(30))) {
                 LOG.warn("worker {} has not completed a heartbeat in 30 s; it is woken for new work once it has", node);
@@ -158,7 +145,7 @@ public final class WorkerNode implements AutoCloseable {
                         core.sweep().sweep();
                     }
                 }))
-                .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watchServer))
+                .add(Periodic.of("drain request", Duration.ofSeconds(5), this::watchDrainRequest))
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
         if (config.dashboardPort() > 0) {
@@ -206,7 +193,7 @@ public final class WorkerNode implements AutoCloseable {
 
     /** As {@link #open(DatabaseConfig, WorkerConfig, Sandbox)}, sharing the fleet between owners by {@code owners}. */
     public static WorkerNode open(DatabaseConfig db, WorkerConfig config, Sandbox sandbox, OwnerLimits owners) {
-        Core core = Core.open(db, config.nodeId(), config.lostDispatchGrace(), owners);
+        Core core = Core.open(db, config.nodeId(), owners);
         try {
             return new WorkerNode(core, true, config, sandbox);
         } catch (RuntimeException e) {
@@ -220,29 +207,8 @@ public final class WorkerNode implements AutoCloseable {
         return open(db, config.withLimits(limits), sandbox);
     }
 
-    /**
-     * JobRunr announces the server asynchronously; until it has, the node takes no work. Waiting
-     * here makes "started" mean "takes work" (a slow start under load shows in the log).
-     */
-    private void awaitAnnounced(Duration within) {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!server.isAnnounced()) {
-            if (System.nanoTime() > deadline) {
-                LOG.warn("JobRunr's server of {} has not announced itself after {} s; the node takes work once it has",
-                        config.nodeId(), within.toSeconds());
-                return;
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
-    }
-
-    /** Passes on a drain asked for by {@code outrun drain}, then checks JobRunr's server is still up. */
-    private void watchServer() {
+    /** Passes on a drain asked for by {@code outrun drain}. */
+    private void watchDrainRequest() {
         if (keeper.drainRequested() && drainRequestHandler != null && !keeper.isDraining()) {
             LOG.warn("worker {} was asked to drain (outrun drain)", config.nodeId());
             Runnable handler = drainRequestHandler;
@@ -250,10 +216,22 @@ public final class WorkerNode implements AutoCloseable {
             t.setDaemon(true);
             t.start();
         }
-        if (!closing) {
-            serverWatch.check();
-        }
     }
+
+    /** JobRunr's server: its registry and housekeeping; it is given no job to run. */
+    private static final JobActivator NO_JOBS = new JobActivator() {
+        @Override
+        public <T> T activateJob(Class<T> type) {
+            return null;
+        }
+    };
+
+    /**
+     * JobRunr's poll on Outrun's nodes: how often its server beats in its registry and runs its
+     * housekeeping, and (× 4) how long a PROCESSING job may go unsaved before its orphan check
+     * fails it, so the books save a running job again at this interval. Work never waits for it.
+     */
+    static final Duration JOBRUNR_POLL = Duration.ofSeconds(15);
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
@@ -296,9 +274,9 @@ public final class WorkerNode implements AutoCloseable {
         return config;
     }
 
-    /** Decides whether a job's end queries JobRunr for more work (tests). */
-    public OnboardingGate onboardingGate() {
-        return gate;
+    /** The claim loop: how work reaches this node's slots. */
+    public ClaimLoop claimLoop() {
+        return loop;
     }
 
     public BackgroundJobServer server() {
@@ -319,8 +297,8 @@ public final class WorkerNode implements AutoCloseable {
     }
 
     /**
-     * Graceful drain, as for a rolling deploy: claims nothing more (the work it is handed goes
-     * back to the queue with a fresh dispatch, and its beats tell the fleet not to wake it), lets
+     * Graceful drain, as for a rolling deploy: claims nothing more (its beats tell the fleet not
+     * to wake it), lets
      * running executions finish for up to {@code within}, then kills the rest and hands them back
      * without spending an attempt. Returns once no run is left (or 30 s after the hand-back).
      */
@@ -365,15 +343,19 @@ public final class WorkerNode implements AutoCloseable {
     /** Stops every part that started, whether the node is closing or its start failed half-way. */
     private synchronized void stop() {
         closing = true;
-        if (wake != null) {
-            wake.close();
-            LOG.info("worker {} {}", config.nodeId(), gate);
-        }
         if (maintenance != null) {
             maintenance.close();
         }
         if (dashboard != null) {
             dashboard.stop();
+        }
+        if (loop != null) {
+            // Claims nothing more; its runs are interrupted, killed and removed (their leases decide).
+            loop.close(Duration.ofSeconds(5));
+            LOG.info("worker {} looked for work {} times", config.nodeId(), loop.looks());
+        }
+        if (books != null) {
+            books.close();
         }
         if (server != null) {
             try {

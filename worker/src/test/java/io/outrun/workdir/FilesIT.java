@@ -56,8 +56,8 @@ class FilesIT {
     static void start() {
         Requirements.docker();
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        coreA = Core.open(db, "files-a", Duration.ofSeconds(15));
-        coreB = Core.open(db, "files-b", Duration.ofSeconds(15));
+        coreA = Core.open(db, "files-a");
+        coreB = Core.open(db, "files-b");
         nodeA = ApiNode.start(coreA, ApiConfig.defaults("127.0.0.1", 0), "a");
         nodeB = ApiNode.start(coreB, ApiConfig.defaults("127.0.0.1", 0), "b");
         TokenStore tokens = new TokenStore(coreA.pool());

@@ -24,7 +24,7 @@ class WorkspaceCrashIT {
     void theReRunAfterADeadWorkerStartsFromTheLastSavedWorkspace() throws Exception {
         Requirements.docker();
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             UUID first;
             UUID second;
             try (WorkerProcess a = WorkerProcess.startWith(db, "ws-a", 2, "docker")) {

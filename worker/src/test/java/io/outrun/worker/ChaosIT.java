@@ -41,7 +41,7 @@ class ChaosIT {
         List<WorkerProcess> dead = new ArrayList<>();
         Map<UUID, Integer> ids = new HashMap<>();
         int killed = 0;
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             for (int n = 0; n < 3; n++) {
                 fleet.add(WorkerProcess.start(db, "chaos-" + n, 4));
             }

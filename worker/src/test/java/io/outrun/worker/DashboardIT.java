@@ -39,7 +39,7 @@ class DashboardIT {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerProcess w = WorkerProcess.startWith(db, "dash", 1, "process", "--dashboard-port", String.valueOf(port),
                      "--dashboard-user", "admin", "--dashboard-password", "s3cret")) {
             UUID id = api.service().submit(Submission.of("alice", "echo shown on the dashboard")).execution().id();

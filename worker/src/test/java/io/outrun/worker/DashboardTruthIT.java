@@ -46,7 +46,7 @@ class DashboardTruthIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port = freePort();
         String base = "http://127.0.0.1:" + port;
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              // No warm pool: the test counts each execution's containers by their execution label.
              WorkerProcess w = WorkerProcess.startWith(db, "dash-truth", 4, "docker", "--dashboard-port",
                      String.valueOf(port), "--dashboard-no-auth", "--pool-size", "0")) {
@@ -172,7 +172,7 @@ class DashboardTruthIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int port = freePort();
         String base = "http://127.0.0.1:" + port;
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             UUID id = submit(api, Submission.of("alice", "echo attempt; sleep 120"));
             UUID firstJob;
             try (WorkerProcess a = WorkerProcess.startWith(db, "dash-a", 1, "process")) {

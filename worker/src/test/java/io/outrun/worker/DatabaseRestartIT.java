@@ -34,7 +34,7 @@ class DatabaseRestartIT {
         EmbeddedPostgres pg = start(data, port);
         DatabaseConfig db = new DatabaseConfig(pg.getJdbcUrl("postgres", "postgres"), "postgres", "");
         WorkerConfig config = WorkerConfig.defaults("survivor");
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
             UUID id = api.service().submit(Submission.of("alice", "echo begin; sleep 4; echo end")).execution().id();
             Await.until("running", Duration.ofSeconds(20), () -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING);

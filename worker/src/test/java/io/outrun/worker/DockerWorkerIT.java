@@ -30,7 +30,7 @@ class DockerWorkerIT {
     @Test
     void runsInTheLockedDownSandboxAndRemovesItsContainer() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerProcess w = WorkerProcess.startWith(db, "docker-1", 2, "docker", "--image-allow", "allowed/*")) {
             UUID id = api.service().submit(Submission.of("alice", "id -u; touch /not-allowed 2>/dev/null || echo read-only;"
                     + " echo \"$OUTRUN_EXECUTION_ID $OUTRUN_ATTEMPT $OUTRUN_OWNER\"")).execution().id();
@@ -50,7 +50,7 @@ class DockerWorkerIT {
     @Test
     void sigkilledWorkersContainerIsRemovedAndTheExecutionRedriven() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120")).execution().id();
             // No warm pool: the test follows the run's container by its execution label.
             try (WorkerProcess a = WorkerProcess.startWith(db, "docker-a", 1, "docker", "--pool-size", "0")) {

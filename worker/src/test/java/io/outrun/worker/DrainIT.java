@@ -26,7 +26,7 @@ class DrainIT {
     void sigtermLetsShortWorkFinishHandsLongWorkBackUnchargedAndExitsZero() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             WorkerProcess a = WorkerProcess.startWith(db, "drain-a", 2, "process", "--drain-timeout-ms", "10000");
             UUID shortOne = api.service().submit(Submission.of("alice", "echo s-start; sleep 5; echo s-done")).execution().id();
             UUID longOne = api.service().submit(Submission.of("alice", "echo l-start; sleep 600")).execution().id();

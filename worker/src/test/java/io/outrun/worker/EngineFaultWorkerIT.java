@@ -36,7 +36,7 @@ class EngineFaultWorkerIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int metricsPort = freePort();
         try (PrivateDockerd engine = PrivateDockerd.start(false);
-             Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             Core api = Core.open(db, "api");
              WorkerProcess w = worker(db, "ef-restart", engine, "--metrics-port", String.valueOf(metricsPort))) {
             List<UUID> ids = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
@@ -75,7 +75,7 @@ class EngineFaultWorkerIT {
     void anOperatorsDockerStopIsALostAttemptAndExhaustedAttemptsFailWithTheEngineFaultCode() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (PrivateDockerd engine = PrivateDockerd.start(false);
-             Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             Core api = Core.open(db, "api");
              WorkerProcess w = worker(db, "ef-stop", engine)) {
             // A command that sends itself SIGTERM ended by itself: its own failure, as before.
             UUID selfKilled = api.service().submit(Submission.of("alice", "echo bye; kill -TERM $$")).execution().id();
@@ -108,7 +108,7 @@ class EngineFaultWorkerIT {
     void withLiveRestoreTheRunsGoOnInTheSameAttemptWithTheGapReported() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (PrivateDockerd engine = PrivateDockerd.start(true);
-             Core api = Core.open(db, "api", Duration.ofSeconds(15));
+             Core api = Core.open(db, "api");
              WorkerProcess w = worker(db, "ef-live", engine)) {
             List<UUID> ids = new ArrayList<>();
             for (int i = 0; i < 3; i++) {

@@ -27,8 +27,8 @@ class ExecutionLifecycleIT {
     @BeforeEach
     void start() {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        api = Core.open(db, "api", Duration.ofSeconds(1));
-        node = WorkerNode.open(db, WorkerConfig.defaults("n1").withLostDispatchGrace(Duration.ofSeconds(1)),
+        api = Core.open(db, "api");
+        node = WorkerNode.open(db, WorkerConfig.defaults("n1"),
                 new ProcessSandbox(), Limits.DEFAULTS);
     }
 
@@ -96,33 +96,39 @@ class ExecutionLifecycleIT {
     }
 
     @Test
-    void queuedExecutionWhoseJobVanishedIsDispatchedAgainBySweep() throws Exception {
-        // A node that crashed between commit and enqueue leaves exactly this: a row, no job.
+    void aQueuedRowWithoutAJobRunsAndItsNodeWritesTheJob() throws Exception {
+        // An API node that crashed between commit and enqueue leaves exactly this: a row, no job.
+        // Nothing wakes a node for it either: the claim loop's poll finds it.
         Execution row = api.submissions().insert(Submission.of("alice", "echo recovered")).execution();
-        Rows.on(api.pool()).enqueuedAgo(row.id(), Duration.ofMinutes(1));
-        var result = api.sweep().sweep();
-        assertThat(result.redispatched()).isEqualTo(1);
         Execution done = Await.until("done", Duration.ofSeconds(20), () -> terminal(row.id()));
         assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
         assertThat(done.stdout().text()).isEqualTo("recovered\n");
-        assertThat(done.dispatchSeq()).isEqualTo(2);
+        assertThat(done.dispatchSeq()).as("the same dispatch: nothing was re-dispatched").isEqualTo(1);
+        Await.until("its job written by the node, ended as the execution", Duration.ofSeconds(20), () -> {
+            try {
+                return api.storage().getJobById(row.jobId()).getState().name().equals("SUCCEEDED");
+            } catch (org.jobrunr.storage.JobNotFoundException e) {
+                return false;
+            }
+        });
     }
 
     @Test
-    void deletedJobOfAQueuedExecutionIsReplacedBySweep() throws Exception {
+    void aQueuedExecutionWhoseJobAnAdminDeletedIsCancelledBySweep() throws Exception {
         // Keep the node busy so the execution stays queued while its job is deleted.
         for (int i = 0; i < 4; i++) {
-            api.service().submit(Submission.of("alice", "sleep 3"));
+            api.service().submit(Submission.of("alice", "sleep 5"));
         }
         Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
-        Execution row = api.service().submit(Submission.of("alice", "echo again")).execution();
-        Rows rows = Rows.on(api.pool());
-        rows.update("DELETE FROM jobrunr_jobs WHERE id = ?", row.jobId().toString()); // JobRunr keeps ids as text
-        rows.enqueuedAgo(row.id(), Duration.ofMinutes(1));
-        assertThat(api.sweep().sweep().redispatched()).isEqualTo(1);
-        Execution done = Await.until("done", Duration.ofSeconds(30), () -> terminal(row.id()));
-        assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
-        assertThat(done.stdout().text()).isEqualTo("again\n");
+        Execution row = api.service().submit(Submission.of("alice", "echo never")).execution();
+        org.jobrunr.jobs.Job job = api.storage().getJobById(row.jobId());
+        job.delete("an admin on the dashboard");
+        api.storage().save(job);
+        assertThat(api.sweep().sweep().cancelled()).isEqualTo(1);
+        Execution done = terminal(row.id());
+        assertThat(done.status()).isEqualTo(ExecutionStatus.CANCELLED);
+        assertThat(done.attempt()).isZero();
+        assertThat(done.errorMessage()).contains("Cancelled by an admin from the dashboard");
     }
 
     private Execution runToEnd(Submission s) throws InterruptedException {

@@ -29,12 +29,12 @@ class HandBackOrphanIT {
         Requirements.docker();
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String node = "orphan-node";
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             UUID id = api.service().submit(Submission.of("alice", "echo start; sleep 8; echo done")).execution().id();
             // The node claimed it (epoch 1), its start "failed", it handed it back: same node id, same attempt number.
             Execution claimed = Await.until("claimable", Duration.ofSeconds(10),
                     () -> api.leases().claim(id, node + "/earlier", Duration.ofSeconds(30)).orElse(null));
-            api.leases().handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner()), "start timed out")
+            api.leases().handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner()), "start timed out", Duration.ZERO)
                     .orElseThrow();
             // ...but the engine did start that container, and nothing removed it.
             String orphan = docker("run", "-d", "--label", "outrun=1", "--label", "outrun.execution=" + id,

@@ -35,7 +35,7 @@ class HungDatabaseIT {
     void aHungRenewalKillsTheRunBeforeItsNextAttemptAndNeverRevivesTheLease() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         Path beats = Files.createTempFile("outrun-hung-", ".log");
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerProcess w = WorkerProcess.startWith(db, "hung-a", 2, "process", "--lease-ttl-ms", Long.toString(TTL.toMillis()),
                      "--sweep-interval-ms", "1000")) {
             // The run writes its pid and a timestamp (ns) every 50 ms.

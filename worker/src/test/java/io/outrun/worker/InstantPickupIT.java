@@ -26,7 +26,7 @@ class InstantPickupIT {
     void idleNodeStartsNewWorkAtOnceNotAtItsNextPoll() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         WorkerConfig config = WorkerConfig.defaults("fast").withPollInterval(Duration.ofSeconds(30));
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerNode node = WorkerNode.open(db, config, new ProcessSandbox(), Limits.DEFAULTS)) {
             // One after the other: JobRunr's first poll (1 s after start) may serve the first, but
             // the next poll is 30 s away, so every later execution can only start through a wake-up.

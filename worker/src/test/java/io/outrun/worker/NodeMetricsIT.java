@@ -29,7 +29,7 @@ class NodeMetricsIT {
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerNode node = WorkerNode.open(db, WorkerConfig.defaults("metered").withMetricsPort(port),
                      new ProcessSandbox(), Limits.DEFAULTS)) {
             UUID ok = api.service().submit(Submission.of("alice", "true")).execution().id();

@@ -41,7 +41,7 @@ class OwnerSharingIT {
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         assertThat(WorkerProcess.cli(concat(new String[] {"owner", "set", "alice", "--max-running", "2"}, dbArgs)))
                 .contains("owner alice: max running 2");
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15), OwnerLimits.DEFAULTS);
+        try (Core api = Core.open(db, "api", OwnerLimits.DEFAULTS);
              WorkerProcess a = WorkerProcess.start(db, "share-a", 2);
              WorkerProcess b = WorkerProcess.start(db, "share-b", 2)) {
             long t0 = System.nanoTime();
@@ -86,7 +86,7 @@ class OwnerSharingIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
         WorkerProcess.cli(concat(new String[] {"owner", "set", "zed", "--max-queued", "3"}, dbArgs));
-        try (Core core = Core.open(db, "api", Duration.ofSeconds(15), OwnerLimits.DEFAULTS);
+        try (Core core = Core.open(db, "api", OwnerLimits.DEFAULTS);
              ApiNode api = ApiNode.start(core, ApiConfig.defaults("127.0.0.1", 0), "api");
              WorkerProcess a = WorkerProcess.start(db, "admin-a", 1)) {
             TokenStore tokens = new TokenStore(core.pool());

@@ -40,7 +40,7 @@ class PausedWorkerIT {
     void pausedWorkersDockerRunsDieBeforeTheirNextAttemptsStart() throws Exception {
         Requirements.docker();
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             List<UUID> ids = new ArrayList<>();
             long since = System.currentTimeMillis() / 1000 - 1;
             try (WorkerProcess a = worker(db, "paused-docker-a", "docker")) {
@@ -79,7 +79,7 @@ class PausedWorkerIT {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         Path dir = Files.createTempDirectory("outrun-paused-");
         dir.toFile().setWritable(true, false);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             List<UUID> ids = new ArrayList<>();
             try (WorkerProcess a = worker(db, "paused-proc-a", "process")) {
                 for (int i = 0; i < 2; i++) {

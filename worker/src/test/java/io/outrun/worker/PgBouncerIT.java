@@ -33,7 +33,7 @@ class PgBouncerIT {
             // Pooled statements through PgBouncer, sessions (LISTEN, heartbeat, migrations) direct.
             DatabaseConfig db = new DatabaseConfig(bouncer.url(), direct.url(), direct.user(), direct.password(),
                     DatabaseConfig.DEFAULT_POOL_SIZE);
-            try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+            try (Core api = Core.open(db, "api");
                  WorkerProcess a = WorkerProcess.start(db, "bouncer-a", 3);
                  WorkerProcess b = WorkerProcess.start(db, "bouncer-b", 3)) {
                 List<UUID> ids = new ArrayList<>();

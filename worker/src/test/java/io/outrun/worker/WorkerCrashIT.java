@@ -38,7 +38,7 @@ class WorkerCrashIT {
     @Test
     void killedWorkersExecutionsAreRedrivenAndEachFinishesExactlyOnce() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15));
+        try (Core api = Core.open(db, "api");
              WorkerProcess a = WorkerProcess.start(db, "node-a", 10);
              WorkerProcess b = WorkerProcess.start(db, "node-b", 10)) {
             List<UUID> ids = new ArrayList<>();
@@ -116,7 +116,7 @@ class WorkerCrashIT {
     @Test
     void executionWhoseWorkerDiesOnEveryAttemptIsReapedWithAnExplanation() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
-        try (Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (Core api = Core.open(db, "api")) {
             UUID id = api.service().submit(Submission.of("alice", "echo attempt; sleep 120").withMaxAttempts(2))
                     .execution().id();
             for (int attempt = 1; attempt <= 2; attempt++) {

@@ -24,7 +24,7 @@ class WorkerStartFailureIT {
     void aPartThatFailsToStartStopsThoseStartedBeforeIt() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         int metricsPort = freePort();
-        try (ServerSocket taken = new ServerSocket(0); Core api = Core.open(db, "api", Duration.ofSeconds(15))) {
+        try (ServerSocket taken = new ServerSocket(0); Core api = Core.open(db, "api")) {
             List<String> before = outrunThreads();
             WorkerConfig config = WorkerConfig.defaults("half-started").withMetricsPort(metricsPort)
                     .withDashboard(taken.getLocalPort(), DashboardAccess.OPEN);

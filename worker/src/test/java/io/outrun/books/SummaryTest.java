@@ -1,4 +1,4 @@
-package io.outrun.job;
+package io.outrun.books;
 
 import io.outrun.sandbox.capture.Captured;
 import java.nio.charset.StandardCharsets;
@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The summary a job's dashboard page gets stays a few short lines, whatever the command printed. */
-class JobOutcomeTest {
+class SummaryTest {
 
     @Test
     void keepsTheLastFiveLinesOfAStreamEachCutToItsWidth() {
@@ -20,7 +20,7 @@ class JobOutcomeTest {
         }
         out.append("x".repeat(500)).append("\n\n\n");
         List<String> lines = new ArrayList<>();
-        JobOutcome.lastLines("stdout", captured(out.toString()), lines);
+        Summary.lastLines("stdout", captured(out.toString()), lines);
         assertThat(lines).hasSize(6);
         assertThat(lines.get(0)).startsWith("last 5 lines of stdout (");
         assertThat(lines.subList(1, 5)).containsExactly("  line 37", "  line 38", "  line 39", "  line 40");
@@ -30,13 +30,13 @@ class JobOutcomeTest {
     @Test
     void saysNothingOfAnEmptyStream() {
         List<String> lines = new ArrayList<>();
-        JobOutcome.lastLines("stderr", Captured.EMPTY, lines);
+        Summary.lastLines("stderr", Captured.EMPTY, lines);
         assertThat(lines).isEmpty();
     }
 
     @Test
     void errorOfAFailedExecutionIsOneLineWithoutStackTrace() {
-        ExecutionFailure f = new ExecutionFailure("command_failed: The command exited with code 3; see stderr.");
+        io.outrun.dispatch.JobFailure f = new io.outrun.dispatch.JobFailure("command_failed: The command exited with code 3; see stderr.");
         assertThat(f.getStackTrace()).isEmpty();
         java.io.StringWriter w = new java.io.StringWriter();
         f.printStackTrace(new java.io.PrintWriter(w));
@@ -45,9 +45,9 @@ class JobOutcomeTest {
 
     @Test
     void durationsReadAsPeopleSayThem() {
-        assertThat(JobOutcome.human(Duration.ofMillis(640))).isEqualTo("0.6 s");
-        assertThat(JobOutcome.human(Duration.ofSeconds(754))).isEqualTo("12 min 34 s");
-        assertThat(JobOutcome.human(Duration.ofMinutes(135))).isEqualTo("2 h 15 min");
+        assertThat(Summary.human(Duration.ofMillis(640))).isEqualTo("0.6 s");
+        assertThat(Summary.human(Duration.ofSeconds(754))).isEqualTo("12 min 34 s");
+        assertThat(Summary.human(Duration.ofMinutes(135))).isEqualTo("2 h 15 min");
     }
 
     private static Captured captured(String text) {

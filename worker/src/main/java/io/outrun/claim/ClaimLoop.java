@@ -1,0 +1,225 @@
+package io.outrun.claim;
+
+import io.outrun.store.LeaseStore;
+import io.outrun.store.LeaseStore.Batch;
+import io.outrun.store.LeaseStore.Claimed;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How work reaches this node's slots: one loop that claims queued executions (River's producer is
+ * the model). It looks when there is a reason to: a wake-up (the NOTIFY a submit, a re-drive or
+ * another node sends), a slot that frees while its last look filled every free slot (more work
+ * was likely waiting), or the fallback poll (a lost NOTIFY, a hand-back whose pause ended). Each
+ * look is one statement ({@link LeaseStore#claim(String, int, Duration, Integer)}) that claims up
+ * to the free slots fairly between owners; each claimed execution runs on a thread of its own.
+ * A node that drains claims nothing.
+ *
+ * <p>A wake-up meant for a free node that finds this one full is passed on to the other nodes
+ * ({@code relay}), so that new work never waits for this node's next run to end.
+ */
+public final class ClaimLoop implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClaimLoop.class);
+    /** Pause after a look that lost some rows to another node's claim of the same rows. */
+    private static final long CONTENDED_PAUSE_MS = 5;
+    private static final long FAILED_PAUSE_MS = 1000;
+
+    /** The one call per look: claim up to {@code slots}. */
+    public interface Claimer {
+        Batch claim(int slots);
+    }
+
+    /** Runs one claimed execution to its end; {@code claimSentNanos}: when its claim was sent. */
+    public interface Runner {
+        void run(Claimed claimed, long claimSentNanos);
+    }
+
+    private final Claimer claimer;
+    private final int slots;
+    private final Duration poll;
+    private final Runner run;
+    private final BooleanSupplier draining;
+    private final Runnable relay;
+    private final ExecutorService runners;
+    private final Thread thread;
+    private final AtomicInteger looks = new AtomicInteger();
+    // Guarded by this.
+    private int busy;
+    private boolean wanted = true;
+    private boolean lastFilled;
+    private boolean closed;
+
+    /**
+     * @param run      runs one claimed execution to its end (on a thread of its own)
+     * @param draining true while the node drains: it claims nothing
+     * @param relay    passes a wake-up on to the other nodes
+     */
+    public ClaimLoop(String node, int slots, Duration poll, Claimer claimer, Runner run,
+                     BooleanSupplier draining, Runnable relay) {
+        this.claimer = claimer;
+        this.slots = slots;
+        this.poll = poll;
+        this.run = run;
+        this.draining = draining;
+        this.relay = relay;
+        AtomicInteger n = new AtomicInteger();
+        this.runners = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "outrun-run-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.thread = new Thread(this::loop, "outrun-claim-" + node);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /**
+     * New work may wait (a NOTIFY on this node's channel). {@code payload} {@code "free"}: this node
+     * was woken because it looked free; when it is full now, the wake-up is passed on.
+     */
+    public void wake(String payload) {
+        boolean full;
+        synchronized (this) {
+            wanted = true;
+            full = busy >= slots;
+            notifyAll();
+        }
+        if (full && "free".equals(payload)) {
+            relay.run();
+        }
+    }
+
+    private synchronized void slotFreed() {
+        busy--;
+        if (lastFilled) {
+            wanted = true; // the last look filled every slot: more was likely waiting
+        }
+        notifyAll();
+    }
+
+    private void loop() {
+        long nextPoll = System.nanoTime() + poll.toNanos();
+        while (true) {
+            int free;
+            synchronized (this) {
+                while (!closed) {
+                    long now = System.nanoTime();
+                    if (now - nextPoll >= 0) {
+                        wanted = true;
+                        nextPoll = now + poll.toNanos();
+                    }
+                    if (wanted && busy < slots && !draining.getAsBoolean()) {
+                        break;
+                    }
+                    try {
+                        wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextPoll - now)));
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                if (closed) {
+                    return;
+                }
+                wanted = false;
+                free = slots - busy;
+            }
+            long pause = look(free);
+            if (pause > 0) {
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /** One look for work; returns how long to pause before the next (0: none). */
+    private long look(int free) {
+        Batch batch;
+        long sent = System.nanoTime();
+        try {
+            looks.incrementAndGet();
+            batch = claimer.claim(free);
+        } catch (RuntimeException e) {
+            LOG.warn("could not claim executions ({}); looking again in {} ms", e.toString(), FAILED_PAUSE_MS);
+            synchronized (this) {
+                wanted = true;
+            }
+            return FAILED_PAUSE_MS;
+        }
+        synchronized (this) {
+            busy += batch.claimed().size();
+            lastFilled = batch.claimed().size() == free;
+            if (batch.contended()) {
+                wanted = true; // another node took some of the rows picked: others may be left
+            }
+        }
+        for (Claimed c : batch.claimed()) {
+            try {
+                runners.execute(() -> {
+                    try {
+                        run.run(c, sent);
+                    } catch (RuntimeException | Error e) {
+                        LOG.error("the run of execution {} failed; its lease expires and the sweep re-drives it",
+                                c.execution().id(), e);
+                    } finally {
+                        slotFreed();
+                    }
+                });
+            } catch (RejectedExecutionException closing) {
+                // Stopping: the claim's lease expires and the sweep re-drives it.
+                slotFreed();
+            }
+        }
+        return batch.contended() ? CONTENDED_PAUSE_MS : 0;
+    }
+
+    /** Executions this node runs or starts now. */
+    public synchronized int busy() {
+        return busy;
+    }
+
+    /** Looks for work since the start (tests, metrics). */
+    public int looks() {
+        return looks.get();
+    }
+
+    /**
+     * Stops claiming, then interrupts the runs and waits for them up to {@code within}: each run's
+     * interrupt kills and removes it, and its lease decides what happens next.
+     */
+    public void close(Duration within) {
+        synchronized (this) {
+            closed = true;
+            notifyAll();
+        }
+        thread.interrupt();
+        try {
+            thread.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        runners.shutdownNow();
+        try {
+            if (!runners.awaitTermination(within.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("runs still stopping after {} ms", within.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(5));
+    }
+}

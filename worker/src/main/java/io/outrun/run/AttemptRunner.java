@@ -1,0 +1,437 @@
+package io.outrun.run;
+
+import io.outrun.books.BookEntry;
+import io.outrun.books.JobBooks;
+import io.outrun.books.Summary;
+import io.outrun.dispatch.Dispatcher;
+import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
+import io.outrun.execution.JobIds;
+import io.outrun.lease.Attempt;
+import io.outrun.lease.LeaseKeeper;
+import io.outrun.logging.ExecutionMdc;
+import io.outrun.metrics.NodeMetrics;
+import io.outrun.run.AttemptEnd.Abandoned;
+import io.outrun.run.AttemptEnd.Drained;
+import io.outrun.run.AttemptEnd.Finished;
+import io.outrun.run.AttemptEnd.HandedBack;
+import io.outrun.run.AttemptEnd.LeaseLost;
+import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.ImageNotAllowedException;
+import io.outrun.sandbox.ImageNotFoundException;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunRefusedException;
+import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.capture.Captured;
+import io.outrun.store.Channels;
+import io.outrun.store.Lease;
+import io.outrun.store.LeaseStore;
+import io.outrun.store.LeaseStore.Claimed;
+import io.outrun.store.Outage;
+import io.outrun.store.Outcome;
+import io.outrun.store.OutputStore;
+import io.outrun.store.OutputUpdate;
+import io.outrun.store.Redriven;
+import io.outrun.store.StoreException;
+import io.outrun.store.SubmissionStore;
+import io.outrun.workdir.WorkdirBridge;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one claimed execution on this node: starts its sandbox under the claim's lease, waits for
+ * its end, decides how the attempt ended ({@link AttemptEnd}, in {@link #runClaimed}) and writes
+ * it with one fenced statement ({@link #apply}), then tells the books.
+ */
+public final class AttemptRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AttemptRunner.class);
+    private static final Duration TICK = Duration.ofMillis(200);
+
+    /** How long an execution handed back by a node waits before its next claim. */
+    static final Duration RETRY_DELAY = Duration.ofSeconds(5);
+    /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
+    static final Duration ENGINE_AWAY_RETRY_DELAY = Duration.ofSeconds(15);
+
+    private final LeaseStore leases;
+    private final SubmissionStore submissions;
+    private final Dispatcher dispatcher;
+    private final Sandbox sandbox;
+    private final LeaseKeeper keeper;
+    private final String node;
+    private final Duration ttl;
+    private final Function<Execution, RunSpec> specs;
+    private final NodeMetrics metrics;
+    private final JobBooks books;
+    private final WorkdirBridge workdirs;
+
+    /**
+     * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
+     */
+    public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
+                         LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
+                         NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs) {
+        this.leases = leases;
+        this.submissions = submissions;
+        this.dispatcher = dispatcher;
+        this.sandbox = sandbox;
+        this.keeper = keeper;
+        this.node = node;
+        this.ttl = ttl;
+        this.specs = specs;
+        this.metrics = metrics;
+        this.books = books;
+        this.workdirs = workdirs;
+    }
+
+    /**
+     * Runs the claimed execution to its end on this thread. {@code claimSentNanos}: when its claim
+     * was sent (the lease's local deadline counts from there).
+     */
+    public void run(Claimed claimed, long claimSentNanos) {
+        Execution execution = claimed.execution();
+        books.claimed(execution);
+        // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
+        try (ExecutionMdc tag = ExecutionMdc.put(execution.id(), execution.owner(), execution.attempt())) {
+            Attempt attempt = keeper.begin(execution, claimSentNanos);
+            LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", execution.id(), execution.attempt(),
+                    execution.maxAttempts(), attempt.lease().epoch(), node);
+            runClaimed(execution, attempt, claimed.hasInputs());
+        }
+    }
+
+    /** Starts the run, awaits it, decides how it ended and writes that, in that order. */
+    private void runClaimed(Execution execution, Attempt attempt, boolean hasInputs) {
+        Run run;
+        WorkdirBridge.Prepared files;
+        long memoryBytes;
+        try {
+            files = workdirs.prepare(execution, hasInputs);
+            RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(attempt.lease())).withFiles(files.files());
+            memoryBytes = spec.limits().memoryBytes();
+            run = sandbox.start(spec);
+        } catch (RuntimeException e) {
+            keeper.end(attempt);
+            apply(execution, attempt, refused(execution, e));
+            return;
+        }
+        keeper.started(attempt, run);
+        try {
+            apply(execution, attempt, await(execution, attempt, run, files, memoryBytes));
+        } finally {
+            run.close();
+            keeper.end(attempt);
+        }
+    }
+
+    /** The end of a run that never started. */
+    private AttemptEnd refused(Execution execution, RuntimeException e) {
+        if (e instanceof ImageNotFoundException missing) {
+            if (execution.image() == null) {
+                // The node's own default image vanished: another node may still have it.
+                LOG.error("execution {}: this node's default image {} is gone; handing it back", execution.id(), missing.image());
+                metrics.handedBack();
+                return new HandedBack("the default image " + missing.image() + " is missing on node " + node, RETRY_DELAY);
+            }
+            // The request named an image no worker offers: the caller's to fix, not to retry.
+            return failed("image_not_found", "The image '" + missing.image() + "' does not exist on the worker's Docker"
+                    + " engine. Submit without `image` to use the default sandbox image, or ask the operator which"
+                    + " images are available.");
+        }
+        if (e instanceof ImageNotAllowedException refused) {
+            return failed("image_not_allowed", "The image '" + refused.image() + "' is not allowed on the workers ("
+                    + refused.getMessage() + "). Submit without `image` to use the default sandbox image.");
+        }
+        if (e instanceof RunRefusedException || e instanceof IllegalArgumentException) {
+            // The sandbox refuses the run as specified, or the stored execution cannot become a
+            // valid run (a limit out of range): retrying won't help.
+            return failed("sandbox_error", "The sandbox refused the execution: " + e.getMessage());
+        }
+        if (e instanceof SandboxException) {
+            // The command never ran: handed back without spending an attempt. If the engine did
+            // start a container after all, its epoch is never live again: the clean-up removes it.
+            metrics.handedBack();
+            if (sandbox.engineUp()) {
+                LOG.error("execution {}: the sandbox could not start it; handing it back", execution.id(), e);
+                return new HandedBack(e.getMessage(), RETRY_DELAY);
+            }
+            // The engine is away (restarting, upgrading): expected, and hand-backs are counted,
+            // so space them out to outlast an engine restart rather than spend them in a minute.
+            LOG.warn("execution {}: the sandbox's engine is away ({}); handing it back", execution.id(), e.getMessage());
+            return new HandedBack(e.getMessage(), ENGINE_AWAY_RETRY_DELAY);
+        }
+        // A bug or an unexpected failure before the run existed: nothing is written, its lease
+        // expires and the sweep re-drives the execution.
+        LOG.error("execution {}: its run could not be started", execution.id(), e);
+        return new LeaseLost("its run could not be started: " + e);
+    }
+
+    private static Finished failed(String code, String message) {
+        return new Finished(Outcome.withoutOutput(ExecutionStatus.FAILED, null, code, message));
+    }
+
+    /** Waits for the run and decides how the attempt ended. */
+    private AttemptEnd await(Execution execution, Attempt attempt, Run run, WorkdirBridge.Prepared files, long memoryBytes) {
+        try {
+            Exit exit = awaitExit(attempt);
+            if (exit == null && attempt.drained() && !attempt.leaseLost()) {
+                // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
+                if (!awaitDeath(run)) {
+                    // Never hand back a run that may live: its lease lapses and the sweep decides.
+                    return new LeaseLost("the drained run is not confirmed dead; its lease will expire");
+                }
+                return new Drained();
+            }
+            if (exit == null) {
+                // Lease lost: the watchdog kills the run; close() removes it. Nothing more is written.
+                return new LeaseLost("lease lost");
+            }
+            if (!exit.lost()) {
+                // Still under the lease (renewed while RUNNING): artifacts, full output and the
+                // workspace are kept before the end is written, so whoever sees the end sees them.
+                workdirs.collect(attempt.lease(), execution, files.inputs(), run);
+            }
+            attempt.ending();
+            if (exit.lost()) {
+                // The engine or an operator ended the container, not the command: exit code
+                // meaningless, attempt lost, re-driven like a dead worker's.
+                metrics.sandboxLost();
+                return new Abandoned(capitalized(exit.lostTo()), lostPause());
+            }
+            return new Finished(outcome(execution, attempt, exit, memoryBytes));
+        } catch (SandboxException e) {
+            // The sandbox lost sight of the run (e.g. the Docker engine restarted): not the
+            // command's fault. The run may still live: its next attempt waits at least a ttl, by
+            // when the run's kill switch has ended it (its lease is released, so never renewed).
+            LOG.error("{}: the sandbox lost the run; the attempt is lost", attempt, e);
+            run.kill();
+            metrics.sandboxLost();
+            return new Abandoned("The sandbox lost the run: " + e.getMessage(), lostPause());
+        } catch (InterruptedException e) {
+            // The node stops: the lease decides what happens next, so nothing is written here
+            // (close() kills and removes the run).
+            Thread.currentThread().interrupt();
+            return new LeaseLost("interrupted on " + node + " (the node stops); its lease will expire");
+        }
+    }
+
+    /**
+     * A started attempt the sandbox lost is claimable again only after a lease ttl: a container
+     * the engine could not confirm stopped has killed itself by then (its kill switch), so it never
+     * runs beside its next attempt.
+     */
+    private Duration lostPause() {
+        return ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
+    }
+
+    /** The one writer of an attempt's end: the execution's row, then its JobRunr job's books. */
+    private void apply(Execution execution, Attempt attempt, AttemptEnd end) {
+        Lease lease = attempt.lease();
+        UUID job = execution.jobId();
+        if (end instanceof Finished f) {
+            if (finish(attempt, f.outcome())) {
+                books.ended(job, mirror(ended(execution, f.outcome()), execution.attempt(), f.outcome().errorMessage()));
+            } else {
+                books.forget(job);
+            }
+        } else if (end instanceof HandedBack h) {
+            redriven(execution, leases.handBack(lease, h.why(), h.pause()), "was handed back (no attempt spent: its"
+                    + " sandbox could not start it)", false, h.pause());
+        } else if (end instanceof Abandoned a) {
+            LOG.warn("{}: {}; the attempt is lost (re-driven while attempts remain)", attempt, a.why());
+            redriven(execution, leases.abandon(lease, "sandbox_lost", a.why() + ". The attempt was lost, not the"
+                    + " command's failure, and no attempts remain; resubmit it (and have the operator check the node's"
+                    + " Docker engine).", a.pause()), "was lost on node " + node + " (its sandbox lost the run)", true, a.pause());
+        } else if (end instanceof Drained) {
+            LOG.info("{} handed back by its draining node; no attempt spent", attempt);
+            redriven(execution, leases.drainBack(lease), "was handed back by its draining node " + node
+                    + " (no attempt spent)", false, Duration.ZERO);
+        } else if (end instanceof LeaseLost l) {
+            LOG.warn("{}: {}; nothing of it is written", attempt, l.why());
+            books.forget(job);
+        }
+    }
+
+    /**
+     * After a departure other than the end: a re-queued execution gets its next JobRunr job (and a
+     * node is woken when it may start at once: after a pause the fallback poll finds it); this
+     * attempt's job ends as the execution went on.
+     */
+    private void redriven(Execution execution, Optional<Redriven> moved, String what, boolean spent, Duration pause) {
+        UUID job = execution.jobId();
+        if (moved.isEmpty()) {
+            books.forget(job); // lease already lost: the sweep decided
+            return;
+        }
+        Redriven r = moved.get();
+        String attempt = "attempt " + execution.attempt() + " " + what;
+        if (r.status() == ExecutionStatus.QUEUED) {
+            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+            if (pause.isZero()) {
+                dispatcher.wake();
+            }
+            UUID next = JobIds.of(r.id(), r.dispatchSeq());
+            String why = attempt + "; the execution continues" + (spent ? " as attempt " + (r.attempt() + 1) : "")
+                    + " as JobRunr job " + next;
+            books.ended(job, spent ? BookEntry.failed(why, () -> List.of(why)) : BookEntry.deleted(why, () -> List.of(why)));
+        } else {
+            Optional<Execution> now = submissions.find(r.id(), OutputStore.Read.NONE);
+            books.ended(job, now.map(e -> mirror(e, execution.attempt(), attempt))
+                    .orElse(BookEntry.deleted(attempt, () -> List.of(attempt))));
+        }
+        dispatcher.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
+    }
+
+    /** The end of the job of attempt {@code attempt} of {@code e}, as {@code e} ended. */
+    private BookEntry mirror(Execution e, int attempt, String context) {
+        String message = (e.errorCode() == null ? "" : e.errorCode() + ": ")
+                + (e.errorMessage() == null ? e.status().wire() : e.errorMessage());
+        java.util.function.Supplier<List<String>> summary = () -> Summary.of(e, attempt, node,
+                e.status() == ExecutionStatus.SUCCEEDED ? "" : message, submissions);
+        return switch (e.status()) {
+            case SUCCEEDED -> BookEntry.succeeded(summary);
+            case CANCELLED -> BookEntry.deleted(message, summary);
+            default -> BookEntry.failed(message, summary);
+        };
+    }
+
+    /** The row as the fence accepted its end, without reading it back (which would cost a read per execution). */
+    private static Execution ended(Execution c, Outcome o) {
+        Instant finished = c.startedAt() == null ? null : Instant.now();
+        return new Execution(c.id(), c.owner(), c.command(), c.image(), c.workdir(), c.env(), c.labels(),
+                c.timeoutMs(), c.maxOutputBytes(), o.status(), c.attempt(), c.maxAttempts(), null,
+                c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
+                c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
+                o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
+                new Captured(new byte[0], new byte[0], o.stderrTotal()));
+    }
+
+    /** Waits (bounded) until a run being killed is dead; true when it is. */
+    private static boolean awaitDeath(Run run) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < until) {
+            if (run.awaitExit(TICK).isPresent()) {
+                return true; // the watchdog re-sends the kill every second meanwhile
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Null when the run must not be written as ended: its lease is lost, or its draining node
+     * killed it (a run that exited by itself first keeps its own end).
+     */
+    private static Exit awaitExit(Attempt attempt) throws InterruptedException {
+        while (true) {
+            Optional<Exit> exit = attempt.run().awaitExit(TICK);
+            if (attempt.leaseLost()) {
+                return null;
+            }
+            if (exit.isPresent()) {
+                if (attempt.killedBySwitch(exit.get())) {
+                    attempt.loseLease("its kill switch fired: the lease could not be confirmed in time");
+                    return null;
+                }
+                return attempt.drained() && exit.get().killed() ? null : exit.get();
+            }
+        }
+    }
+
+    private static Outcome outcome(Execution e, Attempt attempt, Exit exit, long memoryBytes) {
+        // The totals of the very bytes written with the end (more may arrive meanwhile).
+        Attempt.Last lastOutput = attempt.lastOutput();
+        OutputUpdate last = lastOutput.update();
+        long out = lastOutput.stdoutTotal();
+        long err = lastOutput.stderrTotal();
+        if (exit.timedOut()) {
+            return new Outcome(ExecutionStatus.TIMED_OUT, exit.exitCode(), "timed_out",
+                    "The command ran past its timeout of " + e.timeoutMs() + " ms and was killed. Raise timeoutMs"
+                            + " (within the server's maximum) or split the work.", last, out, err);
+        }
+        if (exit.oomKilled()) {
+            return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "out_of_memory",
+                    "The command was killed by the kernel for using more memory than the sandbox's limit"
+                            + (memoryBytes > 0 ? " (" + (memoryBytes >> 20) + " MiB)" : "") + ". Use less memory (smaller inputs, streaming instead of loading"
+                            + " everything) or ask the operator for a larger limit.", last, out, err);
+        }
+        if (attempt.cancelRequested() && exit.killed()) {
+            return new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled",
+                    "Cancelled by its owner while running; the command was killed.", last, out, err);
+        }
+        if (exit.exitCode() == 0) {
+            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out, err);
+        }
+        return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "command_failed",
+                "The command exited with code " + exit.exitCode() + (err == 0 ? "; it wrote nothing to stderr." : "; see stderr."),
+                last, out, err);
+    }
+
+    /**
+     * Writes the end, retrying through a database outage for as long as it lasts: the command's
+     * result is worth keeping, and the fence answers for us once the database is back (it rejects
+     * the write if the execution was re-driven meanwhile). A failure that is not an outage is not
+     * retried: the run is untracked, its lease expires and the sweep re-drives the execution. An
+     * interrupt (the node stops) does not stop the retries while the lease lasts; it is passed on.
+     *
+     * @return true when the end was written (the fence accepted it)
+     */
+    private boolean finish(Attempt attempt, Outcome outcome) {
+        Lease lease = attempt.lease();
+        long pauseMs = 250;
+        boolean written;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    written = leases.finish(lease, outcome);
+                    break;
+                } catch (StoreException e) {
+                    if (!Outage.is(e)) {
+                        LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
+                                attempt, e);
+                        return false;
+                    }
+                    if (attempt.leaseLost()) {
+                        LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
+                                attempt);
+                        return false;
+                    }
+                    LOG.warn("{}: writing its end failed ({}); retrying in {} ms", attempt, e.getMessage(), pauseMs);
+                    long until = System.nanoTime() + pauseMs * 1_000_000;
+                    while (System.nanoTime() < until) {
+                        try {
+                            Thread.sleep(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+                        } catch (InterruptedException ie) {
+                            interrupted = true;
+                        }
+                    }
+                    pauseMs = Math.min(pauseMs * 2, 4000);
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (written) {
+            metrics.ended(outcome.status());
+            LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
+                    outcome.status().wire(), outcome.exitCode());
+        } else {
+            LOG.warn("{}: lease lost before the end was written; the write was fenced out", attempt);
+        }
+        return written;
+    }
+
+    private static String capitalized(String sentence) {
+        return sentence.isEmpty() ? sentence : Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1);
+    }
+}
