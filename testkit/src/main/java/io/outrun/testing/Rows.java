@@ -118,7 +118,6 @@ public final class Rows {
         private String leaseOwner = "test-node/1";
         private Duration leaseExpiresIn = Duration.ofSeconds(30);
         private Duration enqueuedAgo = Duration.ZERO;
-        private boolean held;
         private String errorCode;
         private Integer exitCode;
 
@@ -174,12 +173,6 @@ public final class Rows {
             return this;
         }
 
-        /** Held: queued with {@code held_since} set and no job (over its owner's window). */
-        public ExecutionRow held() {
-            this.held = true;
-            return this;
-        }
-
         /** A terminal row's end: its exit code (may be null) and error code (null when it succeeded). */
         public ExecutionRow ended(Integer exitCode, String errorCode) {
             this.exitCode = exitCode;
@@ -195,12 +188,12 @@ public final class Rows {
                 c.setAutoCommit(false);
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO executions (id, owner, command, timeout_ms,"
                         + " max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,"
-                        + " prev_output_epoch, enqueued_at, started_at, finished_at, held_since, exit_code, error_code)"
+                        + " prev_output_epoch, enqueued_at, started_at, finished_at, exit_code, error_code)"
                         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() - ? * interval '1 millisecond',"
-                        + " CASE WHEN ? THEN now() END, CASE WHEN ? THEN now() END, CASE WHEN ? THEN now() END, ?, ?)")) {
+                        + " CASE WHEN ? THEN now() END, CASE WHEN ? THEN now() END, ?, ?)")) {
                     bind(ps, id, owner, command, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
                             running ? leaseOwner : null, (long) attempt, (long) attempt, (long) attempt,
-                            enqueuedAgo.toMillis(), attempt > 0, terminal, held, exitCode, errorCode);
+                            enqueuedAgo.toMillis(), attempt > 0, terminal, exitCode, errorCode);
                     ps.executeUpdate();
                 }
                 if (running) {

@@ -51,7 +51,6 @@ class OwnerSharingIT {
             System.out.printf("SHARING: 2,000 submissions of one owner in %.1f s%n", (System.nanoTime() - t0) / 1e9);
             Await.until("alice runs her cap", Duration.ofSeconds(30), () -> count(api, "alice", "running") == 2);
             assertThat(count(api, "alice", "queued")).isEqualTo(1998);
-            assertThat(heldCount(api, "alice")).as("all but a few wait outside JobRunr's queue").isGreaterThan(1990);
 
             UUID first = api.service().submit(Submission.of("bob", "echo hello from bob")).execution().id();
             Execution done = Await.until("bob's first execution ran", Duration.ofSeconds(30),
@@ -76,7 +75,7 @@ class OwnerSharingIT {
             Await.until("alice's next one runs", Duration.ofSeconds(30), () -> count(api, "alice", "running") == 2
                     && count(api, "alice", "queued") == 1997);
             assertThat(count(api, "alice", "running")).isEqualTo(2);
-            System.out.println("SHARING: " + a.nodeId() + ", " + b.nodeId() + " ran it; held " + heldCount(api, "alice"));
+            System.out.println("SHARING: " + a.nodeId() + ", " + b.nodeId() + " ran it");
             cancelAll(api);
         }
     }
@@ -130,10 +129,6 @@ class OwnerSharingIT {
         return Rows.on(core.pool()).single("SELECT count(*) FROM executions WHERE owner = ? AND status = ?", owner, status);
     }
 
-    private static long heldCount(Core core, String owner) {
-        return Rows.on(core.pool()).single("SELECT count(*) FROM executions WHERE owner = ? AND status = 'queued'"
-                + " AND held_since IS NOT NULL", owner);
-    }
 
     private static UUID oneRunning(Core core, String owner) {
         try (Connection c = core.pool().getConnection(); Statement s = c.createStatement();
