@@ -44,7 +44,7 @@ public final class Bench {
                             : " (durable, as deployed)")));
             Support.log("%s; %s mode", pgSettings, quick ? "quick" : "full");
             Map<String, Figure> figures = new java.util.LinkedHashMap<>();
-            figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200, quick ? 6 : 20));
+            figures.put("dispatch", () -> DispatchBench.run(pg, quick ? 60 : 200));
             figures.put("throughput", () -> ThroughputBench.run(pg, quick ? 300 : 1000, 3));
             figures.put("docker", () -> docker(quick ? 10 : 30, image));
             figures.put("sandbox", () -> SandboxBench.run(pg, image, quick ? 20 : 60, quick ? 40 : 120));

@@ -1,3 +1,6 @@
+import io.outrun.store.LeaseStore;
+import io.outrun.store.RedriveStore;
+import io.outrun.store.SqlText;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -29,8 +32,8 @@ final class BigTable {
     record Timed(double ms, double planningMs, String buffers, String plan) {
     }
 
-    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken, FleetProbe probe,
-                                   boolean workersRan) throws Exception {
+    static Map<String, Object> run(Connection db, long rows, FleetNodes nodes, String bigOwnerToken, FleetProbe probe)
+            throws Exception {
         Map<String, Object> out = new LinkedHashMap<>();
         Support.log("big table: generating %,d rows", rows);
         long t0 = System.nanoTime();
@@ -76,30 +79,46 @@ final class BigTable {
         try (Statement st = db.createStatement()) {
             st.executeUpdate(FleetSql.STEADY_WATERMARK);
         }
-        Timed lost = explain(db, FleetSql.LOST_DISPATCH, true, 0L, 0L, 500);
+        // The claim and the dashboard watch, as the nodes send them (LeaseStore, RedriveStore).
+        Timed claim = explain(db, LeaseStore.claimStatement(), true, Map.of("only_id", NULL_UUID, "default_max_running",
+                NULL_INT, "slots", 4, "owner", "bench/claim", "ttl_ms", 30_000L));
+        Timed watch = explain(db, RedriveStore.dashboardWatchStatement(), false, Map.of("limit", 500));
         Timed running = explain(db, FleetSql.LISTING, false, BIG_OWNER, "running", 21);
         Timed failed = explain(db, FleetSql.LISTING, false, BIG_OWNER, "failed", 21);
         Timed none = explain(db, FleetSql.LISTING, false, BIG_OWNER, "cancelled", 21);
-        out.put("lost_dispatch", lost);
+        out.put("claim", claim);
+        out.put("dashboard_watch", watch);
         out.put("listing_running", running);
         out.put("listing_failed", failed);
         out.put("listing_cancelled_none", none);
         out.put("listing_http_ms", httpListing(nodes, bigOwnerToken));
-        // The copies in FleetSql must be what the nodes run: the sweep ran lost-dispatch detection
-        // all along, and the API node just ran the listing.
+        // The copy in FleetSql must be what the API node just ran.
         List<String> stale = new ArrayList<>();
-        if (workersRan && !probe.nodesRan(FleetSql.LOST_DISPATCH)) {
-            stale.add("FleetSql.LOST_DISPATCH differs from what the nodes ran: copy it again from RedriveStore.redispatchLost");
-        }
         if (!probe.nodesRan(FleetSql.LISTING)) {
             stale.add("FleetSql.LISTING differs from what the API node ran: copy it again from ExecutionListing.page");
         }
         stale.forEach(w -> Support.log("WARNING: %s", w));
         out.put("sql_warnings", stale);
-        Support.log("big table: lost-dispatch %.1f ms (%s), listing running %.1f ms (%s), failed %.1f ms, cancelled (none)"
-                        + " %.1f ms (%s), HTTP %s ms", lost.ms(), lost.buffers(), running.ms(), running.buffers(), failed.ms(),
+        Support.log("big table: claim %.1f ms (%s), dashboard watch %.1f ms (%s), listing running %.1f ms (%s), failed %.1f ms, cancelled (none)"
+                        + " %.1f ms (%s), HTTP %s ms", claim.ms(), claim.buffers(), watch.ms(), watch.buffers(), running.ms(), running.buffers(), failed.ms(),
                 none.ms(), none.buffers(), out.get("listing_http_ms"));
         return out;
+    }
+
+    /** A typed SQL NULL for a parameter the nodes bind as null. */
+    private static final Object NULL_UUID = new Object();
+    private static final Object NULL_INT = new Object();
+
+    /** As {@link #explain(Connection, String, boolean, Object...)}, for a store's statement and its parameters by name. */
+    static Timed explain(Connection db, SqlText sql, boolean rollback, Map<String, Object> byName) throws SQLException {
+        Object[] params = new Object[sql.names().size()];
+        for (int i = 0; i < params.length; i++) {
+            if (!byName.containsKey(sql.names().get(i))) {
+                throw new IllegalArgumentException("no value for :" + sql.names().get(i));
+            }
+            params[i] = byName.get(sql.names().get(i));
+        }
+        return explain(db, sql.jdbc(), rollback, params);
     }
 
     /** EXPLAIN (ANALYZE, BUFFERS) {@code sql} {@link #RUNS} times; an UPDATE runs in a rolled-back transaction. */
@@ -115,7 +134,13 @@ final class BigTable {
             StringBuilder text = new StringBuilder();
             try (PreparedStatement ps = db.prepareStatement("EXPLAIN (ANALYZE, BUFFERS) " + sql)) {
                 for (int p = 0; p < params.length; p++) {
-                    ps.setObject(p + 1, params[p]);
+                    if (params[p] == NULL_UUID) {
+                        ps.setNull(p + 1, java.sql.Types.OTHER);
+                    } else if (params[p] == NULL_INT) {
+                        ps.setNull(p + 1, java.sql.Types.INTEGER);
+                    } else {
+                        ps.setObject(p + 1, params[p]);
+                    }
                 }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {

@@ -24,7 +24,7 @@ final class DispatchBench {
 
     static final String COMMAND = "echo $EPOCHREALTIME";
 
-    static List<Support.Result> run(Support.Pg pg, int samples, int stockSamples) throws Exception {
+    static List<Support.Result> run(Support.Pg pg, int samples) throws Exception {
         List<Support.Result> results = new ArrayList<>();
         DatabaseConfig db = pg.fresh("bench_dispatch");
         List<Double> ours = new ArrayList<>();
@@ -34,7 +34,7 @@ final class DispatchBench {
         try (Core api = Core.open(db, "bench-api");
              WorkerNode node = WorkerNode.open(db, WorkerConfig.defaults("bench-dispatch"), new ProcessSandbox(), Limits.DEFAULTS)) {
             sampleInto(api, 5, null, null); // the node's first runs: class loading, connections
-            // A node that just started runs this path partly interpreted (JobRunr's onboarding,
+            // A node that just started runs this path partly interpreted (the claim,
             // Jackson, pgjdbc, ours): recorded as a reference, then warmed up before the figure,
             // as on a node that has been serving a while.
             sampleInto(api, samples, fresh, freshSpawn);
@@ -57,33 +57,6 @@ final class DispatchBench {
         Support.log("dispatch: p50 %.1f ms p99 %.1f ms (spawn p50 %.1f p99 %.1f), max %.1f", p50, p99, b50, b99,
                 Support.percentile(ours, 1.0));
 
-        // Stock JobRunr OSS: the same node with the wake-up off, so only its 5 s poll starts work.
-        DatabaseConfig stockDb = pg.fresh("bench_dispatch_stock");
-        List<Double> stock = new ArrayList<>();
-        String previous = System.getProperty("outrun.instantPickup");
-        System.setProperty("outrun.instantPickup", "false");
-        try (Core api = Core.open(stockDb, "bench-api");
-             WorkerNode node = WorkerNode.open(stockDb, WorkerConfig.defaults("bench-stock"), new ProcessSandbox(), Limits.DEFAULTS)) {
-            for (int i = 0; i < stockSamples; i++) {
-                // A uniform phase against the poll timer: it ticks every 5 s from the server's start.
-                Thread.sleep(ThreadLocalRandom.current().nextInt(5000));
-                stock.add(sample(api));
-            }
-        } finally {
-            if (previous == null) {
-                System.clearProperty("outrun.instantPickup");
-            } else {
-                System.setProperty("outrun.instantPickup", previous);
-            }
-        }
-        double s50 = Support.median(stock);
-        double s99 = Support.percentile(stock, 0.99);
-        String sn = stock.size() + " samples; the same node with instant pickup off (-Doutrun.instantPickup=false), "
-                + "poll 5 s (JobRunr's floor); baseline: bash spawned directly";
-        results.add(Support.Result.of("dispatch_stock_jobrunr_p50_ms", s50, "ms", b50, "(reference)", null, sn));
-        results.add(Support.Result.of("dispatch_stock_jobrunr_max_ms", Support.percentile(stock, 1.0), "ms", b99,
-                "(reference)", null, sn));
-        Support.log("dispatch stock JobRunr: p50 %.0f ms max %.0f ms", s50, Support.percentile(stock, 1.0));
         return results;
     }
 

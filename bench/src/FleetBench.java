@@ -140,7 +140,7 @@ public final class FleetBench {
                 // A session opened after the migrations, as the nodes' are: it has the database's
                 // settings (V5 turns JIT off for Outrun's database), which the first one predates.
                 try (Connection fresh = DriverManager.getConnection(pgUrl + "outrun", "postgres", "")) {
-                    report.bigTable(BigTable.run(fresh, config.rows(), nodes, bigToken, probe, !config.nodes().isEmpty()));
+                    report.bigTable(BigTable.run(fresh, config.rows(), nodes, bigToken, probe));
                 }
             } catch (Exception e) {
                 Support.log("big table failed: %s", e);

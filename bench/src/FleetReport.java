@@ -117,7 +117,7 @@ final class FleetReport {
         if (bigTable != null) {
             System.out.printf(Locale.ROOT, "Big table: %,d rows (%s), generated in %.0f s%n", (Long) bigTable.get("rows"),
                     bigTable.get("status_mix"), (Double) bigTable.get("generate_s"));
-            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed", "listing_cancelled_none")) {
+            for (String k : List.of("claim", "dashboard_watch", "listing_running", "listing_failed", "listing_cancelled_none")) {
                 BigTable.Timed t = (BigTable.Timed) bigTable.get(k);
                 System.out.printf(Locale.ROOT, "| %-52s | %10s | %s%n", k.replace('_', ' ') + " (EXPLAIN ANALYZE, ms)", num(t.ms()),
                         "goal < 20 ms" + (t.ms() < 20 ? " ok" : " MISS") + "; buffers " + t.buffers());
@@ -261,7 +261,7 @@ final class FleetReport {
         }
         if (bigTable != null) {
             String at = String.format(Locale.ROOT, " at %,d rows", (Long) bigTable.get("rows"));
-            for (String k : List.of("lost_dispatch", "listing_running", "listing_failed", "listing_cancelled_none")) {
+            for (String k : List.of("claim", "dashboard_watch", "listing_running", "listing_failed", "listing_cancelled_none")) {
                 BigTable.Timed t = (BigTable.Timed) bigTable.get(k);
                 rows.add(row("fleet_" + k + "_ms", t.ms(), "ms", k.replace('_', ' ') + at + ", EXPLAIN ANALYZE, best of 3;"
                         + " buffers " + t.buffers() + "; goal < 20 ms" + (t.ms() < 20 ? " (met)" : " (missed)")));

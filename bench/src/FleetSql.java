@@ -96,32 +96,6 @@ final class FleetSql {
     static final String STATUS_MIX = "SELECT status, count(*) FROM executions GROUP BY 1 ORDER BY 2 DESC";
 
     /**
-     * Lost-dispatch detection, as RedriveStore.redispatchLost runs it (copy it from there when it
-     * changes). RETURNING is cut to the id: what it costs is finding the rows, and it finds none.
-     * Parameters: grace in ms (twice; 0: every queued row is old enough), limit. Run in a
-     * rolled-back transaction, with the watermark as a sweep leaves it (STEADY_WATERMARK).
-     */
-    static final String LOST_DISPATCH = """
-            WITH mark AS (SELECT watermark FROM fleet_tasks WHERE name = 'sweep'),
-              candidates AS (
-                SELECT x.id FROM executions x, mark WHERE x.status = 'queued'
-                  AND x.enqueued_at > mark.watermark - ? * interval '1 millisecond' - interval '5 seconds'
-                  AND x.enqueued_at <= now() - ? * interval '1 millisecond'
-                UNION
-                SELECT x.id FROM jobrunr_jobs j JOIN executions x ON x.job_id = j.id::uuid AND x.status = 'queued', mark
-                  WHERE j.state IN ('SUCCEEDED', 'FAILED', 'DELETED')
-                  AND j.updatedAt > (mark.watermark - interval '1 minute')::timestamp),
-              -- A held row has no job by design (its owner's release gives it one).
-              lost AS (SELECT x.id FROM executions x WHERE x.id IN (SELECT id FROM candidates) AND x.status = 'queued'
-                AND x.held_since IS NULL
-                AND NOT EXISTS (SELECT 1 FROM jobrunr_jobs j WHERE j.id = x.job_id::text::bpchar
-                  AND j.state IN ('AWAITING', 'SCHEDULED', 'ENQUEUED', 'PROCESSING'))
-                ORDER BY x.enqueued_at LIMIT ? FOR UPDATE SKIP LOCKED)
-            UPDATE executions SET dispatch_seq = dispatch_seq + 1, enqueued_at = now(), updated_at = now()
-            WHERE id IN (SELECT id FROM lost) AND status = 'queued'
-             RETURNING id""";
-
-    /**
      * An owner's listing with a status filter, first page, as ExecutionListing.page builds it
      * (copy it from there when it changes). Parameters: owner, status, limit + 1.
      */

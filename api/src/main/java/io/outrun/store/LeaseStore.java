@@ -125,6 +125,11 @@ public final class LeaseStore {
         this.dataSource = dataSource;
     }
 
+    /** The claim as the nodes send it (bench/fleet times it on a big table). */
+    public static SqlText claimStatement() {
+        return CLAIM.sqlText();
+    }
+
     /** A claimed execution, and whether it has inputs (files, artifacts, a workspace) to read. */
     public record Claimed(Execution execution, boolean hasInputs) {
     }

@@ -31,6 +31,11 @@ final class NamedSql {
         this.names = names;
     }
 
+    /** This statement as JDBC text and its parameters' names, for the fleet benchmark. */
+    SqlText sqlText() {
+        return new SqlText(jdbc, names);
+    }
+
     static NamedSql of(String text) {
         StringBuilder jdbc = new StringBuilder(text.length());
         List<String> names = new ArrayList<>();

@@ -67,6 +67,11 @@ public final class RedriveStore {
                 NamedSql.Args.of("grace_ms", Lease.REDRIVE_GRACE_MS, "only_id", onlyId, "limit", limit).and("delay_ms", 0));
     }
 
+    /** The sweep's look for the dashboard's changes as the nodes send it (bench/fleet times it on a big table). */
+    public static SqlText dashboardWatchStatement() {
+        return CHANGED_ON_DASHBOARD.sqlText();
+    }
+
     /** A JobRunr job changed on the dashboard; {@code executionId} is the live execution it carries, if any. */
     public record DashboardChange(UUID jobId, String state, UUID executionId) {
         public boolean deleted() {
