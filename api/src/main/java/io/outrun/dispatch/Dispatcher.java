@@ -61,13 +61,7 @@ public final class Dispatcher {
         return scheduler;
     }
 
-    /** Enqueues the current dispatch of a queued execution and wakes idle nodes. */
-    public void dispatch(Execution e) {
-        enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.attempt() + 1);
-        wake();
-    }
-
-    /** Enqueues without waking; call {@link #wake()} once after a batch. */
+    /** Enqueues the job of a queued execution's current dispatch (its book; it wakes nobody). */
     public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
         enqueue(executionId, dispatchSeq, owner, command, 1);
     }

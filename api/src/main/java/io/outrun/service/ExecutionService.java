@@ -38,8 +38,9 @@ public final class ExecutionService {
     }
 
     /**
-     * Stores the execution, then enqueues its job and wakes a node (never the other way round: a
-     * crash in between leaves a queued row without a job, which the node that claims it writes).
+     * Stores the execution (whose insert wakes a node), then enqueues its job (never the other way
+     * round: a crash in between leaves a queued row without a job, which the node that claims it
+     * writes).
      * A repeat with the same idempotency key returns the first execution and enqueues nothing.
      *
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
@@ -60,7 +61,8 @@ public final class ExecutionService {
         Inserted inserted = store.insert(submission);
         if (inserted.created()) {
             try {
-                dispatcher.dispatch(inserted.execution());
+                Execution e = inserted.execution();
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.

@@ -111,8 +111,9 @@ public final class WorkerNode implements AutoCloseable {
                         .andPollInterval(JOBRUNR_POLL)
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         server.start();
-        // A running job not saved for JobRunr's server timeout (4 polls) is failed as an orphan.
-        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, JOBRUNR_POLL, node);
+        // A running job not saved for JobRunr's server timeout (4 polls, 60 s) is failed as an
+        // orphan: the books save each running job again every 2 polls.
+        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, JOBRUNR_POLL.multipliedBy(2), node);
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
@@ -229,7 +230,7 @@ public final class WorkerNode implements AutoCloseable {
     /**
      * JobRunr's poll on Outrun's nodes: how often its server beats in its registry and runs its
      * housekeeping, and (× 4) how long a PROCESSING job may go unsaved before its orphan check
-     * fails it, so the books save a running job again at this interval. Work never waits for it.
+     * fails it (the books save a running job again every 2 polls). Work never waits for it.
      */
     static final Duration JOBRUNR_POLL = Duration.ofSeconds(15);
 
