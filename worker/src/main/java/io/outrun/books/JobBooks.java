@@ -53,6 +53,8 @@ public final class JobBooks implements AutoCloseable {
     private final Map<UUID, Entry> entries = new ConcurrentHashMap<>();
     private final Thread writer;
     private volatile boolean closed;
+    /** Whether the last write failed (the database is away): said once, not every 200 ms. */
+    private boolean failing;
 
     /**
      * @param refresh how often a running job is saved again: below JobRunr's server timeout
@@ -118,8 +120,16 @@ public final class JobBooks implements AutoCloseable {
             }
             try {
                 write();
+                if (failing) {
+                    LOG.info("JobRunr's books are written again");
+                    failing = false;
+                }
             } catch (RuntimeException e) {
-                LOG.warn("could not write JobRunr's books ({}); trying again", e.toString());
+                if (!failing) {
+                    LOG.warn("could not write JobRunr's books ({}); trying again every {} ms", e.toString(),
+                            FLUSH.toMillis());
+                    failing = true;
+                }
             }
         }
         try {
@@ -138,10 +148,16 @@ public final class JobBooks implements AutoCloseable {
         List<Job> dirty = new ArrayList<>();
         Set<UUID> ending = new HashSet<>();
         long now = System.nanoTime();
+        RuntimeException failed = null;
         for (Entry entry : entries.values()) {
             synchronized (entry) {
                 UUID id = entry.claimed.jobId();
-                if (entry.job == null && !read(entry)) {
+                try {
+                    if (entry.job == null && !read(entry)) {
+                        continue;
+                    }
+                } catch (RuntimeException e) {
+                    failed = e; // the database is away: what was read is still written below
                     continue;
                 }
                 Job job = entry.job;
@@ -177,6 +193,9 @@ public final class JobBooks implements AutoCloseable {
         }
         ending.removeAll(save(dirty));
         ending.forEach(entries::remove);
+        if (failed != null) {
+            throw failed;
+        }
     }
 
     /** Reads the entry's job; false when it is not there (yet). */

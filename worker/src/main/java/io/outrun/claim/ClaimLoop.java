@@ -113,7 +113,8 @@ public final class ClaimLoop implements AutoCloseable {
                 while (!closed) {
                     long now = System.nanoTime();
                     if (now - nextPoll >= 0) {
-                        wanted = true;
+                        // The poll is for free slots only: a full node looks when a slot frees.
+                        wanted |= busy < slots;
                         nextPoll = now + poll.toNanos();
                     }
                     if (wanted && busy < slots && !draining.getAsBoolean()) {
