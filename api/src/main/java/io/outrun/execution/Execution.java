@@ -1,6 +1,6 @@
 package io.outrun.execution;
 
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;

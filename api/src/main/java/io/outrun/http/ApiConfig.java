@@ -1,7 +1,7 @@
 package io.outrun.http;
 
 import io.outrun.config.ConfigException;
-import io.outrun.sandbox.Allowlist;
+import io.outrun.inputs.Allowlist;
 import java.time.Duration;
 import java.util.List;
 

@@ -1,7 +1,7 @@
 package io.outrun.http;
 
 import io.outrun.execution.Execution;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 
 /**
  * What an agent should do next, in words, for each state. Agents act on this text, so it names

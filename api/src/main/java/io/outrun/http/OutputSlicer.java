@@ -1,6 +1,6 @@
 package io.outrun.http;
 
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.outrun.execution.RunInputs;
 import io.outrun.files.FilesConfig;
 import io.outrun.files.WorkspaceStore;
-import io.outrun.sandbox.files.InputFile;
-import io.outrun.sandbox.files.InputPath;
-import io.outrun.sandbox.files.InputTar;
+import io.outrun.inputs.InputFile;
+import io.outrun.inputs.InputPath;
+import io.outrun.inputs.InputTar;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -159,7 +159,7 @@ final class RunInputsParser {
             String pattern;
             try {
                 pattern = InputPath.check(node.get(i).textValue());
-                io.outrun.sandbox.files.ArtifactPattern.compile(pattern);
+                io.outrun.inputs.ArtifactPattern.compile(pattern);
             } catch (IllegalArgumentException e) {
                 throw ApiError.invalid(field, e.getMessage());
             }

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.execution.Submission;
 import io.outrun.http.wire.Json;
-import io.outrun.sandbox.Workdir;
+import io.outrun.inputs.Workdir;
 import java.io.IOException;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

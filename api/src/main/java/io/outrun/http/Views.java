@@ -4,7 +4,7 @@ import io.outrun.execution.Execution;
 import io.outrun.http.wire.ErrorInfo;
 import io.outrun.http.wire.ExecutionView;
 import io.outrun.http.wire.StreamText;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.time.Duration;
 import java.time.Instant;
 

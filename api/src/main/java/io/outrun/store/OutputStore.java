@@ -1,6 +1,6 @@
 package io.outrun.store;
 
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

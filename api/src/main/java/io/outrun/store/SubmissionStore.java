@@ -5,7 +5,7 @@ import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.RunInputs;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
-import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -31,13 +30,13 @@ class GuidanceTest {
         return new Captured(b, new byte[0], b.length);
     }
 
+    /** What a capture keeps of 110,000 bytes of lines under a bound of {@code keep}: head and tail halves. */
     private static Captured flood(int keep) {
-        BoundedCapture c = new BoundedCapture(keep);
-        byte[] chunk = "0123456789\n".repeat(1000).getBytes(StandardCharsets.UTF_8);
-        for (int i = 0; i < 10; i++) {
-            c.append(chunk);
-        }
-        return c.snapshot();
+        byte[] all = "0123456789\n".repeat(10_000).getBytes(StandardCharsets.UTF_8);
+        int head = keep / 2;
+        int tail = keep - head;
+        return Captured.ofRaw(java.util.Arrays.copyOf(all, head), java.util.Arrays.copyOfRange(all, all.length - tail,
+                all.length), all.length);
     }
 
     @Test

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package io.outrun.books;
 
 import io.outrun.execution.Execution;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.store.OutputStore;
 import io.outrun.store.SubmissionStore;
 import java.time.Duration;

@@ -24,7 +24,7 @@ import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.store.Channels;
 import io.outrun.store.Lease;
 import io.outrun.store.LeaseStore;

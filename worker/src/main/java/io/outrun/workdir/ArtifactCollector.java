@@ -3,7 +3,7 @@ package io.outrun.workdir;
 import io.outrun.files.ArtifactStore;
 import io.outrun.files.FilesConfig;
 import io.outrun.sandbox.Run;
-import io.outrun.sandbox.files.ArtifactPattern;
+import io.outrun.inputs.ArtifactPattern;
 import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.store.Lease;
 import java.io.IOException;

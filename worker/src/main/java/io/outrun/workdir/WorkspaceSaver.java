@@ -4,7 +4,7 @@ import io.outrun.files.ArtifactStore;
 import io.outrun.files.FilesConfig;
 import io.outrun.files.WorkspaceStore;
 import io.outrun.sandbox.Run;
-import io.outrun.sandbox.files.InputTar;
+import io.outrun.inputs.InputTar;
 import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.store.Lease;
 import java.io.FilterOutputStream;

@@ -1,6 +1,6 @@
 package io.outrun.books;
 
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -217,7 +217,7 @@ class WorkerApiIT {
         OutputChunk page;
         do {
             page = api.alice().output(v.executionId(), cursor, 0, 7_000);
-            assertThat(page.stdout().text().replace(io.outrun.sandbox.capture.Captured.marker(page.stdout().droppedBytes()), ""))
+            assertThat(page.stdout().text().replace(io.outrun.output.Captured.marker(page.stdout().droppedBytes()), ""))
                     .hasSizeLessThanOrEqualTo(7_000);
             assertThat(page.done()).isEqualTo(!page.more());
             out.append(page.stdout().text());

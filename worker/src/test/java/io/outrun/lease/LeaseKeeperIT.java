@@ -219,12 +219,12 @@ class LeaseKeeperIT {
         }
 
         @Override
-        public io.outrun.sandbox.capture.Captured stdout() {
+        public io.outrun.output.Captured stdout() {
             return real.stdout();
         }
 
         @Override
-        public io.outrun.sandbox.capture.Captured stderr() {
+        public io.outrun.output.Captured stderr() {
             return real.stderr();
         }
 

@@ -3,7 +3,7 @@ package io.outrun.lease;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.store.Chunk;
 import io.outrun.store.Lease;
 import java.io.ByteArrayOutputStream;

@@ -3,7 +3,7 @@ package io.outrun.worker;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.store.Lease;

@@ -1,5 +1,7 @@
 package io.outrun.sandbox.capture;
 
+import io.outrun.output.Captured;
+
 import java.util.ArrayList;
 import java.util.List;
 

@@ -12,7 +12,7 @@ import com.github.dockerjava.api.model.Volume;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
-import io.outrun.sandbox.Workdir;
+import io.outrun.inputs.Workdir;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.sandbox.Allowlist;
+import io.outrun.inputs.Allowlist;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

@@ -1,5 +1,7 @@
 package io.outrun.sandbox.files;
 
+import io.outrun.inputs.InputPath;
+
 import java.io.IOException;
 import java.io.InputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;

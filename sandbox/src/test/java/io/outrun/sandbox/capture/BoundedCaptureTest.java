@@ -1,5 +1,7 @@
 package io.outrun.sandbox.capture;
 
+import io.outrun.output.Captured;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

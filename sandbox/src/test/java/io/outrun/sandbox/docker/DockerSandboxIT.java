@@ -7,7 +7,7 @@ import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
-import io.outrun.sandbox.capture.Captured;
+import io.outrun.output.Captured;
 import io.outrun.testing.Requirements;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

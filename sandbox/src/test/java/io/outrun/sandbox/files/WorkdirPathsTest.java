@@ -1,5 +1,10 @@
 package io.outrun.sandbox.files;
 
+import io.outrun.inputs.ArtifactPattern;
+import io.outrun.inputs.InputPath;
+import io.outrun.inputs.InputFile;
+import io.outrun.inputs.InputTar;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,4 +1,4 @@
-package io.outrun.sandbox.files;
+package io.outrun.inputs;
 
 /**
  * A path relative to the workdir that stays inside it: no absolute path, no {@code ..}, no NUL, no

@@ -1,4 +1,4 @@
-package io.outrun.sandbox.capture;
+package io.outrun.output;
 
 /** Finds UTF-8 character boundaries so that kept output never starts or ends mid-character. */
 final class Utf8 {

@@ -1,4 +1,4 @@
-package io.outrun.sandbox.files;
+package io.outrun.inputs;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,5 @@
-package io.outrun.sandbox.files;
+package io.outrun.inputs;
+
 
 import java.nio.file.FileSystems;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.outrun.sandbox;
+package io.outrun.inputs;
 
 import java.nio.file.Path;
 import java.util.List;

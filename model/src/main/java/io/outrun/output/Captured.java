@@ -1,4 +1,4 @@
-package io.outrun.sandbox.capture;
+package io.outrun.output;
 
 import java.nio.charset.StandardCharsets;
 
