@@ -86,8 +86,11 @@ public final class LeaseStore {
                 ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,
                 expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false
                 RETURNING execution_id, expires_at)
-            -- One row at least, so that an empty claim still says how many it picked.
-            SELECT won.*, (SELECT count(*) FROM picked) AS picked
+            -- One row at least, so that an empty claim still says how many it picked, and whether
+            -- queued work is left (capped, on a busy workspace, paused, or beyond the free slots).
+            SELECT won.*, (SELECT count(*) FROM picked) AS picked,
+              EXISTS (SELECT 1 FROM executions q WHERE q.status = 'queued'
+                AND q.id NOT IN (SELECT id FROM locked)) AS more
             FROM (SELECT 1) one LEFT JOIN (
               SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
                 NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
@@ -135,11 +138,12 @@ public final class LeaseStore {
     }
 
     /**
-     * What one claim did: the executions it won, and how many it picked before locking them
+     * What one claim did: the executions it won, how many it picked before locking them
      * ({@code picked > claimed().size()}: another node was claiming some of the same rows at that
-     * moment, so more may be claimable now).
+     * moment, so more may be claimable now), and whether other queued work is left ({@code more}:
+     * the next run's end may let some of it start: an owner's cap, a workspace, a free slot).
      */
-    public record Batch(List<Claimed> claimed, int picked) {
+    public record Batch(List<Claimed> claimed, int picked, boolean more) {
         public boolean contended() {
             return picked > claimed.size();
         }
@@ -173,15 +177,17 @@ public final class LeaseStore {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             List<Claimed> won = new java.util.ArrayList<>();
             int picked = 0;
+            boolean more = false;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     picked = rs.getInt("picked");
+                    more = rs.getBoolean("more");
                     if (rs.getObject("id") != null) {
                         won.add(new Claimed(ExecutionRows.map(rs, null), rs.getBoolean("has_inputs")));
                     }
                 }
             }
-            return new Batch(won, picked);
+            return new Batch(won, picked, more);
         } catch (SQLException e) {
             throw new StoreException("cannot claim executions for " + owner, e);
         }

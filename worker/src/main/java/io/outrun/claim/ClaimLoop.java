@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * How work reaches this node's slots: one loop that claims queued executions (River's producer is
  * the model). It looks when there is a reason to: a wake-up (the NOTIFY a submit, a re-drive or
- * another node sends), a slot that frees while its last look filled every free slot (more work
- * was likely waiting), or the fallback poll (a lost NOTIFY, a hand-back whose pause ended). Each
+ * another node sends), a slot that frees while its last look left queued work behind (beyond its
+ * free slots, or held back by an owner's cap or a busy workspace, which that run's end may
+ * release), or the fallback poll (a lost NOTIFY, a hand-back whose pause ended). Each
  * look is one statement ({@link LeaseStore#claim(String, int, Duration, Integer)}) that claims up
  * to the free slots fairly between owners; each claimed execution runs on a thread of its own.
  * A node that drains claims nothing.
@@ -54,7 +55,7 @@ public final class ClaimLoop implements AutoCloseable {
     // Guarded by this.
     private int busy;
     private boolean wanted = true;
-    private boolean lastFilled;
+    private boolean moreWaiting;
     private boolean closed;
 
     /**
@@ -99,8 +100,8 @@ public final class ClaimLoop implements AutoCloseable {
 
     private synchronized void slotFreed() {
         busy--;
-        if (lastFilled) {
-            wanted = true; // the last look filled every slot: more was likely waiting
+        if (moreWaiting) {
+            wanted = true; // the last look left queued work: this slot may take some of it
         }
         notifyAll();
     }
@@ -159,7 +160,7 @@ public final class ClaimLoop implements AutoCloseable {
         }
         synchronized (this) {
             busy += batch.claimed().size();
-            lastFilled = batch.claimed().size() == free;
+            moreWaiting = batch.more();
             if (batch.contended()) {
                 wanted = true; // another node took some of the rows picked: others may be left
             }
