@@ -34,6 +34,7 @@ public final class Core implements AutoCloseable {
     private final ExecutionService service;
     private final OwnerStore owners;
     private final OwnerLimits limits;
+    private final String deployment;
 
     private Core(DatabaseConfig config, String name, OwnerLimits limits) {
         this.config = config;
@@ -45,6 +46,7 @@ public final class Core implements AutoCloseable {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
             javax.sql.DataSource direct = Database.direct(config);
             Database.migrate(direct);
+            this.deployment = Database.deployment(pool);
             this.submissions = new SubmissionStore(pool);
             this.leases = new LeaseStore(pool);
             this.redrives = new RedriveStore(pool);
@@ -68,6 +70,11 @@ public final class Core implements AutoCloseable {
     /** As {@link #open(DatabaseConfig, String)}, sharing the fleet between owners by {@code limits}. */
     public static Core open(DatabaseConfig config, String name, OwnerLimits limits) {
         return new Core(config, name, limits);
+    }
+
+    /** This deployment's id (one per database; V10): what the containers its nodes make carry. */
+    public String deployment() {
+        return deployment;
     }
 
     public DatabaseConfig config() {

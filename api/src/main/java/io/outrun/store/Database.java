@@ -81,6 +81,19 @@ public final class Database {
                 .migrationsExecuted);
     }
 
+    /** This deployment's id (one per database, made by migration V10). */
+    public static String deployment(DataSource dataSource) {
+        try (Connection c = dataSource.getConnection(); java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT id FROM deployment")) {
+            if (!rs.next()) {
+                throw new StoreException("the deployment table has no row: was migration V10 applied?", null);
+            }
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new StoreException("cannot read this deployment's id", e);
+        }
+    }
+
     /**
      * The node's one connection to PostgreSQL itself (never through a pooler), for LISTEN and the
      * heartbeat: it lives as long as the node. Every statement on it is bounded by

@@ -61,8 +61,14 @@ public interface Sandbox extends AutoCloseable {
      * @param limits      the node's default limits
      * @param slots       runs at once
      * @param leaseDir    where the node's lease files live (the engine must see the same path)
+     * @param deployment  the deployment the node belongs to (one per database), which everything
+     *                    it starts carries, so that its clean-up never judges another deployment's
+     *                    runs on a shared engine; null: unknown (tests)
      */
-    record NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir) {
+    record NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir, String deployment) {
+        public NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir) {
+            this(incarnation, limits, slots, leaseDir, null);
+        }
     }
 
     @Override
@@ -80,6 +86,14 @@ public interface Sandbox extends AutoCloseable {
          */
         default boolean incarnationLive(String incarnation) {
             return true;
+        }
+
+        /**
+         * This node's deployment (see {@link NodeShape#deployment}): what another deployment
+         * started is never removed, whatever its labels say. Null: unknown, judge every run.
+         */
+        default String deployment() {
+            return null;
         }
     }
 }

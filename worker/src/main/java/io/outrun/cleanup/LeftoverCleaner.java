@@ -33,18 +33,22 @@ public final class LeftoverCleaner {
     private final LeaseStore store;
     private final DataSource db;
     private final Duration liveWithin;
+    private final String deployment;
     private volatile boolean engineAway;
 
     public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, LeaseStore store) {
-        this(sandbox, keeper, store, null, Duration.ZERO);
+        this(sandbox, keeper, store, null, Duration.ZERO, null);
     }
 
     /**
      * @param db         where the nodes' heartbeats are read, for what a sandbox started ahead of
      *                   need for a node process (a warm pool): kept while that process beats
      * @param liveWithin a node process that has not beaten for this long is gone
+     * @param deployment this node's deployment: what another deployment made is never judged
      */
-    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, LeaseStore store, DataSource db, Duration liveWithin) {
+    public LeftoverCleaner(Sandbox sandbox, LeaseKeeper keeper, LeaseStore store, DataSource db, Duration liveWithin,
+                           String deployment) {
+        this.deployment = deployment;
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.store = store;
@@ -70,6 +74,11 @@ public final class LeftoverCleaner {
                 @Override
                 public boolean isCurrent(UUID id, long epoch) {
                     return keeper.isLive(id, epoch) || !store.isStaleRun(id, epoch, keeper.incarnation());
+                }
+
+                @Override
+                public String deployment() {
+                    return deployment;
                 }
 
                 @Override

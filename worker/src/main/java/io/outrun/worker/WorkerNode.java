@@ -98,9 +98,9 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseDir(), metrics);
         // Pooled containers of a node process that stopped beating for 3 lease ttls are gone with it.
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, core.leases(), core.pool(),
-                config.leaseTtl().multipliedBy(3));
+                config.leaseTtl().multipliedBy(3), core.deployment());
         cleaner.clean();
-        sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir()));
+        sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
 
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
         // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.

@@ -44,6 +44,21 @@ final class ContainerRecipe {
     static final String LABEL_EPOCH = "outrun.epoch";
     static final String LABEL_NODE = "outrun.node";
     static final String LABEL_INCARNATION = "outrun.incarnation";
+    /** The deployment (one per database) whose node made the container: see {@link Owner}. */
+    static final String LABEL_DEPLOYMENT = "outrun.deployment";
+
+    /**
+     * Who makes a container: the node, and the deployment it belongs to (null: unknown), so that
+     * deployments sharing an engine tell their containers apart.
+     */
+    record Owner(String nodeId, String deployment) {
+        void label(Map<String, String> labels) {
+            labels.put(LABEL_NODE, nodeId);
+            if (deployment != null) {
+                labels.put(LABEL_DEPLOYMENT, deployment);
+            }
+        }
+    }
     /** Where the run's lease file is mounted, read-only, inside the container. */
     static final String LEASE_MOUNT = "/run/outrun-lease";
 
@@ -129,7 +144,7 @@ final class ContainerRecipe {
     }
 
     /** The create call for {@code spec}, not yet executed. */
-    static CreateContainerCmd create(DockerClient client, RunSpec spec, String image, String nodeId,
+    static CreateContainerCmd create(DockerClient client, RunSpec spec, String image, Owner owner,
                                      Collection<String> imageVolumes) {
         String workdir = workdir(spec);
         long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
@@ -142,7 +157,7 @@ final class ContainerRecipe {
                 .withUser(USER)
                 .withWorkingDir(workdir)
                 .withEnv(env(spec.env(), workdir))
-                .withLabels(labels(spec, nodeId))
+                .withLabels(labels(spec, owner))
                 .withAttachStdin(true)
                 .withStdinOpen(true)
                 .withStdInOnce(true)
@@ -159,11 +174,11 @@ final class ContainerRecipe {
      * the command ({@link #pooledStdin}). Its lease file is the pool's own file for it, which the
      * run's lease file becomes (a hard link) when a run takes the container.
      */
-    static CreateContainerCmd createPooled(DockerClient client, String image, String nodeId, String incarnation,
+    static CreateContainerCmd createPooled(DockerClient client, String image, Owner owner, String incarnation,
                                            Limits limits, Path leaseFile, Collection<String> imageVolumes) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_OUTRUN, "1");
-        labels.put(LABEL_NODE, nodeId);
+        owner.label(labels);
         labels.put(LABEL_INCARNATION, incarnation);
         labels.put(LABEL_POOL, "1");
         return client.createContainerCmd(image)
@@ -287,13 +302,13 @@ final class ContainerRecipe {
         return host.withBinds(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
     }
 
-    static Map<String, String> labels(RunSpec spec, String nodeId) {
+    static Map<String, String> labels(RunSpec spec, Owner owner) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_OUTRUN, "1");
         labels.put(LABEL_EXECUTION, spec.executionId().toString());
         labels.put(LABEL_ATTEMPT, Integer.toString(spec.attempt()));
         labels.put(LABEL_EPOCH, Long.toString(spec.epoch()));
-        labels.put(LABEL_NODE, nodeId);
+        owner.label(labels);
         if (spec.incarnation() != null) {
             labels.put(LABEL_INCARNATION, spec.incarnation());
         }

@@ -56,12 +56,15 @@ public final class DockerSandbox implements Sandbox {
     /** Containers kept started per image: -1 until set means "as many as the node's slots"; 0: no pool. */
     private volatile int poolSize = -1;
     private volatile WarmPool pool;
+    /** Who makes this sandbox's containers; the deployment is known from {@link #prepare}. */
+    private volatile ContainerRecipe.Owner owner;
     private final java.util.concurrent.atomic.AtomicLong pooledRuns = new java.util.concurrent.atomic.AtomicLong();
 
     public DockerSandbox(DockerSandboxConfig config) {
         this.config = config;
         this.clients = new DockerClients(config);
         this.watch = new EngineWatch(clients, config.nodeId());
+        this.owner = new ContainerRecipe.Owner(config.nodeId(), null);
     }
 
     /** False while the engine's event stream is down: the engine is away (restarting, stopped). */
@@ -118,6 +121,7 @@ public final class DockerSandbox implements Sandbox {
      */
     @Override
     public synchronized void prepare(NodeShape node) {
+        owner = new ContainerRecipe.Owner(config.nodeId(), node.deployment());
         int size = poolSize < 0 ? node.slots() : poolSize;
         if (size == 0 || pool != null) {
             return;
@@ -125,7 +129,7 @@ public final class DockerSandbox implements Sandbox {
         List<String> images = new java.util.ArrayList<>();
         images.add(config.image());
         config.allowedImages().stream().filter(i -> !i.contains("*") && !images.contains(i)).forEach(images::add);
-        WarmPool p = new WarmPool(clients, config.nodeId(), node, size, images, this::volumesOf);
+        WarmPool p = new WarmPool(clients, owner, node, size, images, this::volumesOf);
         pool = p;
         p.fill();
         log.info("warm pool: {} started container(s) kept waiting per image for {}", size, images);
@@ -298,7 +302,7 @@ public final class DockerSandbox implements Sandbox {
     /** The workdir volume of a run that carries files in or out, with its inputs already written. */
     private WorkdirVolume openWorkdir(RunSpec spec, String image) {
         try {
-            return WorkdirVolume.open(clients, spec, image, config.nodeId());
+            return WorkdirVolume.open(clients, spec, image, owner);
         } catch (NotFoundException e) {
             throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
         } catch (BadRequestException e) {
@@ -314,7 +318,7 @@ public final class DockerSandbox implements Sandbox {
     private String create(RunSpec spec, String image, WorkdirVolume workdir) {
         List<String> imageVolumes = volumesOf(image);
         try {
-            var create = ContainerRecipe.create(clients.control, spec, image, config.nodeId(), imageVolumes);
+            var create = ContainerRecipe.create(clients.control, spec, image, owner, imageVolumes);
             if (workdir != null) {
                 workdir.mountInto(create);
             }
@@ -402,6 +406,9 @@ public final class DockerSandbox implements Sandbox {
             }
             for (var volume : answer.getVolumes()) {
                 Map<String, String> labels = volume.getLabels() == null ? Map.of() : volume.getLabels();
+                if (ofAnotherDeployment(labels, stillCurrent)) {
+                    continue;
+                }
                 boolean current;
                 try {
                     current = stillCurrent.isCurrent(UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION)),
@@ -436,8 +443,21 @@ public final class DockerSandbox implements Sandbox {
         return stillCurrent.incarnationLive(incarnation);
     }
 
+    /**
+     * True for what another deployment sharing this engine made (its own database, its own runs
+     * and pools): never judged here, whatever its labels say.
+     */
+    private static boolean ofAnotherDeployment(Map<String, String> labels, LeftoverPolicy stillCurrent) {
+        String theirs = labels == null ? null : labels.get(ContainerRecipe.LABEL_DEPLOYMENT);
+        String ours = stillCurrent.deployment();
+        return theirs != null && ours != null && !theirs.equals(ours);
+    }
+
     private boolean isCurrent(Container container, LeftoverPolicy stillCurrent) {
         Map<String, String> labels = container.getLabels();
+        if (ofAnotherDeployment(labels, stillCurrent)) {
+            return true;
+        }
         if (labels != null && labels.containsKey(ContainerRecipe.LABEL_POOL)) {
             return isCurrentPooled(container, stillCurrent);
         }

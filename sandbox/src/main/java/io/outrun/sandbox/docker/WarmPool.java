@@ -59,7 +59,7 @@ final class WarmPool implements AutoCloseable {
     }
 
     private final DockerClients clients;
-    private final String nodeId;
+    private final ContainerRecipe.Owner owner;
     private final String incarnation;
     private final Limits limits;
     private final Path leaseDir;
@@ -70,10 +70,10 @@ final class WarmPool implements AutoCloseable {
     private final ExecutorService refiller;
     private volatile boolean closed;
 
-    WarmPool(DockerClients clients, String nodeId, Sandbox.NodeShape shape, int size, List<String> images,
+    WarmPool(DockerClients clients, ContainerRecipe.Owner owner, Sandbox.NodeShape shape, int size, List<String> images,
              Function<String, List<String>> volumesOf) {
         this.clients = clients;
-        this.nodeId = nodeId;
+        this.owner = owner;
         this.incarnation = shape.incarnation();
         this.limits = shape.limits();
         this.leaseDir = shape.leaseDir() == null ? null : shape.leaseDir().toAbsolutePath();
@@ -226,7 +226,7 @@ final class WarmPool implements AutoCloseable {
         }
         String id = null;
         try {
-            id = ContainerRecipe.createPooled(clients.control, image, nodeId, incarnation, limits, leaseFile,
+            id = ContainerRecipe.createPooled(clients.control, image, owner, incarnation, limits, leaseFile,
                     volumesOf.apply(image)).exec().getId();
             clients.control.startContainerCmd(id).exec();
             return new Warm(id, leaseFile);

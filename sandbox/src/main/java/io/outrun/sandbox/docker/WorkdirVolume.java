@@ -59,10 +59,10 @@ final class WorkdirVolume implements AutoCloseable {
     }
 
     /** Creates the volume and starts its holder; closes what it made when a step fails. */
-    static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, String nodeId) {
+    static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, ContainerRecipe.Owner owner) {
         String workdir = ContainerRecipe.workdir(spec);
         WorkdirVolume made = new WorkdirVolume(clients, volumeName(spec), workdir);
-        Map<String, String> labels = ContainerRecipe.labels(spec, nodeId);
+        Map<String, String> labels = ContainerRecipe.labels(spec, owner);
         try {
             clients.control.createVolumeCmd()
                     .withName(made.volume)
