@@ -81,8 +81,9 @@ final class DevCommand implements Callable<Integer> {
         files.activate();
         Stack stack = start(spec.commandLine().getOut(), spec.commandLine().getErr());
         CountDownLatch stopped = new CountDownLatch(1);
+        java.io.PrintWriter err = spec.commandLine().getErr();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            stack.close();
+            stack.stop(err);
             stopped.countDown();
         }, "outrun-shutdown"));
         stopped.await();
@@ -106,6 +107,25 @@ final class DevCommand implements Callable<Integer> {
             this.api = api;
             this.token = token;
         }
+
+        /**
+         * A stop (SIGTERM, Ctrl-C) drains as a worker does: running executions get
+         * {@link #STOP_GRACE} to finish, the rest are handed back without spending an attempt
+         * and run again at the next start; then everything stops. Said in one line.
+         */
+        void stop(java.io.PrintWriter err) {
+            int running = worker == null ? 0 : worker.running();
+            if (running > 0) {
+                err.println("outrun dev: stopping; " + running + " running execution(s) get " + STOP_GRACE.toSeconds()
+                        + " s to finish, the rest are handed back (no attempt spent) and run again at the next start");
+                err.flush();
+                worker.drain(STOP_GRACE);
+            }
+            close();
+        }
+
+        /** How long running executions may finish when {@code outrun dev} stops. */
+        static final java.time.Duration STOP_GRACE = java.time.Duration.ofSeconds(2);
 
         @Override
         public void close() {
