@@ -1,6 +1,7 @@
 package io.outrun.worker;
 
 import io.outrun.books.JobBooks;
+import io.outrun.books.ServerWatch;
 import io.outrun.claim.ClaimLoop;
 import io.outrun.cleanup.LeftoverCleaner;
 import io.outrun.config.ConfigException;
@@ -52,6 +53,7 @@ public final class WorkerNode implements AutoCloseable {
     private LeaseKeeper keeper;
     private volatile BackgroundJobServer server;
     private JobBooks books;
+    private ServerWatch serverWatch;
     private ClaimLoop loop;
     private Listener listener;
     private Maintenance maintenance;
@@ -108,12 +110,13 @@ public final class WorkerNode implements AutoCloseable {
                 usingStandardBackgroundJobServerConfiguration()
                         .andName(node)
                         .andWorkerCount(1)
-                        .andPollInterval(JOBRUNR_POLL)
+                        .andPollInterval(jobRunrPoll())
                         .andInterruptJobsAwaitDurationOnStopBackgroundJobServer(Duration.ofSeconds(2)));
         server.start();
         // A running job not saved for JobRunr's server timeout (4 polls, 60 s) is failed as an
         // orphan: the books save each running job again every 2 polls.
-        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, JOBRUNR_POLL.multipliedBy(2), node);
+        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2), node);
+        this.serverWatch = new ServerWatch(server, node);
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
@@ -146,7 +149,7 @@ public final class WorkerNode implements AutoCloseable {
                         core.sweep().sweep();
                     }
                 }))
-                .add(Periodic.of("drain request", Duration.ofSeconds(5), this::watchDrainRequest))
+                .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watch))
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
         if (config.dashboardPort() > 0) {
@@ -208,8 +211,11 @@ public final class WorkerNode implements AutoCloseable {
         return open(db, config.withLimits(limits), sandbox);
     }
 
-    /** Passes on a drain asked for by {@code outrun drain}. */
-    private void watchDrainRequest() {
+    /** Passes on a drain asked for by {@code outrun drain}, then checks JobRunr's server is still up. */
+    private void watch() {
+        if (!closing) {
+            serverWatch.check();
+        }
         if (keeper.drainRequested() && drainRequestHandler != null && !keeper.isDraining()) {
             LOG.warn("worker {} was asked to drain (outrun drain)", config.nodeId());
             Runnable handler = drainRequestHandler;
@@ -228,11 +234,15 @@ public final class WorkerNode implements AutoCloseable {
     };
 
     /**
-     * JobRunr's poll on Outrun's nodes: how often its server beats in its registry and runs its
-     * housekeeping, and (× 4) how long a PROCESSING job may go unsaved before its orphan check
-     * fails it (the books save a running job again every 2 polls). Work never waits for it.
+     * JobRunr's poll on this node: the claim loop's (at least JobRunr's floor of 5 s on SQL
+     * storage). How often its server beats in its registry and runs its housekeeping, and (× 4)
+     * how long a PROCESSING job may go unsaved before its orphan check fails it, so the books save
+     * a running job again every 2 polls. Work never waits for it.
      */
-    static final Duration JOBRUNR_POLL = Duration.ofSeconds(15);
+    private Duration jobRunrPoll() {
+        Duration floor = Duration.ofSeconds(5);
+        return config.pollInterval().compareTo(floor) < 0 ? floor : config.pollInterval();
+    }
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
