@@ -105,13 +105,14 @@ class DashboardTruthIT {
 
             // An admin deletes a queued execution's job: the sweep cancels the execution instead of dispatching it again.
             // (Queued behind a full node: its four slots hold four sleepers.)
+            // (Each freed slot goes to the owner with the fewest running: erin's comes once dave's run.)
             List<UUID> fillers = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 fillers.add(submit(api, Submission.of("dave", "sleep 120")));
             }
-            UUID waiting = submit(api, Submission.of("erin", "echo never"));
             Await.until("fillers running", Duration.ofSeconds(30), () -> fillers.stream()
                     .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
+            UUID waiting = submit(api, Submission.of("erin", "echo never"));
             assertThat(api.submissions().find(waiting).orElseThrow().status()).isEqualTo(ExecutionStatus.QUEUED);
             assertThat(send("DELETE", base + "/api/jobs/" + api.submissions().find(waiting).orElseThrow().jobId()).statusCode())
                     .isEqualTo(204);
@@ -188,7 +189,8 @@ class DashboardTruthIT {
                 assertThat(last(lost).path("exceptionMessage").asText())
                         .startsWith("attempt 1 lost its lease")
                         .contains("re-driven as attempt 2 (JobRunr job " + second.jobId() + ")");
-                JsonNode next = getJob(base, second.jobId());
+                // The claiming node's books record it off the dispatch path, within a write (200 ms).
+                JsonNode next = awaitJobState(base, second.jobId(), "PROCESSING");
                 assertThat(next.path("jobName").asText()).isEqualTo("[alice] echo attempt; sleep 120 · attempt 2");
                 assertThat(last(next).path("state").asText()).isEqualTo("PROCESSING");
                 api.service().cancel(id, "alice");
