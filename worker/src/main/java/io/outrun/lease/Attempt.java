@@ -95,6 +95,15 @@ public final class Attempt {
         return deadlineNanos;
     }
 
+    /**
+     * True once no renewal was confirmed in time (the last confirmed one + ttl − margin): the
+     * lease may have lapsed, so whatever this attempt still wants to write is the sweep's to
+     * decide. Unlike {@link #leaseLost()}, also for a run whose end is being written.
+     */
+    public boolean pastDeadline() {
+        return System.nanoTime() - deadlineNanos > 0;
+    }
+
     long endingSinceNanos() {
         return endingSinceNanos;
     }

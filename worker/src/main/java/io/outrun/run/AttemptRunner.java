@@ -399,7 +399,9 @@ public final class AttemptRunner {
                                 attempt, e);
                         return false;
                     }
-                    if (attempt.leaseLost()) {
+                    if (attempt.leaseLost() || attempt.pastDeadline()) {
+                        // The end write is bounded by the lease: past it the sweep re-drives or
+                        // reaps the execution (its fence would refuse this end anyway).
                         LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
                                 attempt);
                         return false;
