@@ -255,7 +255,7 @@ public final class AttemptRunner {
             redriven(execution, leases.drainBack(lease), "was handed back by its draining node " + node
                     + " (no attempt spent)", false, Duration.ZERO);
         } else if (end instanceof LeaseLost l) {
-            LOG.warn("{}: {}; nothing of it is written", attempt, l.why());
+            LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, l.why());
             books.forget(job);
         }
     }

@@ -39,8 +39,9 @@ class MixedPollOrphanReviewIT {
                 Thread.sleep(40_000);
                 Job job = api.storage().getJobById(running.jobId());
                 Execution now = api.submissions().find(id).orElseThrow();
+                Object last = job.getJobStates().get(job.getJobStates().size() - 1);
                 System.out.printf("REVIEW orphan: execution %s, its job %s (%s)%n", now.status().wire(), job.getState(),
-                        job.getJobStates().get(job.getJobStates().size() - 1));
+                        last instanceof org.jobrunr.jobs.states.FailedState f ? f.getMessage() + " / " + f.getExceptionMessage() : last);
                 assertThat(now.status()).isEqualTo(ExecutionStatus.RUNNING);
                 assertThat(job.getState().name()).as("the job of a running execution").isEqualTo("PROCESSING");
                 Execution done = Await.until("bob ends", Duration.ofSeconds(60),
