@@ -1,7 +1,6 @@
 package io.outrun.notify;
 
 import io.outrun.store.StoreException;
-import io.outrun.store.Wakes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,12 +14,27 @@ import javax.sql.DataSource;
  */
 public final class Notifier {
 
-    private static final String WAKE_NODES = Wakes.nodes("?");
+    /**
+     * Nodes that may be woken: not draining, and beaten within their own lease TTL (V8; a minute
+     * for a node that does not say its TTL). A node silent for longer has lost every lease it
+     * held: dead or cut off, and a wake-up sent to it would leave the work to the fallback poll.
+     */
+    private static final String LIVE =
+            "NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'";
+
+    private static final String WAKE_NODES = """
+            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes WHERE %s),
+              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT ?),
+              -- Too few free slots: the busy nodes are told too, so that whichever run ends first
+              -- looks for the rest (see ClaimLoop); they run no query for it.
+              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
+            SELECT count(pg_notify(n.wake_channel, n.why)) FROM (SELECT wake_channel, 'free' AS why FROM free
+              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""".formatted(LIVE);
 
     /** Every other live node, on its own channel: see {@link #relayWake}. */
     private static final String RELAY_WAKE = """
             SELECT count(pg_notify(wake_channel, 'relay')) FROM nodes
-              WHERE %s AND wake_channel <> ?""".formatted(Wakes.LIVE);
+              WHERE %s AND wake_channel <> ?""".formatted(LIVE);
 
     /** The payload of a wake-up sent to a node that looked free, which it relays when it is full. */
     public static final String WAKE_FREE = "free";
@@ -43,9 +57,11 @@ public final class Notifier {
     }
 
     /**
-     * Wakes nodes for {@code count} new executions (see {@link Wakes#nodes}): at most that many
-     * live nodes that had a free slot at their last heartbeat, each on its own channel; when
-     * fewer had one, every busy node is told as well, and looks when its next slot frees.
+     * Wakes at most {@code count} live nodes that had a free slot at their last heartbeat, chosen at
+     * random, each on its own channel: new work wakes only as many nodes as it needs, never the
+     * whole fleet into a claim. When fewer than {@code count} nodes had a free slot, every busy
+     * node is told as well: it has no slot to claim into, but its next run's end looks for the
+     * work (a busy node's run ends otherwise skip that look, see the worker's {@code ClaimLoop}).
      *
      * @return how many nodes were woken
      */

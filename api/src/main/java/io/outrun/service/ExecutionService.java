@@ -38,9 +38,10 @@ public final class ExecutionService {
     }
 
     /**
-     * Stores the execution (whose insert wakes a node), then enqueues its job (never the other way
-     * round: a crash in between leaves a queued row without a job, which the node that claims it
-     * writes).
+     * Stores the execution, then enqueues its job (never the other way round: a crash in between
+     * leaves a queued row without a job, which the node that claims it writes), then wakes a node
+     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
+     * every submit's commit on PostgreSQL's notify lock).
      * A repeat with the same idempotency key returns the first execution and enqueues nothing.
      *
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
@@ -63,6 +64,7 @@ public final class ExecutionService {
             try {
                 Execution e = inserted.execution();
                 dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
+                dispatcher.wake();
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.

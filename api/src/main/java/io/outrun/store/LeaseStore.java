@@ -38,11 +38,12 @@ public final class LeaseStore {
      * the owner with the fewest running executions fleet-wide (its rank: running + its place in
      * its own queue, oldest first; ties: oldest work first), so another owner's first execution
      * takes the first slot that frees, and a lone owner fills every slot. Owners are walked by a
-     * skip scan of the queued index and each gives at most the rows it may take: running caps
-     * ({@code outrun_owner_free}, under the owner's lock, exact across nodes) and workspace
-     * exclusivity (one run per workspace: busy ones are skipped, one per batch, and
-     * {@code outrun_workspace_free} re-checks under the workspace's lock) are conditions of this
-     * statement. The picked rows are locked {@code SKIP LOCKED}: a row another node is claiming
+     * skip scan of the queued index and each gives at most the rows it may take by this
+     * statement's snapshot, without a lock. Running caps are then made exact for the owners picked
+     * only ({@code outrun_owner_free}: the owner's lock, taken in owner order, and a fresh count),
+     * and workspace exclusivity (runs of a busy workspace are skipped, one run per workspace per
+     * batch, and {@code outrun_workspace_free} re-checks under the workspace's lock) is a condition
+     * of the same statement. The picked rows are locked {@code SKIP LOCKED}: a row another node is claiming
      * is left to it ({@code picked} greater than what was claimed tells the caller to look again).
      * Each claimed row takes a new lease epoch (never reused) under the node's incarnation, its
      * lease row, and a NOTIFY for live readers. {@code :only_id} (tests): claim that row only.
@@ -55,24 +56,36 @@ public final class LeaseStore {
                 SELECT (SELECT q.owner FROM executions q WHERE q.status = 'queued' AND q.owner > o.owner
                   AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
                 FROM queued_owners o WHERE o.owner IS NOT NULL),
+              -- Each owner's running count and cap as this statement's snapshot sees them: no lock yet.
               owners AS (SELECT o.owner,
                   (SELECT count(*) FROM executions r WHERE r.owner = o.owner AND r.status = 'running') AS running,
-                  outrun_owner_free(o.owner, :default_max_running::integer, :slots) AS free
+                  coalesce((SELECT w.max_running FROM owners w WHERE w.owner = o.owner), :default_max_running::integer) AS cap,
+                  -- V7: the workspaces the owner runs now, read once per owner
+                  ARRAY(SELECT bi.workspace FROM executions b JOIN execution_inputs bi ON bi.execution_id = b.id
+                    WHERE b.owner = o.owner AND b.status = 'running' AND bi.workspace IS NOT NULL) AS busy
                 FROM queued_owners o WHERE o.owner IS NOT NULL),
-              candidates AS (SELECT o.owner, c.id, c.workspace, c.enqueued_at, o.running + c.place AS rank
+              candidates AS (SELECT o.owner, o.cap, c.id, c.workspace, c.enqueued_at, o.running + c.place AS rank
                 FROM owners o CROSS JOIN LATERAL (
                   SELECT q.id, q.enqueued_at, i.workspace, row_number() OVER (ORDER BY q.enqueued_at, q.id) AS place
                   FROM executions q LEFT JOIN execution_inputs i ON i.execution_id = q.id
                   WHERE q.owner = o.owner AND q.status = 'queued' AND q.enqueued_at <= now()
                     AND q.cancel_requested_at IS NULL AND q.attempt < q.max_attempts
                     AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid)
-                    AND NOT outrun_workspace_busy(q.id)
-                  ORDER BY q.enqueued_at, q.id LIMIT o.free) c),
-              picked AS (SELECT w.id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.owner, c.workspace
-                    ORDER BY c.rank, c.enqueued_at, c.id) AS nth FROM candidates c) w
+                    AND (i.workspace IS NULL OR i.workspace <> ALL (o.busy))
+                  ORDER BY q.enqueued_at, q.id
+                  LIMIT CASE WHEN o.cap IS NULL THEN :slots ELSE greatest(least(o.cap - o.running, :slots), 0) END) c),
+              picked AS (SELECT w.owner, w.cap, w.id, w.rank, w.enqueued_at FROM (SELECT c.*, row_number() OVER (
+                    PARTITION BY c.owner, c.workspace ORDER BY c.rank, c.enqueued_at, c.id) AS nth FROM candidates c) w
                 WHERE w.workspace IS NULL OR w.nth = 1
                 ORDER BY w.rank, w.enqueued_at, w.id LIMIT :slots),
-              locked AS (SELECT e.id FROM executions e WHERE e.id IN (SELECT id FROM picked) AND e.status = 'queued'
+              -- Exact caps, for the few owners picked only: each capped one's lock is taken (in owner
+              -- order, so concurrent claims never deadlock on them) and its running counted again.
+              capped AS (SELECT s.owner, outrun_owner_free(s.owner, :default_max_running::integer, s.n::integer) AS free
+                FROM (SELECT owner, count(*) AS n FROM picked WHERE cap IS NOT NULL GROUP BY owner ORDER BY owner OFFSET 0) s),
+              allowed AS (SELECT p.id FROM (SELECT p.*, row_number() OVER (PARTITION BY p.owner
+                    ORDER BY p.rank, p.enqueued_at, p.id) AS k FROM picked p) p LEFT JOIN capped c ON c.owner = p.owner
+                WHERE p.cap IS NULL OR p.k <= c.free),
+              locked AS (SELECT e.id FROM executions e WHERE e.id IN (SELECT id FROM allowed) AND e.status = 'queued'
                 FOR UPDATE SKIP LOCKED),
               claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,
                 lease_epoch = lease_epoch + 1, lease_owner = :owner, prev_output_epoch = output_epoch,
@@ -107,12 +120,15 @@ public final class LeaseStore {
                 stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 finished_at = now(), updated_at = now(), lease_owner = NULL
                 %s
-                RETURNING id, output_epoch),
+                RETURNING id, owner, output_epoch),
               -- Earlier attempts' output is no longer shown by anyone: drop it with the end.
               old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id
                 AND o.epoch <> ended.output_epoch)
-            -- The end and its NOTIFY (long polls answer at once) in one round trip.
-            SELECT pg_notify('%s', id::text) FROM ended""".formatted(FENCE, Channels.CHANGED));
+            -- The end and its NOTIFY (long polls answer at once) in one round trip, and whether the
+            -- owner has queued work (held back by its cap or this run's workspace, which the freed
+            -- slot may take now).
+            SELECT pg_notify('%s', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
+              AND q.status = 'queued') AS owner_queued FROM ended""".formatted(FENCE, Channels.CHANGED));
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
@@ -194,10 +210,15 @@ public final class LeaseStore {
     }
 
     /**
-     * Writes an attempt's end under its lease, with its last output, in one transaction. False:
-     * the lease was lost (the sweep re-drove or reaped the row); the caller must write nothing more.
+     * What writing an end did: {@code written} false when the lease was lost (the sweep re-drove
+     * or reaped the row: the caller must write nothing more); {@code ownerQueued} when the
+     * execution's owner has queued work, which the slot this run frees may take.
      */
-    public boolean finish(Lease lease, Outcome outcome) {
+    public record Finish(boolean written, boolean ownerQueued) {
+    }
+
+    /** Writes an attempt's end under its lease, with its last output, in one transaction. */
+    public Finish finish(Lease lease, Outcome outcome) {
         NamedSql.Args args = NamedSql.Args.of("status", outcome.status().wire(), "exit_code", outcome.exitCode(),
                         "error_code", outcome.errorCode())
                 .and("error_message", outcome.errorMessage())
@@ -215,10 +236,14 @@ public final class LeaseStore {
                     OutputStore.append(c, lease.owner(), List.of(outcome.output()));
                 }
                 boolean ended;
+                boolean ownerQueued = false;
                 try (PreparedStatement ps = FINISH.prepare(c, args)) {
                     ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
                     try (ResultSet rs = ps.executeQuery()) {
                         ended = rs.next();
+                        if (ended) {
+                            ownerQueued = rs.getBoolean("owner_queued");
+                        }
                     }
                 }
                 if (withOutput) {
@@ -228,7 +253,7 @@ public final class LeaseStore {
                         c.rollback();
                     }
                 }
-                return ended;
+                return new Finish(ended, ownerQueued);
             } catch (SQLException e) {
                 if (withOutput) {
                     c.rollback();

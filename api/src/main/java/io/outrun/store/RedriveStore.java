@@ -35,12 +35,17 @@ public final class RedriveStore {
      * admin's Requeue of an ended job; Outrun's own jobs are enqueued for a queued execution).
      */
     private static final NamedSql CHANGED_ON_DASHBOARD = NamedSql.of("""
-            WITH mark AS (SELECT watermark FROM fleet_tasks WHERE name = 'sweep')
             SELECT j.id::uuid AS job_id, j.state, x.id AS execution_id
-            FROM jobrunr_jobs j CROSS JOIN mark
-              LEFT JOIN executions x ON x.job_id::text::bpchar = j.id AND x.status IN ('queued', 'running')
-            WHERE j.state IN ('DELETED', 'ENQUEUED') AND j.updatedAt > (mark.watermark - interval '1 minute')::timestamp
+            FROM jobrunr_jobs j
+              -- The job's execution by its current job (V9 executions_live_job), a lookup per job.
+              LEFT JOIN executions x ON x.job_id = j.id::uuid AND x.status IN ('queued', 'running')
+            -- A scalar subquery, so the mark is a parameter at run time: a range of JobRunr's
+            -- (state, updatedAt) index, not the whole table.
+            WHERE j.state IN ('DELETED', 'ENQUEUED')
+              AND j.updatedAt > ((SELECT watermark FROM fleet_tasks WHERE name = 'sweep') - interval '1 minute')::timestamp
               AND (j.state = 'DELETED') = (x.id IS NOT NULL)
+              -- A running one already asked to stop is not asked again at every pass.
+              AND x.cancel_requested_at IS NULL
             ORDER BY j.updatedAt LIMIT :limit""");
 
     private static final NamedSql ADVANCE_WATERMARK = NamedSql.of("""

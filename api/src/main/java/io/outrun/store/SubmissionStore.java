@@ -22,18 +22,13 @@ import javax.sql.DataSource;
  */
 public final class SubmissionStore {
 
-    /**
-     * The row, and the wake-up of a node for it (sent at its commit: the node may claim it before
-     * this call returns). An idempotent repeat inserts nothing and wakes nobody.
-     */
     private static final String INSERT = """
-            WITH ins AS (INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-                max_output_bytes, max_attempts, idempotency_key)
-              VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-                :max_output_bytes, :max_attempts, :idempotency_key)
-              ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-              RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at)
-            SELECT ins.*, (%s) AS woken FROM ins""".formatted(Wakes.nodes("1"));
+            INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
+              max_output_bytes, max_attempts, idempotency_key)
+            VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
+              :max_output_bytes, :max_attempts, :idempotency_key)
+            ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at""";
     private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
 
     private static final NamedSql INSERT_INPUTS = NamedSql.of("""

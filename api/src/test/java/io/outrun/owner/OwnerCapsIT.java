@@ -141,7 +141,7 @@ class OwnerCapsIT {
         assertThat(leases.claim("n/1", 4, TTL, null).claimed()).as("busy workspace").isEmpty();
         Execution run = batch.claimed().stream().map(Claimed::execution).filter(e -> e.id().equals(first)).findFirst()
                 .orElseThrow();
-        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null)).written()).isTrue();
         assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(second);
     }
 
@@ -177,7 +177,7 @@ class OwnerCapsIT {
         UUID b = submissions.insert(Submission.of("ivan", "true")).execution().id();
         Execution run = leases.claim(a, "n/1", TTL).orElseThrow();
         assertThat(leases.claim("n/1", 4, TTL, null).claimed()).as("the cap is taken").isEmpty();
-        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null))).isTrue();
+        assertThat(leases.finish(lease(run), Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null)).written()).isTrue();
         assertThat(ids(leases.claim("n/1", 4, TTL, null))).containsExactly(b);
     }
 

@@ -81,13 +81,13 @@ class ExecutionStoreIT {
         Lease stale = lease(first);
         assertThat(renew("a", stale).held()).isEmpty();
         assertThat(append("a", output(stale, "stale"))).isEmpty();
-        assertThat(leases.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0))).isFalse();
+        assertThat(leases.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0)).written()).isFalse();
 
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
         assertThat(row.leaseOwner()).isEqualTo("b");
         assertThat(row.stdout().totalBytes()).isZero();
-        assertThat(leases.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0))).isTrue();
+        assertThat(leases.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0)).written()).isTrue();
         assertThat(submissions.find(id).orElseThrow().stdout().text()).isEqualTo("ok");
     }
 
@@ -123,8 +123,8 @@ class ExecutionStoreIT {
         Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         Lease lease = lease(e);
         Outcome ok = Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null);
-        assertThat(leases.finish(lease, ok)).isTrue();
-        assertThat(leases.finish(lease, ok)).isFalse();
+        assertThat(leases.finish(lease, ok).written()).isTrue();
+        assertThat(leases.finish(lease, ok).written()).isFalse();
         assertThatThrownBy(() -> force(id, ExecutionStatus.FAILED)).isInstanceOf(SQLException.class);
     }
 
@@ -210,7 +210,7 @@ class ExecutionStoreIT {
         UUID recent = submissions.insert(Submission.of("o", "echo y")).execution().id();
         for (UUID id : List.of(old, recent)) {
             Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-            leases.finish(lease(e), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(e), "hello\n"), 6, 0));
+            leases.finish(lease(e), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(e), "hello\n"), 6, 0)).written();
         }
         exec("UPDATE executions SET finished_at = now() - interval '40 days' WHERE id = '" + old + "'");
 

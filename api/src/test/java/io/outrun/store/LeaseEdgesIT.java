@@ -52,7 +52,7 @@ class LeaseEdgesIT {
         Rows.on(pool).expireLease(id, Duration.ofSeconds(1));
         byte[] out = "hello world".getBytes(StandardCharsets.UTF_8);
         OutputUpdate last = new OutputUpdate(lease, List.of(new Chunk(id, lease.epoch(), Chunk.STDOUT, 0, out)), 0, 0);
-        boolean ended = leases.finish(lease, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out.length, 0));
+        boolean ended = leases.finish(lease, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out.length, 0)).written();
         Execution e = submissions.find(id).orElseThrow();
         System.out.printf("LEASE EDGE finish-in-grace: finish=%s status=%s stdout total=%d text='%s'%n",
                 ended, e.status(), e.stdout().totalBytes(), e.stdout().text());

@@ -32,21 +32,28 @@ public final class ClaimLoop implements AutoCloseable {
     /** Pause after a look that lost some rows to another node's claim of the same rows. */
     private static final long CONTENDED_PAUSE_MS = 5;
     private static final long FAILED_PAUSE_MS = 1000;
+    /** Longer than a claim statement may take (its query timeout is 10 s). */
+    private static final long LOOK_BOUND_MS = 12_000;
 
     /** The one call per look: claim up to {@code slots}. */
     public interface Claimer {
         Batch claim(int slots);
     }
 
-    /** Runs one claimed execution to its end; {@code claimSentNanos}: when its claim was sent. */
+    /**
+     * Runs one claimed execution to its end; {@code claimSentNanos}: when its claim was sent.
+     * Returns true when queued work may take the slot it frees now (its owner's cap or workspace
+     * held some back): the node looks at once.
+     */
     public interface Runner {
-        void run(Claimed claimed, long claimSentNanos);
+        boolean run(Claimed claimed, long claimSentNanos);
     }
 
     private final Claimer claimer;
     private final int slots;
     private final Duration poll;
     private final Runner run;
+    private final java.util.function.Consumer<Claimed> giveBack;
     private final BooleanSupplier draining;
     private final Runnable relay;
     private final ExecutorService runners;
@@ -60,12 +67,15 @@ public final class ClaimLoop implements AutoCloseable {
 
     /**
      * @param run      runs one claimed execution to its end (on a thread of its own)
+     * @param giveBack hands back, without spending an attempt, a claim this node stopped before
+     *                 it could start it
      * @param draining true while the node drains: it claims nothing
      * @param relay    passes a wake-up on to the other nodes
      */
     public ClaimLoop(String node, int slots, Duration poll, Claimer claimer, Runner run,
-                     BooleanSupplier draining, Runnable relay) {
+                     java.util.function.Consumer<Claimed> giveBack, BooleanSupplier draining, Runnable relay) {
         this.claimer = claimer;
+        this.giveBack = giveBack;
         this.slots = slots;
         this.poll = poll;
         this.run = run;
@@ -98,10 +108,11 @@ public final class ClaimLoop implements AutoCloseable {
         }
     }
 
-    private synchronized void slotFreed() {
+    /** A run ended; {@code look}: its end may have let held-back work start. */
+    private synchronized void slotFreed(boolean look) {
         busy--;
-        if (moreWaiting) {
-            wanted = true; // the last look left queued work: this slot may take some of it
+        if (moreWaiting || look) {
+            wanted = true; // the last look left queued work, or this end released some: this slot may take it
         }
         notifyAll();
     }
@@ -158,28 +169,39 @@ public final class ClaimLoop implements AutoCloseable {
             }
             return FAILED_PAUSE_MS;
         }
+        boolean stopping;
         synchronized (this) {
-            busy += batch.claimed().size();
+            stopping = closed;
+            if (!stopping) {
+                busy += batch.claimed().size();
+            }
             moreWaiting = batch.more();
             if (batch.contended()) {
                 wanted = true; // another node took some of the rows picked: others may be left
             }
         }
+        if (stopping) {
+            // The node stops while this claim was under way: none of it started here.
+            batch.claimed().forEach(giveBack);
+            return 0;
+        }
         for (Claimed c : batch.claimed()) {
             try {
                 runners.execute(() -> {
+                    boolean look = false;
                     try {
-                        run.run(c, sent);
+                        look = run.run(c, sent);
                     } catch (RuntimeException | Error e) {
                         LOG.error("the run of execution {} failed; its lease expires and the sweep re-drives it",
                                 c.execution().id(), e);
                     } finally {
-                        slotFreed();
+                        slotFreed(look);
                     }
                 });
             } catch (RejectedExecutionException closing) {
-                // Stopping: the claim's lease expires and the sweep re-drives it.
-                slotFreed();
+                // Stopping: never started, so given back without spending an attempt.
+                giveBack.accept(c);
+                slotFreed(false);
             }
         }
         return batch.contended() ? CONTENDED_PAUSE_MS : 0;
@@ -204,9 +226,13 @@ public final class ClaimLoop implements AutoCloseable {
             closed = true;
             notifyAll();
         }
-        thread.interrupt();
         try {
-            thread.join(2000);
+            // A claim under way is let finish (its statement is bounded): what it won is given back.
+            thread.join(LOOK_BOUND_MS);
+            if (thread.isAlive()) {
+                thread.interrupt();
+                thread.join(1000);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -95,8 +95,11 @@ public final class AttemptRunner {
     /**
      * Runs the claimed execution to its end on this thread. {@code claimSentNanos}: when its claim
      * was sent (the lease's local deadline counts from there).
+     *
+     * @return true when its owner has queued work that the slot it frees may take now (held back
+     *         by the owner's running cap or this run's workspace): the node looks at once
      */
-    public void run(Claimed claimed, long claimSentNanos) {
+    public boolean run(Claimed claimed, long claimSentNanos) {
         Execution execution = claimed.execution();
         books.claimed(execution);
         // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
@@ -104,12 +107,33 @@ public final class AttemptRunner {
             Attempt attempt = keeper.begin(execution, claimSentNanos);
             LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", execution.id(), execution.attempt(),
                     execution.maxAttempts(), attempt.lease().epoch(), node);
-            runClaimed(execution, attempt, claimed.hasInputs());
+            return runClaimed(execution, attempt, claimed.hasInputs());
+        }
+    }
+
+    /**
+     * Hands back a claim this node won as it stopped, before anything of it started: no attempt
+     * spent, claimable again at once by another node; its job is retired, the next one enqueued.
+     */
+    public void giveBack(Claimed claimed) {
+        Execution e = claimed.execution();
+        try {
+            Optional<Redriven> back = leases.handBack(Attempt.leaseOf(e), "its node stopped before the run started",
+                    Duration.ZERO);
+            back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
+                dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+                dispatcher.wake();
+            });
+            dispatcher.retire(e.jobId(), "handed back: its node stopped before the run started (no attempt spent)");
+            LOG.info("execution {}: handed back unstarted, its node stops", e.id());
+        } catch (RuntimeException ex) {
+            LOG.warn("execution {}: could not hand it back ({}); its lease expires and the sweep re-drives it", e.id(),
+                    ex.toString());
         }
     }
 
     /** Starts the run, awaits it, decides how it ended and writes that, in that order. */
-    private void runClaimed(Execution execution, Attempt attempt, boolean hasInputs) {
+    private boolean runClaimed(Execution execution, Attempt attempt, boolean hasInputs) {
         Run run;
         WorkdirBridge.Prepared files;
         long memoryBytes;
@@ -120,12 +144,11 @@ public final class AttemptRunner {
             run = sandbox.start(spec);
         } catch (RuntimeException e) {
             keeper.end(attempt);
-            apply(execution, attempt, refused(execution, e));
-            return;
+            return apply(execution, attempt, refused(execution, e));
         }
         keeper.started(attempt, run);
         try {
-            apply(execution, attempt, await(execution, attempt, run, files, memoryBytes));
+            return apply(execution, attempt, await(execution, attempt, run, files, memoryBytes));
         } finally {
             run.close();
             keeper.end(attempt);
@@ -232,16 +255,22 @@ public final class AttemptRunner {
         return ttl.compareTo(RETRY_DELAY) > 0 ? ttl : RETRY_DELAY;
     }
 
-    /** The one writer of an attempt's end: the execution's row, then its JobRunr job's books. */
-    private void apply(Execution execution, Attempt attempt, AttemptEnd end) {
+    /**
+     * The one writer of an attempt's end: the execution's row, then its JobRunr job's books.
+     *
+     * @return true when the owner has queued work the freed slot may take (see {@link #run})
+     */
+    private boolean apply(Execution execution, Attempt attempt, AttemptEnd end) {
         Lease lease = attempt.lease();
         UUID job = execution.jobId();
         if (end instanceof Finished f) {
-            if (finish(attempt, f.outcome())) {
+            LeaseStore.Finish done = finish(attempt, f.outcome());
+            if (done.written()) {
                 books.ended(job, mirror(ended(execution, f.outcome()), execution.attempt(), f.outcome().errorMessage()));
             } else {
                 books.forget(job);
             }
+            return done.ownerQueued();
         } else if (end instanceof HandedBack h) {
             redriven(execution, leases.handBack(lease, h.why(), h.pause()), "was handed back (no attempt spent: its"
                     + " sandbox could not start it)", false, h.pause());
@@ -258,6 +287,7 @@ public final class AttemptRunner {
             LOG.warn("{}: {}; its run is killed and nothing of it is written", attempt, l.why());
             books.forget(job);
         }
+        return false;
     }
 
     /**
@@ -381,12 +411,12 @@ public final class AttemptRunner {
      * retried: the run is untracked, its lease expires and the sweep re-drives the execution. An
      * interrupt (the node stops) does not stop the retries while the lease lasts; it is passed on.
      *
-     * @return true when the end was written (the fence accepted it)
+     * @return whether the end was written (the fence accepted it), and whether the owner has queued work
      */
-    private boolean finish(Attempt attempt, Outcome outcome) {
+    private LeaseStore.Finish finish(Attempt attempt, Outcome outcome) {
         Lease lease = attempt.lease();
         long pauseMs = 250;
-        boolean written;
+        LeaseStore.Finish written;
         boolean interrupted = false;
         try {
             while (true) {
@@ -397,14 +427,14 @@ public final class AttemptRunner {
                     if (!Outage.is(e)) {
                         LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
                                 attempt, e);
-                        return false;
+                        return NOT_WRITTEN;
                     }
                     if (attempt.leaseLost() || attempt.pastDeadline()) {
                         // The end write is bounded by the lease: past it the sweep re-drives or
                         // reaps the execution (its fence would refuse this end anyway).
                         LOG.warn("{}: writing its end failed through an outage longer than its lease; the sweep decides",
                                 attempt);
-                        return false;
+                        return NOT_WRITTEN;
                     }
                     LOG.warn("{}: writing its end failed ({}); retrying in {} ms", attempt, e.getMessage(), pauseMs);
                     long until = System.nanoTime() + pauseMs * 1_000_000;
@@ -423,7 +453,7 @@ public final class AttemptRunner {
                 Thread.currentThread().interrupt();
             }
         }
-        if (written) {
+        if (written.written()) {
             metrics.ended(outcome.status());
             LOG.info("execution {} attempt {} ended {} (exit {})", lease.executionId(), lease.attempt(),
                     outcome.status().wire(), outcome.exitCode());
@@ -432,6 +462,8 @@ public final class AttemptRunner {
         }
         return written;
     }
+
+    private static final LeaseStore.Finish NOT_WRITTEN = new LeaseStore.Finish(false, false);
 
     private static String capitalized(String sentence) {
         return sentence.isEmpty() ? sentence : Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1);

@@ -125,7 +125,7 @@ public final class WorkerNode implements AutoCloseable {
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
-                runner::run, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
+                runner::run, runner::giveBack, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
@@ -234,15 +234,20 @@ public final class WorkerNode implements AutoCloseable {
     };
 
     /**
-     * JobRunr's poll on this node: the claim loop's (at least JobRunr's floor of 5 s on SQL
-     * storage). How often its server beats in its registry and runs its housekeeping, and (× 4)
-     * how long a PROCESSING job may go unsaved before its orphan check fails it, so the books save
-     * a running job again every 2 polls. Work never waits for it.
+     * JobRunr's poll: how often its server beats in its registry and runs its housekeeping, and
+     * (× 4) how long a PROCESSING job may go unsaved before its orphan check fails it, so the
+     * books save a running job again every 2 polls. Work never waits for it.
      */
-    private Duration jobRunrPoll() {
-        Duration floor = Duration.ofSeconds(5);
-        return config.pollInterval().compareTo(floor) < 0 ? floor : config.pollInterval();
+    private static Duration jobRunrPoll() {
+        return JOBRUNR_POLL;
     }
+
+    /**
+     * The same on every node, whatever its {@code --poll-interval-s}: JobRunr's orphan check runs
+     * on its master with the master's poll, so a node refreshing at its own slower pace would see
+     * its running jobs failed as orphans. JobRunr's floor on SQL storage.
+     */
+    static final Duration JOBRUNR_POLL = Duration.ofSeconds(5);
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
@@ -318,15 +323,17 @@ public final class WorkerNode implements AutoCloseable {
         LOG.info("worker {} draining: {} runs may finish within {} ms", config.nodeId(), keeper.size(), within.toMillis());
         long until = System.nanoTime() + within.toNanos();
         try {
-            while (keeper.size() > 0 && System.nanoTime() < until) {
+            // The loop's count, not the keeper's: a claim just made is not tracked until its run begins.
+            while (loop.busy() > 0 && System.nanoTime() < until) {
                 Thread.sleep(100);
             }
-            if (keeper.size() > 0) {
+            if (loop.busy() > 0) {
                 int handed = keeper.handBackAll();
                 LOG.warn("worker {}: drain time is up; handing back {} runs", config.nodeId(), handed);
                 long give = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-                while (keeper.size() > 0 && System.nanoTime() < give) {
+                while (loop.busy() > 0 && System.nanoTime() < give) {
                     Thread.sleep(100);
+                    keeper.handBackAll(); // a run whose claim was under way begins only now
                 }
             }
         } catch (InterruptedException e) {

@@ -100,7 +100,7 @@ class WorkerCrashIT {
             Lease dead = new Lease(redriven, epochAtKill.get(redriven), 1, ownerAtKill.get(redriven));
             OutputUpdate stale = new OutputUpdate(dead, java.util.List.of(new io.outrun.store.Chunk(redriven, dead.epoch(), 1, 0,
                     "stale".getBytes(StandardCharsets.UTF_8))), 0, 0);
-            boolean written = api.leases().finish(dead, new Outcome(ExecutionStatus.FAILED, 1, "command_failed", "stale", stale, 5, 0));
+            boolean written = api.leases().finish(dead, new Outcome(ExecutionStatus.FAILED, 1, "command_failed", "stale", stale, 5, 0)).written();
             assertThat(written).isFalse();
             Execution after = api.submissions().find(redriven).orElseThrow();
             assertThat(after.status()).isEqualTo(ExecutionStatus.SUCCEEDED);

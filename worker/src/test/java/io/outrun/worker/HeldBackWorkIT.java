@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * never has a slot free again; the node whose run ends claimed that run when nothing else was
  * queued ({@code more} false), so it does not look either. Poll at 30 s to make the wait visible.
  */
-class HeldWorkWakeReviewIT {
+class HeldBackWorkIT {
 
     @Test
     void capHeldExecutionStartsWhenTheRunHoldingItEnds() throws Exception {
@@ -52,7 +52,7 @@ class HeldWorkWakeReviewIT {
                     () -> api.submissions().find(second).filter(e -> e.status().isTerminal()).orElse(null));
             Execution one = api.submissions().find(first).orElseThrow();
             Duration gap = Duration.between(one.finishedAt(), two.startedAt());
-            System.out.printf("REVIEW held (%s): the first ended, the second started %d ms later (poll 30 s)%n",
+            System.out.printf("HELD BACK (%s): the first ended, the second started %d ms later (poll 30 s)%n",
                     workspace ? "workspace" : "cap", gap.toMillis());
             assertThat(gap).as("from the holding run's end to the held execution's start").isLessThan(Duration.ofSeconds(3));
         }
