@@ -57,7 +57,7 @@ public final class LeaseStore {
                   AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
                 FROM queued_owners o WHERE o.owner IS NOT NULL),
               -- Each owner's running count and cap as this statement's snapshot sees them: no lock yet.
-              owners AS (SELECT o.owner,
+              owner_state AS (SELECT o.owner,
                   (SELECT count(*) FROM executions r WHERE r.owner = o.owner AND r.status = 'running') AS running,
                   coalesce((SELECT w.max_running FROM owners w WHERE w.owner = o.owner), :default_max_running::integer) AS cap,
                   -- V7: the workspaces the owner runs now, read once per owner
@@ -65,7 +65,7 @@ public final class LeaseStore {
                     WHERE b.owner = o.owner AND b.status = 'running' AND bi.workspace IS NOT NULL) AS busy
                 FROM queued_owners o WHERE o.owner IS NOT NULL),
               candidates AS (SELECT o.owner, o.cap, c.id, c.workspace, c.enqueued_at, o.running + c.place AS rank
-                FROM owners o CROSS JOIN LATERAL (
+                FROM owner_state o CROSS JOIN LATERAL (
                   SELECT q.id, q.enqueued_at, i.workspace, row_number() OVER (ORDER BY q.enqueued_at, q.id) AS place
                   FROM executions q LEFT JOIN execution_inputs i ON i.execution_id = q.id
                   WHERE q.owner = o.owner AND q.status = 'queued' AND q.enqueued_at <= now()
