@@ -48,7 +48,6 @@ public final class JobBooks implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final Supplier<BackgroundJobServer> server;
     private final Duration refresh;
-    private final String node;
     /** By JobRunr job id: every job this node keeps the books of now. */
     private final Map<UUID, Entry> entries = new ConcurrentHashMap<>();
     private final Thread writer;
@@ -61,12 +60,11 @@ public final class JobBooks implements AutoCloseable {
      *                (poll interval × its multiplicand), after which its orphan check fails it
      */
     public JobBooks(StorageProvider storage, Dispatcher dispatcher, Supplier<BackgroundJobServer> server,
-                    Duration refresh, String node) {
+                    Duration refresh) {
         this.storage = storage;
         this.dispatcher = dispatcher;
         this.server = server;
         this.refresh = refresh;
-        this.node = node;
         this.writer = new Thread(this::writeLoop, "outrun-books");
         writer.setDaemon(true);
         writer.start();
@@ -277,10 +275,6 @@ public final class JobBooks implements AutoCloseable {
     /** How many jobs this node keeps the books of now (tests). */
     public int size() {
         return entries.size();
-    }
-
-    public String node() {
-        return node;
     }
 
     /** Writes what is due one last time, then stops. */

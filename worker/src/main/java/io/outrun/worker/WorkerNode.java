@@ -115,7 +115,7 @@ public final class WorkerNode implements AutoCloseable {
         server.start();
         // A running job not saved for JobRunr's server timeout (4 polls, 60 s) is failed as an
         // orphan: the books save each running job again every 2 polls.
-        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2), node);
+        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2));
         this.serverWatch = new ServerWatch(server, node);
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
