@@ -41,7 +41,12 @@ import org.slf4j.LoggerFactory;
 public final class JobBooks implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobBooks.class);
-    static final Duration FLUSH = Duration.ofMillis(200);
+    /**
+     * How often the books are written: a second, so that one transaction carries the jobs of many
+     * runs (at 200 ms a 4-node fleet at 20 executions/s paid a BEGIN and COMMIT for almost every
+     * job) and a short run's start and end go in one update.
+     */
+    static final Duration FLUSH = Duration.ofSeconds(1);
     static final Duration MISSING_GRACE = Duration.ofSeconds(5);
 
     private final StorageProvider storage;
@@ -52,7 +57,7 @@ public final class JobBooks implements AutoCloseable {
     private final Map<UUID, Entry> entries = new ConcurrentHashMap<>();
     private final Thread writer;
     private volatile boolean closed;
-    /** Whether the last write failed (the database is away): said once, not every 200 ms. */
+    /** Whether the last write failed (the database is away): said once, not at every write. */
     private boolean failing;
 
     /**

@@ -189,7 +189,7 @@ class DashboardTruthIT {
                 assertThat(last(lost).path("exceptionMessage").asText())
                         .startsWith("attempt 1 lost its lease")
                         .contains("re-driven as attempt 2 (JobRunr job " + second.jobId() + ")");
-                // The claiming node's books record it off the dispatch path, within a write (200 ms).
+                // The claiming node's books record it off the dispatch path, within a write (a second).
                 JsonNode next = awaitJobState(base, second.jobId(), "PROCESSING");
                 assertThat(next.path("jobName").asText()).isEqualTo("[alice] echo attempt; sleep 120 · attempt 2");
                 assertThat(last(next).path("state").asText()).isEqualTo("PROCESSING");
