@@ -124,11 +124,16 @@ public final class LeaseStore {
               -- Earlier attempts' output is no longer shown by anyone: drop it with the end.
               old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id
                 AND o.epoch <> ended.output_epoch)
-            -- The end and its NOTIFY (long polls answer at once) in one round trip, and whether the
-            -- owner has queued work (held back by its cap or this run's workspace, which the freed
-            -- slot may take now).
+            -- The end and its NOTIFY (long polls answer at once) in one round trip, and whether work
+            -- of the owner may have been held back by what this end releases (its running cap, or
+            -- this run's workspace), which the freed slot may take now. Work held by neither was
+            -- offered to a node when it was queued.
             SELECT pg_notify('%s', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
-              AND q.status = 'queued') AS owner_queued FROM ended""".formatted(FENCE, Channels.CHANGED));
+                AND q.status = 'queued')
+              AND (coalesce((SELECT w.max_running FROM owners w WHERE w.owner = ended.owner),
+                  :default_max_running::integer) IS NOT NULL
+                OR EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = ended.id AND i.workspace IS NOT NULL))
+              AS owner_queued FROM ended""".formatted(FENCE, Channels.CHANGED));
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
@@ -219,13 +224,22 @@ public final class LeaseStore {
 
     /** Writes an attempt's end under its lease, with its last output, in one transaction. */
     public Finish finish(Lease lease, Outcome outcome) {
+        return finish(lease, outcome, null);
+    }
+
+    /**
+     * As {@link #finish(Lease, Outcome)}, under the operator's default running cap (null: none),
+     * which tells whether the end may release held-back work of the owner.
+     */
+    public Finish finish(Lease lease, Outcome outcome, Integer defaultMaxRunning) {
         NamedSql.Args args = NamedSql.Args.of("status", outcome.status().wire(), "exit_code", outcome.exitCode(),
                         "error_code", outcome.errorCode())
                 .and("error_message", outcome.errorMessage())
                 .and("stdout_total", outcome.stdoutTotal())
                 .and("stderr_total", outcome.stderrTotal())
                 .and("id", lease.executionId())
-                .and("epoch", lease.epoch());
+                .and("epoch", lease.epoch())
+                .and("default_max_running", defaultMaxRunning);
         boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
         try (Connection c = dataSource.getConnection()) {
             // With nothing left to append, the end is one statement (no transaction around it).

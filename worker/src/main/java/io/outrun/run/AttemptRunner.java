@@ -72,13 +72,16 @@ public final class AttemptRunner {
     private final NodeMetrics metrics;
     private final JobBooks books;
     private final WorkdirBridge workdirs;
+    private final Integer defaultMaxRunning;
 
     /**
-     * @param specs turns a claimed execution into what the sandbox runs (limits, image, env policy)
+     * @param specs             turns a claimed execution into what the sandbox runs (limits, image, env policy)
+     * @param defaultMaxRunning the operator's running cap for owners without their own (null: none)
      */
     public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
-                         NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs) {
+                         NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning) {
+        this.defaultMaxRunning = defaultMaxRunning;
         this.leases = leases;
         this.submissions = submissions;
         this.dispatcher = dispatcher;
@@ -421,7 +424,7 @@ public final class AttemptRunner {
         try {
             while (true) {
                 try {
-                    written = leases.finish(lease, outcome);
+                    written = leases.finish(lease, outcome, defaultMaxRunning);
                     break;
                 } catch (StoreException e) {
                     if (!Outage.is(e)) {

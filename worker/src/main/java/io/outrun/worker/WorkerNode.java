@@ -117,11 +117,11 @@ public final class WorkerNode implements AutoCloseable {
         // orphan: the books save each running job again every 2 polls.
         this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2));
         this.serverWatch = new ServerWatch(server, node);
+        Integer defaultMaxRunning = core.limits().maxRunning();
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
-                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)));
-        Integer defaultMaxRunning = core.limits().maxRunning();
+                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning);
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
