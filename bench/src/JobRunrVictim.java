@@ -23,7 +23,7 @@ public final class JobRunrVictim {
         };
         var pool = Database.pool(db, "bench-jr-victim");
         JsonMapper mapper = JobRunrStorage.jsonMapper();
-        StorageProvider storage = JobRunrStorage.open(pool, mapper);
+        StorageProvider storage = Support.plainJobRunrStorage(pool, mapper); // plain JobRunr: its servers take work
         BackgroundJobServer server = new BackgroundJobServer(storage, mapper, new JobActivator() {
             @Override
             public <T> T activateJob(Class<T> type) {

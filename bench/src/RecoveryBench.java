@@ -109,7 +109,7 @@ final class RecoveryBench {
         };
         try (var pool = Database.pool(db, "bench-jr-survivor")) {
             JsonMapper mapper = JobRunrStorage.jsonMapper();
-            StorageProvider storage = JobRunrStorage.open(pool, mapper);
+            StorageProvider storage = Support.plainJobRunrStorage(pool, mapper); // plain JobRunr: its servers take work
             JobScheduler scheduler = new JobScheduler(storage);
             // The survivor starts first (so it is JobRunr's master, the best case for JobRunr) with
             // one worker, kept busy by a blocker so that the victim takes the job under test.

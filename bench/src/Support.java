@@ -15,6 +15,18 @@ import java.util.concurrent.Callable;
 
 /** What every benchmark shares: the result row, the bench's PostgreSQL, statistics and waiting. */
 final class Support {
+
+    /**
+     * JobRunr's storage as a plain JobRunr user has it, for the baselines: its servers take the
+     * enqueued jobs. (Outrun's own, {@code io.outrun.dispatch.JobRunrStorage}, hands its servers
+     * no work: Outrun's nodes claim executions themselves.)
+     */
+    static org.jobrunr.storage.StorageProvider plainJobRunrStorage(javax.sql.DataSource pool,
+                                                                   org.jobrunr.utils.mapper.JsonMapper mapper) {
+        var storage = new org.jobrunr.storage.sql.postgres.PostgresStorageProvider(pool);
+        storage.setJobMapper(new org.jobrunr.jobs.mappers.JobMapper(mapper));
+        return storage;
+    }
     private Support() {
     }
 

@@ -222,7 +222,7 @@ final class ThroughputBench {
                     var pool = Database.pool(db, "bench-jr-" + n);
                     closing.add(pool);
                     JsonMapper mapper = JobRunrStorage.jsonMapper();
-                    StorageProvider storage = JobRunrStorage.open(pool, mapper);
+                    StorageProvider storage = Support.plainJobRunrStorage(pool, mapper); // plain JobRunr: its servers take work
                     closing.add(0, storage);
                     BackgroundJobServer server = new BackgroundJobServer(storage, mapper, activator,
                             usingStandardBackgroundJobServerConfiguration()

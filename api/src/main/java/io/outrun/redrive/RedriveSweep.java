@@ -147,7 +147,10 @@ public final class RedriveSweep {
     private boolean endAgain(UUID jobId) {
         try {
             Job job = dispatcher.storage().getJobById(jobId);
-            if (!job.hasState(StateName.ENQUEUED)) {
+            // Requeued means enqueued again after an end; a job that never ended is one whose
+            // node's books are behind (they write within a second): theirs to end.
+            if (!job.hasState(StateName.ENQUEUED) || job.getJobStates().stream().noneMatch(s -> s.getName() == StateName.SUCCEEDED
+                    || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED)) {
                 return false;
             }
             Object carried = job.getJobDetails().getJobParameters().isEmpty() ? null

@@ -44,6 +44,9 @@ public final class RedriveStore {
             WHERE j.state IN ('DELETED', 'ENQUEUED')
               AND j.updatedAt > ((SELECT watermark FROM fleet_tasks WHERE name = 'sweep') - interval '1 minute')::timestamp
               AND (j.state = 'DELETED') = (x.id IS NOT NULL)
+              -- An ENQUEUED job never updated since it was made is one the books have not written
+              -- yet (its execution may have ended already), not an admin's Requeue.
+              AND (j.state = 'DELETED' OR j.updatedAt > j.createdAt)
               -- A running one already asked to stop is not asked again at every pass.
               AND x.cancel_requested_at IS NULL
             ORDER BY j.updatedAt LIMIT :limit""");
