@@ -89,6 +89,8 @@ class DashboardTruthIT {
             Await.until("the doomed command runs", Duration.ofSeconds(30),
                     () -> api.submissions().find(doomed).orElseThrow().stdout().text().contains("started"));
             assertThat(containers(doomed)).hasSize(1);
+            // The admin sees it running: its node's books write PROCESSING within a second.
+            awaitJobState(base, api.submissions().find(doomed).orElseThrow().jobId(), "PROCESSING");
             long deletedAt = System.nanoTime();
             assertThat(send("DELETE", base + "/api/jobs/" + api.submissions().find(doomed).orElseThrow().jobId()).statusCode())
                     .isEqualTo(204);
