@@ -44,13 +44,18 @@ public record Execution(
         String errorCode,
         String errorMessage,
         Captured stdout,
-        Captured stderr) {
+        Captured stderr,
+        StdinState stdin) {
+
+    public Execution {
+        stdin = stdin == null ? StdinState.NONE : stdin;
+    }
 
     /** The same execution with the output read for it. */
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err);
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -64,7 +64,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions/{id}/artifacts/{name}"),
             new Route("GET", "/v1/workspaces"),
             new Route("GET", "/v1/workspaces/{name}"),
-            new Route("DELETE", "/v1/workspaces/{name}"));
+            new Route("DELETE", "/v1/workspaces/{name}"),
+            new Route("POST", "/v1/executions/{id}/stdin"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -103,6 +104,7 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(11), files::listWorkspaces);
         handlers.put(ROUTES.get(12), files::getWorkspace);
         handlers.put(ROUTES.get(13), files::deleteWorkspace);
+        handlers.put(ROUTES.get(14), executions::stdin);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;

@@ -4,6 +4,9 @@ import io.javalin.http.Context;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.Submission;
+import io.outrun.http.wire.StdinView;
+import io.outrun.http.wire.StdinWritten;
+import io.outrun.store.StdinStore;
 import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.OutputChunk;
 import io.outrun.http.wire.StreamDelta;
@@ -69,7 +72,8 @@ final class ExecutionRoutes {
             }
         }
         ctx.header("Location", "/v1/executions/" + e.id());
-        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown, mode));
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown, mode)
+                .withWaitMsClamped(parsed.waitMsClamped()));
     }
 
     void get(Context ctx) {
@@ -81,7 +85,7 @@ final class ExecutionRoutes {
         if (waitMs > 0 && !e.status().isTerminal()) {
             e = untilEnd(id, owner, waitMs);
         }
-        ApiServer.json(ctx, 200, views.of(e, mode));
+        ApiServer.json(ctx, 200, views.of(e, mode).withWaitMsClamped(clamped(ctx, waitMs)));
     }
 
     void output(Context ctx) {
@@ -92,7 +96,43 @@ final class ExecutionRoutes {
         long maxBytes = longParam(ctx, "maxBytes", MIN_PAGE_BYTES, Long.MAX_VALUE);
         OutputChunk chunk = waiter.await(owner, id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
-        ApiServer.json(ctx, 200, chunk);
+        ApiServer.json(ctx, 200, chunk.withWaitMsClamped(clamped(ctx, waitMs)));
+    }
+
+    /**
+     * Appends to the command's stdin. The answer carries the output cursor from before the write,
+     * so that reading from it gives what the command printed in answer.
+     */
+    void stdin(Context ctx) {
+        String owner = ApiServer.owner(ctx);
+        UUID id = id(ctx);
+        requireJson(ctx.header("Content-Type"));
+        StdinParser.Write write = StdinParser.parse(BodyReader.read(ctx, StdinParser.MAX_BODY_BYTES));
+        Execution before = service.get(id, owner, OutputStore.Read.NONE).orElseThrow(() -> ApiError.notFound(id.toString()));
+        String cursor = new OutputCursor(before.outputEpoch(), before.stdout().totalBytes(), before.stderr().totalBytes())
+                .encode();
+        StdinStore.Written w = service.writeStdin(id, owner, write.bytes(), write.eof());
+        switch (w.result()) {
+            case WRITTEN -> {
+                long total = w.offset() + write.bytes().length;
+                ApiServer.json(ctx, 200, new StdinWritten(id.toString(), write.bytes().length, w.offset(),
+                        new StdinView(before.stdin().mode().wire(), total, write.eof()), cursor,
+                        guidance.forStdinWrite(id, write.eof(), cursor)));
+            }
+            case NOT_FOUND -> throw ApiError.notFound(id.toString());
+            case NOT_OPEN -> throw new ApiError(409, "stdin_not_open", "Execution " + id + " was submitted without stdin"
+                    + " open: its command reads /dev/null.", "Submit the command again with \"stdin\": true (or"
+                    + " \"tty\": true for a terminal) to write to it while it runs.");
+            case FINISHED -> throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as "
+                    + w.status().wire() + "; its stdin takes nothing more.", "GET /v1/executions/" + id
+                    + " shows its result.");
+            case CLOSED -> throw new ApiError(409, "stdin_closed", "The stdin of execution " + id + " was closed (a write"
+                    + " sent eof) after " + w.stdin().bytes() + " bytes; nothing more is taken.",
+                    "The command has read end of file. Submit a new execution to send it more input.");
+            case TOO_LARGE -> throw new ApiError(413, "stdin_too_large", "The stdin of execution " + id + " holds "
+                    + w.stdin().bytes() + " bytes; with this write it would exceed " + StdinStore.MAX_TOTAL_BYTES
+                    + " bytes.", "Pass large inputs as `files` or a `workspace` instead of stdin.");
+        }
     }
 
     void cancel(Context ctx) {
@@ -195,6 +235,19 @@ final class ExecutionRoutes {
         return Math.min(longParam(ctx, "waitMs", 0, 0), config.maxWaitMs());
     }
 
+    /** The wait used when the query's waitMs was above the server's maximum, else null. */
+    private static Long clamped(Context ctx, long used) {
+        String raw = ctx.queryParam("waitMs");
+        if (raw == null || raw.isEmpty()) {
+            return null;
+        }
+        try {
+            return Long.parseLong(raw) > used ? used : null;
+        } catch (NumberFormatException e) {
+            return used; // beyond 64 bits: clamped
+        }
+    }
+
     /** A repeat of an idempotency key must be the same request, or it is a caller's bug worth naming. */
     private static void requireSameRequest(Execution first, Submission repeat) {
         boolean same = first.command().equals(repeat.command())
@@ -204,7 +257,8 @@ final class ExecutionRoutes {
                 && first.labels().equals(repeat.labels())
                 && first.timeoutMs() == repeat.timeoutMs()
                 && first.maxAttempts() == repeat.maxAttempts()
-                && first.maxOutputBytes() == repeat.maxOutputBytes();
+                && first.maxOutputBytes() == repeat.maxOutputBytes()
+                && first.stdin().mode() == repeat.stdin();
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
                     + " was already used for a different request (execution " + first.id() + ").",

@@ -155,6 +155,15 @@ final class Guidance {
         return text + " fix the command, and submit it again as a new execution.";
     }
 
+    /** After a stdin write: where the command's answer is read. */
+    String forStdinWrite(java.util.UUID id, boolean eof, String cursor) {
+        return (eof ? "Written, and stdin closed: the command reads end of file after these bytes. "
+                : "Written: the command reads these bytes in order, after any written before. ")
+                + "Its answer: GET /v1/executions/" + id + "/output?cursor=" + cursor + "&waitMs=" + config.maxWaitMs()
+                + " returns what it printed since (answers as soon as it prints). If its worker is lost, the next attempt"
+                + " starts with everything written so far.";
+    }
+
     String forOutput(Execution e, boolean done, boolean more, String cursor) {
         if (more) {
             return "This page stopped at maxBytes and more output is already there: call again at once with cursor="

@@ -24,7 +24,7 @@ final class SubmissionParser {
 
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
-                    "labels", "files", "artifacts", "workspace");
+                    "labels", "files", "artifacts", "workspace", "stdin", "tty");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -47,7 +47,7 @@ final class SubmissionParser {
     }
 
     /** A checked submission, how long its caller wants to wait, and whether for any output or only the end. */
-    record Parsed(Submission submission, long waitMs, boolean waitForOutput) {
+    record Parsed(Submission submission, long waitMs, boolean waitForOutput, Long waitMsClamped) {
     }
 
     Parsed parse(byte[] body, String owner, String idempotencyKey) {
@@ -69,7 +69,8 @@ final class SubmissionParser {
             String name = names.next();
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
-                        + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace)");
+                        + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
+                        + " tty)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -106,7 +107,33 @@ final class SubmissionParser {
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root)), waitMs, waitForOutput);
+                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root), stdinMode(root)), waitMs, waitForOutput,
+                clampedWait(root, waitMs));
+    }
+
+    /** The wait used when the one asked for was above the server's maximum, else null (the answer says so). */
+    private static Long clampedWait(JsonNode root, long used) {
+        JsonNode asked = root.get("waitMs");
+        return asked != null && asked.isIntegralNumber() && (!asked.canConvertToLong() || asked.longValue() > used)
+                ? used : null;
+    }
+
+    /** {@code "stdin": true} keeps the command's stdin open; {@code "tty": true} gives it a terminal (stdin open too). */
+    private static io.outrun.inputs.StdinMode stdinMode(JsonNode root) {
+        boolean stdin = flag(root, "stdin");
+        boolean tty = flag(root, "tty");
+        return tty ? io.outrun.inputs.StdinMode.TTY : stdin ? io.outrun.inputs.StdinMode.PIPE : io.outrun.inputs.StdinMode.NONE;
+    }
+
+    private static boolean flag(JsonNode root, String field) {
+        JsonNode node = root.get(field);
+        if (node == null || node.isNull()) {
+            return false;
+        }
+        if (!node.isBoolean()) {
+            throw ApiError.invalid(field, "must be true or false");
+        }
+        return node.booleanValue();
     }
 
     /**

@@ -39,7 +39,12 @@ final class Views {
                 e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
-                guidance.forExecution(e), cursor);
+                guidance.forExecution(e), cursor, stdin(e), null);
+    }
+
+    private static io.outrun.http.wire.StdinView stdin(Execution e) {
+        return e.stdin().mode().open()
+                ? new io.outrun.http.wire.StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
     }
 
     private static StreamText text(Captured c, OutputMode mode, boolean complete) {

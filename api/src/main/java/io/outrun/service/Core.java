@@ -27,6 +27,7 @@ public final class Core implements AutoCloseable {
     private final SubmissionStore submissions;
     private final LeaseStore leases;
     private final RedriveStore redrives;
+    private final io.outrun.store.StdinStore stdin;
     private final JsonMapper jsonMapper;
     private final StorageProvider storage;
     private final Dispatcher dispatcher;
@@ -50,12 +51,14 @@ public final class Core implements AutoCloseable {
             this.submissions = new SubmissionStore(pool);
             this.leases = new LeaseStore(pool);
             this.redrives = new RedriveStore(pool);
+            this.stdin = new io.outrun.store.StdinStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.dispatcher = new Dispatcher(storage, new Notifier(pool));
             this.owners = new OwnerStore(pool);
             this.sweep = new RedriveSweep(redrives, submissions, dispatcher);
-            this.service = new ExecutionService(submissions, dispatcher, sweep, new QueueGate(owners, limits.maxQueued()));
+            this.service = new ExecutionService(submissions, stdin, dispatcher, sweep,
+                    new QueueGate(owners, limits.maxQueued()));
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -98,6 +101,11 @@ public final class Core implements AutoCloseable {
     /** Re-drive and the dashboard's changes: the sweep's side. */
     public RedriveStore redrives() {
         return redrives;
+    }
+
+    /** What owners write to their commands' stdin: written by the API, fed by workers. */
+    public io.outrun.store.StdinStore stdin() {
+        return stdin;
     }
 
     public JsonMapper jsonMapper() {

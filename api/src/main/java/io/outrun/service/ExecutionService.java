@@ -26,11 +26,14 @@ public final class ExecutionService {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
 
     private final SubmissionStore store;
+    private final io.outrun.store.StdinStore stdin;
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
 
-    public ExecutionService(SubmissionStore store, Dispatcher dispatcher, RedriveSweep sweep, QueueGate queueGate) {
+    public ExecutionService(SubmissionStore store, io.outrun.store.StdinStore stdin, Dispatcher dispatcher,
+                            RedriveSweep sweep, QueueGate queueGate) {
+        this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
         this.dispatcher = dispatcher;
@@ -92,6 +95,14 @@ public final class ExecutionService {
             return store.findOwned(id, owner, read);
         }
         return found;
+    }
+
+    /**
+     * Appends to the stdin of the owner's queued or running execution (the node that runs it is
+     * woken in the same statement); {@code eof} ends it.
+     */
+    public io.outrun.store.StdinStore.Written writeStdin(UUID id, String owner, byte[] bytes, boolean eof) {
+        return stdin.write(id, owner, bytes, eof);
     }
 
     public CancelResult cancel(UUID id, String owner) {

@@ -7,6 +7,9 @@ public final class Channels {
     /** An owner asked to cancel the running execution whose id is the payload. */
     public static final String CANCEL = "outrun_cancel";
 
+    /** An owner wrote to the stdin of the execution whose id is the payload: the node that runs it feeds it. */
+    public static final String STDIN = "outrun_stdin";
+
     /** A worker flushed output of, or finished, the executions whose ids (comma-separated) are the payload. */
     public static final String CHANGED = "outrun_changed";
 

@@ -37,7 +37,8 @@ final class ExecutionRows {
             id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
-              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes""";
+              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
+              stdin_closed_at""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -156,12 +157,22 @@ final class ExecutionRows {
                 rs.getString("error_code"),
                 rs.getString("error_message"),
                 streams == null ? null : streams[0],
-                streams == null ? null : streams[1]);
+                streams == null ? null : streams[1],
+                stdin(rs));
         if (output == null) {
             return e;
         }
         Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
         return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    private static io.outrun.execution.StdinState stdin(ResultSet rs) throws SQLException {
+        String mode = rs.getString("stdin");
+        if (mode == null || mode.equals("none")) {
+            return io.outrun.execution.StdinState.NONE;
+        }
+        return new io.outrun.execution.StdinState(io.outrun.inputs.StdinMode.fromWire(mode), rs.getLong("stdin_bytes"),
+                rs.getTimestamp("stdin_closed_at") != null);
     }
 
     static Instant instant(ResultSet rs, String column) throws SQLException {

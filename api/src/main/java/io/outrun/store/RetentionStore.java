@@ -10,11 +10,13 @@ import javax.sql.DataSource;
  */
 public final class RetentionStore {
 
-    /** Drops the output of a batch of executions that ended before the age; their state and byte counts stay. */
+    /** Drops the output (and what was written to stdin) of a batch of executions that ended before the age; their state and byte counts stay. */
     private static final NamedSql CLEAR_OUTPUT = NamedSql.of("""
             WITH batch AS (SELECT e.id FROM executions e WHERE e.finished_at < now() - :age_ms * interval '1 millisecond'
-                AND EXISTS (SELECT 1 FROM execution_output o WHERE o.execution_id = e.id) LIMIT :batch),
-              gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id)
+                AND (EXISTS (SELECT 1 FROM execution_output o WHERE o.execution_id = e.id)
+                  OR EXISTS (SELECT 1 FROM execution_stdin s WHERE s.execution_id = e.id)) LIMIT :batch),
+              gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id),
+              gone_stdin AS (DELETE FROM execution_stdin s USING batch WHERE s.execution_id = batch.id)
             UPDATE executions SET stdout_truncated = stdout_total_bytes > 0, stderr_truncated = stderr_total_bytes > 0
             WHERE id IN (SELECT id FROM batch)""");
 

@@ -57,6 +57,20 @@ public interface Run extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * Appends {@code bytes} to the command's stdin, in order, for a run whose spec keeps stdin open
+     * ({@link RunSpec#stdin()}). May block while the command does not read (a full pipe); fails
+     * once the run has ended or its stdin was closed.
+     */
+    default void writeStdin(byte[] bytes) throws java.io.IOException {
+        throw new java.io.IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
+    }
+
+    /** Ends the command's stdin (end of file); safe to call again. */
+    default void closeStdin() throws java.io.IOException {
+        // Nothing to close: a run without stdin reads /dev/null.
+    }
+
     /** Kills if still running and removes every trace (container, temp files). Idempotent. */
     @Override
     void close();

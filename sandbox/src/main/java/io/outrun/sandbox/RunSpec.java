@@ -27,6 +27,8 @@ import java.util.UUID;
  *                       watches it itself and ends once that moment passes (null: no kill switch)
  * @param files          files written into the workdir before the start, whether the workdir is
  *                       read back after the end, and the full-output spool ({@link RunFiles#NONE}: none)
+ * @param stdin          the command's stdin: /dev/null, a pipe fed by {@link Run#writeStdin}, or a
+ *                       pseudo-terminal (stdin and output through it)
  */
 public record RunSpec(
         UUID executionId,
@@ -42,7 +44,15 @@ public record RunSpec(
         int maxOutputBytes,
         Limits limits,
         Path leaseFile,
-        io.outrun.sandbox.files.RunFiles files) {
+        io.outrun.sandbox.files.RunFiles files,
+        io.outrun.inputs.StdinMode stdin) {
+
+    public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
+                   String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
+                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files) {
+        this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
+                limits, leaseFile, files, null);
+    }
 
     public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
                    String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
@@ -53,6 +63,7 @@ public record RunSpec(
 
     public RunSpec {
         files = files == null ? io.outrun.sandbox.files.RunFiles.NONE : files;
+        stdin = stdin == null ? io.outrun.inputs.StdinMode.NONE : stdin;
         Objects.requireNonNull(executionId, "executionId");
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(timeout, "timeout");
@@ -70,24 +81,29 @@ public record RunSpec(
     }
 
     public RunSpec withOutputCap(int bytes) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile, files);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile, files, stdin);
     }
 
     public RunSpec withLimits(Limits newLimits) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile, files);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile, files, stdin);
     }
 
     public RunSpec withLeaseFile(Path file) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, file, files);
+                maxOutputBytes, limits, file, files, stdin);
     }
 
     public RunSpec withFiles(io.outrun.sandbox.files.RunFiles newFiles) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, leaseFile, newFiles);
+                maxOutputBytes, limits, leaseFile, newFiles, stdin);
+    }
+
+    public RunSpec withStdin(io.outrun.inputs.StdinMode mode) {
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
+                maxOutputBytes, limits, leaseFile, files, mode);
     }
 
     public RunSpec withEnv(Map<String, String> newEnv) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files, stdin);
     }
 }

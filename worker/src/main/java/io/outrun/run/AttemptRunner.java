@@ -61,6 +61,7 @@ public final class AttemptRunner {
     /** As {@link #RETRY_DELAY} while the node's engine is away: 20 hand-backs then span over 5 minutes. */
     static final Duration ENGINE_AWAY_RETRY_DELAY = Duration.ofSeconds(15);
 
+    private final StdinFeeds stdin;
     private final LeaseStore leases;
     private final SubmissionStore submissions;
     private final Dispatcher dispatcher;
@@ -80,8 +81,10 @@ public final class AttemptRunner {
      */
     public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
-                         NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning) {
+                         NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning,
+                         StdinFeeds stdin) {
         this.defaultMaxRunning = defaultMaxRunning;
+        this.stdin = stdin;
         this.leases = leases;
         this.submissions = submissions;
         this.dispatcher = dispatcher;
@@ -150,9 +153,14 @@ public final class AttemptRunner {
             return apply(execution, attempt, refused(execution, e));
         }
         keeper.started(attempt, run);
+        // A run with stdin open gets what its owner wrote, from the first byte (a re-run attempt too).
+        StdinFeeds.Feed feed = execution.stdin().mode().open() ? stdin.start(execution.id(), run) : null;
         try {
             return apply(execution, attempt, await(execution, attempt, run, files, memoryBytes));
         } finally {
+            if (feed != null) {
+                feed.close();
+            }
             run.close();
             keeper.end(attempt);
         }
@@ -344,7 +352,7 @@ public final class AttemptRunner {
                 c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
                 c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
                 o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
-                new Captured(new byte[0], new byte[0], o.stderrTotal()));
+                new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin());
     }
 
     /** Waits (bounded) until a run being killed is dead; true when it is. */

@@ -14,6 +14,7 @@ import io.outrun.metrics.NodeMetrics;
 import io.outrun.notify.Listener;
 import io.outrun.owner.OwnerLimits;
 import io.outrun.run.AttemptRunner;
+import io.outrun.run.StdinFeeds;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
@@ -118,10 +119,12 @@ public final class WorkerNode implements AutoCloseable {
         this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2));
         this.serverWatch = new ServerWatch(server, node);
         Integer defaultMaxRunning = core.limits().maxRunning();
+        StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
-                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning);
+                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
+                stdinFeeds);
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
@@ -132,6 +135,7 @@ public final class WorkerNode implements AutoCloseable {
         this.listener = new Listener(core.config(), node)
                 .on(wakeChannel, loop::wake)
                 .on(Channels.CANCEL, payload -> leaseKeeper.cancel(UUID.fromString(payload)))
+                .on(Channels.STDIN, payload -> stdinFeeds.wake(UUID.fromString(payload)))
                 .every(config.heartbeat(), bound, leaseKeeper::beat)
                 .every(config.outputFlush(), bound, leaseKeeper::flush)
                 .start();
@@ -251,7 +255,8 @@ public final class WorkerNode implements AutoCloseable {
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
-                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null);
+                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null)
+                .withStdin(e.stdin().mode());
     }
 
     /**

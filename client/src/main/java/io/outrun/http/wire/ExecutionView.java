@@ -22,6 +22,8 @@ import java.util.Map;
  * @param guidance        what to do next
  * @param cursor          output cursor at the end of the output printed so far: pass it to
  *                        {@code GET …/output?cursor=} to read only what comes after this answer
+ * @param stdin           the stdin of a run submitted with it open (pipe or tty), else absent
+ * @param waitMsClamped   present when the waitMs asked for was above this server's maximum: the wait it used
  */
 public record ExecutionView(
         String executionId,
@@ -42,7 +44,16 @@ public record ExecutionView(
         StreamText stderr,
         ErrorInfo error,
         String guidance,
-        String cursor) {
+        String cursor,
+        StdinView stdin,
+        Long waitMsClamped) {
+
+    /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
+    public ExecutionView withWaitMsClamped(Long usedMs) {
+        return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
+                startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
+                cursor, stdin, usedMs);
+    }
 
     /** True once the status can no longer change. */
     public boolean finished() {

@@ -13,6 +13,7 @@ package io.outrun.http.wire;
  *                  printed follows: ask again with {@code cursor} at once; every byte comes exactly once
  * @param exitCode  the command's exit code once done
  * @param guidance  what to do next
+ * @param waitMsClamped present when the waitMs asked for was above this server's maximum: the wait it used
  */
 public record OutputChunk(
         String executionId,
@@ -25,5 +26,17 @@ public record OutputChunk(
         boolean done,
         boolean more,
         Integer exitCode,
-        String guidance) {
+        String guidance,
+        Long waitMsClamped) {
+
+    public OutputChunk(String executionId, String status, int attempt, boolean restarted, StreamDelta stdout,
+                       StreamDelta stderr, String cursor, boolean done, boolean more, Integer exitCode, String guidance) {
+        this(executionId, status, attempt, restarted, stdout, stderr, cursor, done, more, exitCode, guidance, null);
+    }
+
+    /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
+    public OutputChunk withWaitMsClamped(Long usedMs) {
+        return new OutputChunk(executionId, status, attempt, restarted, stdout, stderr, cursor, done, more, exitCode,
+                guidance, usedMs);
+    }
 }

@@ -78,14 +78,19 @@ final class ContainerRecipe {
     /** Above this many bytes, the command or environment is read with head -c: see {@link #BOOTSTRAP}. */
     static final int BUILTIN_READ_MAX = 65536;
 
+    /** util-linux script: the pseudo-terminal of a run with {@code "tty": true} (bsdutils, in every Debian image). */
+    static final String SCRIPT_TOOL = "/usr/bin/script";
+
     static final String BOOTSTRAP = String.join("\n",
             // The header: the command's byte count; from a pooled container's run also its backstop
             // (the container was started before its run was known) and the byte count of the
             // run's environment, sent as `export` lines ahead of the command (a pooled container's
             // own environment was fixed at its creation). A pooled container waits here for its
             // run; one of a node that is gone gives up after POOL_IDLE_S (no lease to watch yet).
-            "read -r " + (IDLE_WAIT_MARK) + " n b e || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "[ -z \"$b\" ] || set -- \"$b\" \"$2\"",
+            // The fourth field, i, is the run's stdin: 0 /dev/null, 1 a pipe its owner writes to, 2 a
+            // terminal (see STDIN_RELAY below). A fresh container's header is "n 0 0 i".
+            "read -r " + (IDLE_WAIT_MARK) + " n b e i || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "[ \"${b:-0}\" = 0 ] || set -- \"$b\" \"$2\"",
             // From the header to the command's first instruction with bash builtins only: every
             // process started here (head, stat, mkfifo, timeout) cost a pooled run's start 2 ms on
             // a quiet machine and 20-50 ms on a loaded one, 8 of them in all. Byte counts hold
@@ -98,12 +103,19 @@ final class ContainerRecipe {
             "  if [ \"$1\" -le " + BUILTIN_READ_MAX + " ]; then IFS= read -r -N \"$1\" s; [ \"${#s}\" = \"$1\" ]; return; fi",
             "  head -c \"$1\" > \"$2\" && [ \"$(stat -c %s \"$2\")\" = \"$1\" ]; }",
             "ev=; ef=",
-            "if [ -n \"$e\" ]; then ef=/tmp/.outrun-env; got \"$e\" \"$ef\" || { echo 'outrun: the environment arrived truncated' >&2;"
+            "if [ \"${e:-0}\" != 0 ]; then ef=/tmp/.outrun-env; got \"$e\" \"$ef\" || { echo 'outrun: the environment arrived truncated' >&2;"
                     + " exit " + BOOTSTRAP_FAILED + "; }; ev=$s; fi",
             "if [ \"$n\" -le " + BUILTIN_READ_MAX + " ] 2>/dev/null; then got \"$n\" && printf '%s' \"$s\" > /tmp/.outrun-command",
             "else got \"$n\" /tmp/.outrun-command; fi || { echo 'outrun: the command arrived truncated' >&2; exit "
                     + BOOTSTRAP_FAILED + "; }",
             "s=; if [ -n \"${ol+x}\" ]; then LC_ALL=$ol; else unset LC_ALL; fi",
+            // A run with stdin open: its pipe and the watchdog's own sleep device (the watchdog must
+            // not read the attach, which now carries the owner's bytes). A terminal needs script.
+            "tk=/proc/self/fd/9; case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
+                    + " (tty) needs " + SCRIPT_TOOL + " (util-linux) in the image' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "  mkfifo -m 600 /tmp/.outrun-in /tmp/.outrun-tick || { echo 'outrun: cannot make the stdin pipe' >&2; exit "
+                    + BOOTSTRAP_FAILED + "; }; tk=/tmp/.outrun-tick;;",
+            "  *) echo 'outrun: unknown stdin mode' >&2; exit " + BOOTSTRAP_FAILED + ";; esac",
             // The kill switch: once the moment written in the lease file ($2) passes, the worker has
             // stopped confirming the lease (dead, paused, cut off from the database), another node
             // may soon run the next attempt, so everything of this run is killed from inside,
@@ -125,18 +137,33 @@ final class ContainerRecipe {
             "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
             "  end=$((now + $1)); exec 9<&0",
             "  ( exec </dev/null >/dev/null 2>&1",
-            "    while :; do read -r -t 1 -u 8 _ 8<>/proc/self/fd/9; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
+            "    while :; do read -r -t 1 -u 8 _ 8<>\"$tk\"; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
             "      if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 0; fi;"
                     + " done ) &",
             "fi",
+            // The relay (stdin open): each frame from the attach, a decimal byte count and a
+            // newline, then that many bytes (head -c reads no more than it writes), goes to the
+            // command's stdin; the frame 0 (or the attach's end) closes it. Frames, since
+            // docker-java never half-closes stdin (see StdinFrames). Without stdin: /dev/null. The
+            // mode then travels as $3, which no variable of the run's environment can change.
+            "if [ \"${i:-0}\" = 0 ]; then exec 0</dev/null; else",
+            "  ( exec 2>/dev/null; while IFS= read -r k && [ \"$k\" -gt 0 ] 2>/dev/null; do head -c \"$k\" || exit 0; done"
+                    + " > /tmp/.outrun-in ) <&0 &",
+            "  exec 0</tmp/.outrun-in; fi",
+            "set -- \"$1\" \"$2\" \"${i:-0}\"",
             // ev is left as it is: unexported, it dies with the exec, and a run's own variable
             // named ev (exported by the line above) must keep its value.
             "if [ -n \"$ef\" ]; then if [ -f \"$ef\" ]; then . \"$ef\"; rm -f \"$ef\"; else eval \"$ev\"; fi; fi",
             // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
             // without it runs without the backstop rather than not at all. The command's file is
             // named literally: the run's environment may set any variable.
-            "if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" bash /tmp/.outrun-command </dev/null; fi",
-            "exec bash /tmp/.outrun-command </dev/null 9<&-");
+            "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + SCRIPT_TOOL + " -qfec 'exec bash /tmp/.outrun-command' /dev/null;"
+                    + " else set -- \"$1\" \"$2\" bash /tmp/.outrun-command; fi",
+            "if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" \"${@:3}\"; fi",
+            // script waits for every child of its process (util-linux #2562: it spins otherwise), so
+            // it must not become the process that forked the watchdog and the relay: a child of it.
+            "if [ \"$3\" = " + SCRIPT_TOOL + " ]; then \"${@:3}\" 9<&-; exit; fi",
+            "exec \"${@:3}\" 9<&-");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
 
@@ -254,7 +281,8 @@ final class ContainerRecipe {
         byte[] envBytes = exports.toString().getBytes(StandardCharsets.UTF_8);
         byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
         long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
-        byte[] header = (script.length + " " + backstop + " " + envBytes.length + "\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] header = (script.length + " " + backstop + " " + envBytes.length + " " + stdinField(spec) + "\n")
+                .getBytes(StandardCharsets.US_ASCII);
         java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(header.length + envBytes.length + script.length);
         all.writeBytes(header);
         all.writeBytes(envBytes);
@@ -343,10 +371,19 @@ final class ContainerRecipe {
         }
     }
 
-    /** What goes to the container's stdin: the byte count, a newline, the command's bytes. */
-    static InputStream commandStdin(String command) {
-        byte[] script = command.getBytes(StandardCharsets.UTF_8);
-        byte[] header = (script.length + "\n").getBytes(StandardCharsets.US_ASCII);
+    /** The header's stdin field: 0 /dev/null, 1 a pipe, 2 a terminal. */
+    static int stdinField(RunSpec spec) {
+        return switch (spec.stdin()) {
+            case NONE -> 0;
+            case PIPE -> 1;
+            case TTY -> 2;
+        };
+    }
+
+    /** What goes to the container's stdin: the header (byte count, no backstop, no environment, stdin mode), the command's bytes. */
+    static InputStream commandStdin(RunSpec spec) {
+        byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
+        byte[] header = (script.length + " 0 0 " + stdinField(spec) + "\n").getBytes(StandardCharsets.US_ASCII);
         byte[] all = new byte[header.length + script.length];
         System.arraycopy(header, 0, all, 0, header.length);
         System.arraycopy(script, 0, all, header.length, script.length);

@@ -66,6 +66,30 @@ final class DockerRun implements Run {
     /** The workdir volume when the run carries files in or out (removed after the container), else null. */
     private volatile WorkdirVolume workdir;
 
+    /** The owner's bytes for the command (a run submitted with stdin open), else null. */
+    private volatile StdinFrames stdin;
+
+    void stdin(StdinFrames frames) {
+        this.stdin = frames;
+    }
+
+    @Override
+    public void writeStdin(byte[] bytes) throws java.io.IOException {
+        StdinFrames in = stdin;
+        if (in == null) {
+            throw new java.io.IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
+        }
+        in.send(bytes);
+    }
+
+    @Override
+    public void closeStdin() {
+        StdinFrames in = stdin;
+        if (in != null) {
+            in.end();
+        }
+    }
+
     DockerRun(DockerClients clients, EngineWatch watch, DockerSandboxConfig config, String containerId,
               OutputCallback output, Duration timeout, long lossesAtStart, Consumer<DockerRun> onClose) {
         this.clients = clients;
@@ -324,6 +348,10 @@ final class DockerRun implements Run {
     public void close() {
         if (exitCode == null) {
             killAsked = true;
+        }
+        StdinFrames in = stdin;
+        if (in != null) {
+            in.abort();
         }
         if (!closed.compareAndSet(false, true)) {
             return;

@@ -12,6 +12,7 @@ import io.outrun.sandbox.SandboxUnavailableException;
 import io.outrun.sandbox.ImageNotAllowedException;
 import io.outrun.sandbox.ImageNotFoundException;
 import java.util.List;
+import java.io.InputStream;
 import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
@@ -185,13 +186,16 @@ public final class DockerSandbox implements Sandbox {
             // costs the verdict its evidence, so the wait is short.)
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
-            output = attach(containerId, ContainerRecipe.commandStdin(spec.command()), spec);
+            InputStream header = ContainerRecipe.commandStdin(spec);
+            StdinFrames frames = spec.stdin().open() ? new StdinFrames(header) : null;
+            output = attach(containerId, frames != null ? frames : header, spec);
             // Attach before start, or the first output would be lost (there is no log to replay).
             awaitAttached(output, "container " + containerId);
             clients.control.startContainerCmd(containerId).exec();
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     open::remove);
             run.keepWorkdir(workdir);
+            run.stdin(frames);
             open.add(run);
             return run;
         } catch (InterruptedException e) {
@@ -226,12 +230,14 @@ public final class DockerSandbox implements Sandbox {
         String containerId = warm.containerId();
         OutputCallback output = null;
         GatedStdin stdin = null;
+        StdinFrames frames = null;
         watch.track(containerId);
         try {
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
             stdin = ContainerRecipe.pooledStdin(spec);
-            output = attach(containerId, stdin, spec);
+            frames = spec.stdin().open() ? new StdinFrames(stdin) : null;
+            output = attach(containerId, frames != null ? frames : stdin, spec);
             awaitAttached(output, "pooled container " + containerId);
             // An attach to a container that ended while it waited (its idle time up, killed) can
             // still be answered: only the engine says whether it still runs, and nothing is sent yet.
@@ -246,6 +252,7 @@ public final class DockerSandbox implements Sandbox {
                         open.remove(r);
                         WarmPool.deleteLeaseFile(warm.leaseFile());
                     });
+            run.stdin(frames);
             open.add(run);
             pooledRuns.incrementAndGet();
             return Optional.of(run);
@@ -254,6 +261,9 @@ public final class DockerSandbox implements Sandbox {
             watch.untrack(containerId);
             if (stdin != null) {
                 stdin.abandon();
+            }
+            if (frames != null) {
+                frames.abort();
             }
             if (output != null) {
                 output.closeQuietly();
@@ -264,6 +274,9 @@ public final class DockerSandbox implements Sandbox {
             watch.untrack(containerId);
             if (stdin != null) {
                 stdin.abandon();
+            }
+            if (frames != null) {
+                frames.abort();
             }
             if (output != null) {
                 output.closeQuietly();

@@ -28,6 +28,8 @@ final class ProcessRun implements Run {
     private volatile boolean timedOut;
     /** Set before the signal: the run may die before the call returns. */
     private volatile boolean killAsked;
+    /** Whether the command's stdin is the pipe of {@link #writeStdin} (else /dev/null). */
+    private final boolean stdinOpen;
 
     /** Where the command runs (null: the worker's own directory) and the directory this run made for it (null: none). */
     private final Path workdir;
@@ -37,6 +39,7 @@ final class ProcessRun implements Run {
         this.workdir = workdir;
         this.ownWorkdir = ownWorkdir;
         this.process = process;
+        this.stdinOpen = spec.stdin().open();
         this.watchdog = watchdog;
         this.script = script;
         this.pidFile = pidFile;
@@ -157,6 +160,23 @@ final class ProcessRun implements Run {
         return Optional.of(new Exit(code, timedOut, killAsked && !timedOut && code == Exit.SIGKILL_EXIT, false));
     }
 
+    @Override
+    public void writeStdin(byte[] bytes) throws IOException {
+        if (!stdinOpen) {
+            throw new IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
+        }
+        java.io.OutputStream in = process.getOutputStream();
+        in.write(bytes);
+        in.flush();
+    }
+
+    @Override
+    public void closeStdin() throws IOException {
+        if (stdinOpen) {
+            process.getOutputStream().close();
+        }
+    }
+
     /**
      * Kills the whole process group now; once bash has exited, its background children may live
      * on in the group, and the node's watchdog kills them.
@@ -192,6 +212,7 @@ final class ProcessRun implements Run {
         try {
             Files.deleteIfExists(script);
             Files.deleteIfExists(ProcessSandbox.goFile(script));
+            Files.deleteIfExists(ProcessSandbox.ttyCommand(script));
             Files.deleteIfExists(pidFile);
         } catch (IOException ignored) {
             // A temp file left in the scratch directory is harmless.

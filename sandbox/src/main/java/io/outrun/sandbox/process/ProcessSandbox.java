@@ -314,6 +314,14 @@ public final class ProcessSandbox implements Sandbox {
         return spare;
     }
 
+    /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true}. */
+    static final String SCRIPT_TOOL = "/usr/bin/script";
+
+    /** A tty run's command, beside the shim that the wrapper runs (removed with it). */
+    static Path ttyCommand(Path script) {
+        return script.resolveSibling(script.getFileName() + ".cmd");
+    }
+
     /** A run's go file for a spare, beside its script (removed with it). */
     static Path goFile(Path script) {
         return script.resolveSibling(script.getFileName() + ".go");
@@ -392,6 +400,10 @@ public final class ProcessSandbox implements Sandbox {
 
     @Override
     public Run start(RunSpec spec) {
+        if (spec.stdin() == io.outrun.inputs.StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
+            throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
+                    + " (util-linux) on the node, which is missing");
+        }
         Path workdir = spec.workdir() == null || spec.workdir().isBlank() ? null : Path.of(spec.workdir());
         if (workdir != null && !Files.isDirectory(workdir)) {
             throw new io.outrun.sandbox.RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"
@@ -411,7 +423,17 @@ public final class ProcessSandbox implements Sandbox {
             }
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
-            Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
+            if (spec.stdin() == io.outrun.inputs.StdinMode.TTY) {
+                // The wrapper runs a shim that gives the command a pseudo-terminal (util-linux
+                // script: stdin and output through it, echo on as a terminal has it, the command's
+                // exit status its own); the command itself is the file beside it.
+                Path command = ttyCommand(script);
+                Files.writeString(command, spec.command(), StandardCharsets.UTF_8);
+                Files.writeString(script, "exec " + SCRIPT_TOOL + " -qfec \"/bin/bash '" + command + "'\" /dev/null\n",
+                        StandardCharsets.UTF_8);
+            } else {
+                Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
+            }
             Path pidFile = RUNS.resolve(spec.executionId() + "." + spec.epoch() + "." + tag + ".pid");
             String lease = spec.leaseFile() == null ? "" : spec.leaseFile().toString();
             // A placeholder before the spawn, so that a worker dying before the run wrote its pid
@@ -419,7 +441,8 @@ public final class ProcessSandbox implements Sandbox {
             Files.writeString(pidFile, "0 0 " + lease + "\n");
             // Before the run: a run must never be without its kill switch.
             watchdog.ensureRunning();
-            Process process = handToSpare(script, lease, pidFile, workdir, spec.env());
+            // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
+            Process process = spec.stdin().open() ? null : handToSpare(script, lease, pidFile, workdir, spec.env());
             if (process == null) {
                 ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString(),
                         script.toString(), lease, pidFile.toString());
@@ -428,7 +451,8 @@ public final class ProcessSandbox implements Sandbox {
                 if (workdir != null) {
                     builder.directory(workdir.toFile());
                 }
-                builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                builder.redirectInput(spec.stdin().open() ? ProcessBuilder.Redirect.PIPE
+                        : ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
                 try {
                     process = builder.start();
                 } catch (IOException e) {

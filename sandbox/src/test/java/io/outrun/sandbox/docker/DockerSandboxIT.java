@@ -79,6 +79,21 @@ class DockerSandboxIT {
     }
 
     @Test
+    void aPromptIsAnsweredLineByLine() throws Exception {
+        io.outrun.sandbox.StdinScenarios.aPromptIsAnsweredLineByLine(sandbox, spec("true"));
+    }
+
+    @Test
+    void aTerminalIsATerminal() throws Exception {
+        io.outrun.sandbox.StdinScenarios.aTerminalIsATerminal(sandbox, spec("true"));
+    }
+
+    @Test
+    void withoutStdinTheCommandReadsNothing() throws Exception {
+        io.outrun.sandbox.StdinScenarios.withoutStdinTheCommandReadsNothing(sandbox, spec("true"));
+    }
+
+    @Test
     void reportsExitCodeAndKeepsStreamsApart() throws Exception {
         Result result = run("echo out; echo err >&2; exit 7");
         assertThat(result.exit()).isEqualTo(new Exit(7, false, false));

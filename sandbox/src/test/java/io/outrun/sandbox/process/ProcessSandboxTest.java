@@ -366,6 +366,21 @@ class ProcessSandboxTest {
         }
     }
 
+    @Test
+    void aPromptIsAnsweredLineByLine() throws Exception {
+        io.outrun.sandbox.StdinScenarios.aPromptIsAnsweredLineByLine(sandbox, RunSpec.of("true", Duration.ofSeconds(30)));
+    }
+
+    @Test
+    void aTerminalIsATerminal() throws Exception {
+        io.outrun.sandbox.StdinScenarios.aTerminalIsATerminal(sandbox, RunSpec.of("true", Duration.ofSeconds(30)));
+    }
+
+    @Test
+    void withoutStdinTheCommandReadsNothing() throws Exception {
+        io.outrun.sandbox.StdinScenarios.withoutStdinTheCommandReadsNothing(sandbox, RunSpec.of("true", Duration.ofSeconds(30)));
+    }
+
     static Exit await(Run run) throws InterruptedException {
         Optional<Exit> exit = run.awaitExit(Duration.ofSeconds(30));
         assertThat(exit).isPresent();
