@@ -102,7 +102,9 @@ public final class OutrunTools {
                         maxAttempts=1 for commands that must never run twice (deploys, payments, migrations). \
                         For anything with side effects also pass idempotencyKey (any unique string of yours): \
                         calling again with the same key, e.g. after a lost answer or a "retry shortly", answers \
-                        the execution the first call started instead of running the command twice.""",
+                        the execution the first call started instead of running the command twice. stdin=true \
+                        keeps the command's stdin open (else it reads nothing): answer its prompts, or drive a \
+                        REPL, with write_stdin; tty=true gives it a terminal (for programs that insist on one).""",
                         """
                         {"type":"object","properties":{
                           "command":{"type":"string","description":"bash source to run; any length"},
@@ -123,7 +125,9 @@ public final class OutrunTools {
                             "encoding":{"type":"string","enum":["utf8","base64"]},
                             "mode":{"type":"string","description":"permission bits such as 0755 (default 0644)"}},"required":["path","content"]}},
                           "artifacts":{"type":"array","items":{"type":"string"},"description":"paths or globs relative to the workdir to keep after the command ends, e.g. dist/*.tar or report.xml"},
-                          "workspace":{"type":"string","description":"a name: restore that workspace into the workdir before the run and save it back after"}
+                          "workspace":{"type":"string","description":"a name: restore that workspace into the workdir before the run and save it back after"},
+                          "stdin":{"type":"boolean","description":"keep the command's stdin open for write_stdin (default false: it reads nothing)"},
+                          "tty":{"type":"boolean","description":"give the command a terminal: stdin open, output through it, input echoed (default false)"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
@@ -150,6 +154,21 @@ public final class OutrunTools {
                           "waitMs":{"type":"integer","minimum":0,"description":"wait up to this long for new output (default 0, max 30000)"}
                         },"required":["executionId"]}""",
                         new ToolAnnotations("Read new output", true, false, true, false, null), this::readOutput),
+                spec("write_stdin", """
+                        Write text to the stdin of a command started with stdin=true or tty=true (end a line \
+                        with \\n), then answer with what it printed since, waiting up to waitMs (default 2000, \
+                        at most 30000) for it: answer a prompt, drive a REPL or a debugger. eof=true closes its \
+                        stdin after the text (or alone). Writes reach the command in order, each once; if its \
+                        worker is lost, the next attempt starts with everything written so far.""",
+                        """
+                        {"type":"object","properties":{
+                          "executionId":{"type":"string"},
+                          "text":{"type":"string","description":"what to type; end a line with \\n"},
+                          "eof":{"type":"boolean","description":"close stdin after the text (default false)"},
+                          "waitMs":{"type":"integer","minimum":0,"description":"wait up to this long for its answer (default 2000, max 30000)"},
+                          "cursor":{"type":"string","description":"answer with the output after this cursor (default: from just before this write)"}
+                        },"required":["executionId"]}""",
+                        new ToolAnnotations("Write to a command's stdin", false, false, false, false, null), this::writeStdin),
                 spec("cancel_execution", """
                         Stop an execution: a queued one never starts, a running one is killed with everything it \
                         started. Answers once the command is really gone (or says it is still stopping).""",
@@ -240,7 +259,9 @@ public final class OutrunTools {
                 .withLabels(args.stringMap("labels"))
                 .withFiles(inputFiles(args.list("files")))
                 .withArtifacts(strings("artifacts", args.list("artifacts")))
-                .withWorkspace(args.string("workspace"));
+                .withWorkspace(args.string("workspace"))
+                .withStdin(args.bool("stdin", false))
+                .withTty(args.bool("tty", false));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
@@ -389,6 +410,67 @@ public final class OutrunTools {
                     + " new output is printed or it ends). Do not wait idle if you have other work.";
         }
         answer.put("guidance", guidance);
+        return answer;
+    }
+
+    /** How long write_stdin waits for the command's answer by default. */
+    static final long STDIN_ANSWER_WAIT_MS = 2_000;
+    /** Once an answer started, how long a quiet spell ends it (a prompt rarely comes in one write). */
+    static final long STDIN_QUIET_MS = 300;
+
+    private ObjectNode writeStdin(OutrunClient client, ToolArgs args) {
+        String id = args.requiredString("executionId");
+        String text = args.string("text");
+        boolean eof = args.bool("eof", false);
+        if ((text == null || text.isEmpty()) && !eof) {
+            throw new ToolArgs.InvalidArgument("text: required unless eof is true (send \"\\n\" for an empty line)");
+        }
+        Long asked = args.integer("waitMs");
+        long waitMs = Math.min(asked == null ? STDIN_ANSWER_WAIT_MS : Math.max(0, asked), 30_000);
+        io.outrun.http.wire.StdinWritten written = client.writeStdin(id, text, eof);
+        String from = args.string("cursor") != null ? args.string("cursor") : written.cursor();
+        // Its answer: the first output after the write, then whatever follows while it keeps
+        // printing (a quiet spell or the wait ends it), at most TEXT_LIMIT bytes per stream.
+        long deadline = System.nanoTime() + waitMs * 1_000_000L;
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        OutputChunk chunk = null;
+        String cursor = from;
+        while (true) {
+            long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+            long wait = out.length() + err.length() == 0 ? left : Math.min(left, STDIN_QUIET_MS);
+            chunk = client.output(id, cursor, wait, TEXT_LIMIT - Math.max(out.length(), err.length()));
+            out.append(chunk.stdout().text());
+            err.append(chunk.stderr().text());
+            cursor = chunk.cursor();
+            boolean quiet = chunk.stdout().text().isEmpty() && chunk.stderr().text().isEmpty();
+            if (chunk.done() || chunk.more() || left == 0 || (quiet && out.length() + err.length() > 0)
+                    || Math.max(out.length(), err.length()) >= TEXT_LIMIT / 2) {
+                break;
+            }
+        }
+        ObjectNode answer = Json.mapper().createObjectNode();
+        answer.put("executionId", id);
+        answer.put("written", written.written());
+        answer.putObject("stdin").put("bytes", written.stdin().bytes()).put("closed", written.stdin().closed());
+        answer.put("status", chunk.status());
+        answer.put("stdout", out.toString());
+        answer.put("stderr", err.toString());
+        answer.put("cursor", cursor);
+        answer.put("done", chunk.done());
+        if (chunk.more()) {
+            answer.put("more", true);
+        }
+        if (chunk.exitCode() != null) {
+            answer.put("exitCode", chunk.exitCode());
+        }
+        answer.put("guidance", chunk.done() ? "It finished (" + chunk.status() + "); stdout and stderr hold the last"
+                + " of its output. get_execution shows the exit code and any error."
+                : chunk.more() ? MORE
+                : (written.stdin().closed() ? "Written, and its stdin is closed. " : "Written. ")
+                + "stdout and stderr hold what it printed since (its answer, up to waitMs). "
+                + (written.stdin().closed() ? "" : "Call write_stdin again to answer its next prompt (eof=true closes"
+                + " its stdin); ") + "read_output with this cursor shows what it prints next.");
         return answer;
     }
 

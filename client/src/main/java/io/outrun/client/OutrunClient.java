@@ -103,6 +103,39 @@ public final class OutrunClient {
         return send(request(path, waitOf(waitMs)).GET().build(), OutputChunk.class);
     }
 
+    /**
+     * Appends {@code text} (UTF-8) to the stdin of an execution submitted with stdin open;
+     * {@code eof} closes it after. The answer's cursor reads what the command printed since.
+     */
+    public io.outrun.http.wire.StdinWritten writeStdin(String executionId, String text, boolean eof) {
+        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+        if (text != null && !text.isEmpty()) {
+            body.put("text", text);
+        }
+        if (eof) {
+            body.put("eof", true);
+        }
+        return stdin(executionId, body);
+    }
+
+    /** As {@link #writeStdin(String, String, boolean)}, for any bytes (sent base64). */
+    public io.outrun.http.wire.StdinWritten writeStdin(String executionId, byte[] data, boolean eof) {
+        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+        if (data != null && data.length > 0) {
+            body.put("data", java.util.Base64.getEncoder().encodeToString(data));
+        }
+        if (eof) {
+            body.put("eof", true);
+        }
+        return stdin(executionId, body);
+    }
+
+    private io.outrun.http.wire.StdinWritten stdin(String executionId, java.util.Map<String, Object> body) {
+        return send(request("/v1/executions/" + encodePath(executionId) + "/stdin", Duration.ZERO)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.http.wire.StdinWritten.class);
+    }
+
     public ExecutionView cancel(String executionId) {
         String path = "/v1/executions/" + encodePath(executionId) + "/cancel";
         return send(request(path, Duration.ZERO).POST(HttpRequest.BodyPublishers.noBody()).build(), ExecutionView.class);

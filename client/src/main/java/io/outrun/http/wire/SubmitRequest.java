@@ -21,6 +21,8 @@ import java.util.Map;
  * @param files          input files written into the workdir before the command starts
  * @param artifacts      paths or globs relative to the workdir collected after the command ends
  * @param workspace      the owner's workspace restored before the run and saved after it
+ * @param stdin          true: the command's stdin stays open for {@code POST …/stdin} (else /dev/null)
+ * @param tty            true: the command gets a pseudo-terminal (stdin open too)
  */
 public record SubmitRequest(
         String command,
@@ -35,7 +37,17 @@ public record SubmitRequest(
         String waitFor,
         java.util.List<InputFileSpec> files,
         java.util.List<String> artifacts,
-        String workspace) {
+        String workspace,
+        Boolean stdin,
+        Boolean tty) {
+
+    public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
+                         Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
+                         String waitFor, java.util.List<InputFileSpec> files, java.util.List<String> artifacts,
+                         String workspace) {
+        this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts,
+                workspace, null, null);
+    }
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
                          Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
@@ -49,54 +61,66 @@ public record SubmitRequest(
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, value, artifacts, workspace);
+                waitFor, value, artifacts, workspace, stdin, tty);
     }
 
     public SubmitRequest withArtifacts(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, value, workspace);
+                waitFor, files, value, workspace, stdin, tty);
     }
 
     public SubmitRequest withWorkspace(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, value);
+                waitFor, files, artifacts, value, stdin, tty);
+    }
+
+    /** Keeps the command's stdin open for writes ({@code POST …/stdin}). */
+    public SubmitRequest withStdin(boolean value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty);
+    }
+
+    /** Gives the command a pseudo-terminal (stdin open too). */
+    public SubmitRequest withTty(boolean value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null);
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty);
     }
 }
