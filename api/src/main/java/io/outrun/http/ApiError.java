@@ -9,9 +9,15 @@ public final class ApiError extends RuntimeException {
 
     private final int httpStatus;
     private final String code;
-    private final String guidance;
+    /** The guidance in the words of each channel (HTTP routes, MCP tools, CLI commands). */
+    private final java.util.function.Function<Channel, String> guidance;
 
     public ApiError(int httpStatus, String code, String message, String guidance) {
+        this(httpStatus, code, message, channel -> guidance);
+    }
+
+    /** An error whose guidance names next steps, each in the words of the caller's channel. */
+    public ApiError(int httpStatus, String code, String message, java.util.function.Function<Channel, String> guidance) {
         super(message, null, false, false);
         this.httpStatus = httpStatus;
         this.code = code;
@@ -27,13 +33,17 @@ public final class ApiError extends RuntimeException {
     }
 
     public String guidance() {
-        return guidance;
+        return guidance(Channel.HTTP);
+    }
+
+    public String guidance(Channel channel) {
+        return guidance.apply(channel);
     }
 
     /** 400: {@code field} is what the caller must fix. */
     public static ApiError invalid(String field, String problem) {
         return new ApiError(400, "invalid_request", field + ": " + problem,
-                "Fix the field named in the message and send the request again; GET /openapi.json describes every field.");
+                ch -> "Fix the field named in the message and send the request again; " + ch.fieldsReference() + ".");
     }
 
     public static ApiError identityRequired(String why) {
@@ -44,8 +54,8 @@ public final class ApiError extends RuntimeException {
 
     public static ApiError notFound(String id) {
         return new ApiError(404, "execution_not_found", "No execution " + id + " exists for this owner.",
-                "Check the executionId: it must come from a submit made with this same token."
-                        + " GET /v1/executions lists your executions.");
+                ch -> "Check the executionId: it must come from a submit made with this same token. "
+                        + ch.list(null) + " lists your executions.");
     }
 
     /** Seconds a 429 asks the caller to wait: long enough for some of its queue to start. */
@@ -55,8 +65,8 @@ public final class ApiError extends RuntimeException {
     public static ApiError tooManyQueued(io.outrun.owner.TooManyQueuedException e) {
         return new ApiError(429, "too_many_queued", "This owner has " + e.queued() + " queued executions; its cap is "
                 + e.cap() + ". This submission was not accepted.",
-                "Wait for some of your queued executions to start (retry after the Retry-After seconds), or cancel"
-                        + " ones you no longer need (GET /v1/executions?status=queued lists them). Submit fewer,"
+                ch -> "Wait for some of your queued executions to start (retry after the Retry-After seconds), or cancel"
+                        + " ones you no longer need (" + ch.list("queued") + " lists them). Submit fewer,"
                         + " larger executions (one script that loops) rather than thousands of small ones; the"
                         + " operator sets the cap (outrun owner set --max-queued).");
     }
@@ -64,8 +74,8 @@ public final class ApiError extends RuntimeException {
     /** 503: the node cannot reach its database; nothing was changed by this request. */
     public static ApiError databaseUnavailable() {
         return new ApiError(503, "database_unavailable", "This node cannot reach its database right now.",
-                "Retry in a few seconds (see Retry-After). Executions already accepted are kept and resume when"
+                ch -> "Retry in a few seconds (see Retry-After). Executions already accepted are kept and resume when"
                         + " the database is back; a submit that got this answer was not accepted, so send it again"
-                        + " (with the same Idempotency-Key, if you used one).");
+                        + " (with the same " + ch.idempotencyKey() + ", if you used one).");
     }
 }

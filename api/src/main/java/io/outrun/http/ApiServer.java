@@ -288,7 +288,7 @@ public final class ApiServer implements AutoCloseable {
         if (e.httpStatus() == 429) {
             ctx.header("Retry-After", String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
         }
-        json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance()));
+        json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance(Channel.of(ctx))));
     }
 
     private static byte[] openApi() {

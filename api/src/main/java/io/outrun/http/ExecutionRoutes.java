@@ -12,6 +12,8 @@ import io.outrun.http.wire.OutputChunk;
 import io.outrun.http.wire.StreamDelta;
 import io.outrun.service.ExecutionService;
 import io.outrun.store.OutputStore;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.store.SubmissionStore;
 import io.outrun.store.SubmissionStore.CancelResult;
 import io.outrun.store.SubmissionStore.Inserted;
 import io.outrun.store.Outage;
@@ -72,7 +74,7 @@ final class ExecutionRoutes {
             }
         }
         ctx.header("Location", "/v1/executions/" + e.id());
-        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, views.of(shown, mode)
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, view(ctx, shown, mode)
                 .withWaitMsClamped(parsed.waitMsClamped()));
     }
 
@@ -85,7 +87,7 @@ final class ExecutionRoutes {
         if (waitMs > 0 && !e.status().isTerminal()) {
             e = untilEnd(id, owner, waitMs);
         }
-        ApiServer.json(ctx, 200, views.of(e, mode).withWaitMsClamped(clamped(ctx, waitMs)));
+        ApiServer.json(ctx, 200, view(ctx, e, mode).withWaitMsClamped(clamped(ctx, waitMs)));
     }
 
     void output(Context ctx) {
@@ -94,7 +96,8 @@ final class ExecutionRoutes {
         OutputCursor cursor = OutputCursor.decode(ctx.queryParam("cursor"));
         long waitMs = waitMs(ctx);
         long maxBytes = longParam(ctx, "maxBytes", MIN_PAGE_BYTES, Long.MAX_VALUE);
-        OutputChunk chunk = waiter.await(owner, id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes),
+        Channel ch = Channel.of(ctx);
+        OutputChunk chunk = waiter.await(owner, id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes, ch),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
         ApiServer.json(ctx, 200, chunk.withWaitMsClamped(clamped(ctx, waitMs)));
     }
@@ -117,21 +120,21 @@ final class ExecutionRoutes {
                 long total = w.offset() + write.bytes().length;
                 ApiServer.json(ctx, 200, new StdinWritten(id.toString(), write.bytes().length, w.offset(),
                         new StdinView(before.stdin().mode().wire(), total, write.eof()), cursor,
-                        guidance.forStdinWrite(id, write.eof(), cursor)));
+                        guidance.forStdinWrite(id, write.eof(), cursor, Channel.of(ctx))));
             }
             case NOT_FOUND -> throw ApiError.notFound(id.toString());
             case NOT_OPEN -> throw new ApiError(409, "stdin_not_open", "Execution " + id + " was submitted without stdin"
-                    + " open: its command reads /dev/null.", "Submit the command again with \"stdin\": true (or"
-                    + " \"tty\": true for a terminal) to write to it while it runs.");
+                    + " open: its command reads /dev/null.", ch -> "Submit the command again with " + ch.field("stdin")
+                    + " true (or " + ch.field("tty") + " true for a terminal) to write to it while it runs.");
             case FINISHED -> throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as "
-                    + w.status().wire() + "; its stdin takes nothing more.", "GET /v1/executions/" + id
-                    + " shows its result.");
+                    + w.status().wire() + "; its stdin takes nothing more.", ch -> ch.show(id) + " shows its result.");
             case CLOSED -> throw new ApiError(409, "stdin_closed", "The stdin of execution " + id + " was closed (a write"
                     + " sent eof) after " + w.stdin().bytes() + " bytes; nothing more is taken.",
                     "The command has read end of file. Submit a new execution to send it more input.");
             case TOO_LARGE -> throw new ApiError(413, "stdin_too_large", "The stdin of execution " + id + " holds "
                     + w.stdin().bytes() + " bytes; with this write it would exceed " + StdinStore.MAX_TOTAL_BYTES
-                    + " bytes.", "Pass large inputs as `files` or a `workspace` instead of stdin.");
+                    + " bytes.", ch -> "Pass large inputs as " + ch.field("files") + " or a " + ch.field("workspace")
+                    + " instead of stdin.");
         }
     }
 
@@ -146,9 +149,9 @@ final class ExecutionRoutes {
         Execution e = load(id, owner);
         if (result == CancelResult.ALREADY_TERMINAL && e.status() != ExecutionStatus.CANCELLED) {
             throw new ApiError(409, "execution_finished", "Execution " + id + " already ended as " + e.status().wire()
-                    + "; there is nothing to cancel.", "GET /v1/executions/" + id + " shows its result.");
+                    + "; there is nothing to cancel.", ch -> ch.show(id) + " shows its result.");
         }
-        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, views.of(e, mode));
+        ApiServer.json(ctx, result == CancelResult.REQUESTED ? 202 : 200, view(ctx, e, mode));
     }
 
     void list(Context ctx) {
@@ -177,7 +180,7 @@ final class ExecutionRoutes {
     }
 
     /** The output after {@code cursor}, at most {@code maxBytes} bytes of each stream; {@code more} when some were left for the next page. */
-    private OutputChunk chunk(Execution e, OutputCursor cursor, long maxBytes) {
+    private OutputChunk chunk(Execution e, OutputCursor cursor, long maxBytes, Channel ch) {
         // A retried attempt starts its output from zero: a cursor of an older attempt starts over.
         boolean restarted = cursor.epoch() != 0 && cursor.epoch() != e.outputEpoch();
         OutputCursor from = cursor.epoch() == e.outputEpoch() ? cursor : new OutputCursor(e.outputEpoch(), 0, 0);
@@ -190,7 +193,7 @@ final class ExecutionRoutes {
         return new OutputChunk(e.id().toString(), e.status().wire(), e.attempt(), restarted,
                 new StreamDelta(out.text(), out.droppedBytes(), e.stdout().totalBytes()),
                 new StreamDelta(err.text(), err.droppedBytes(), e.stderr().totalBytes()),
-                next, done, more, e.exitCode(), guidance.forOutput(e, done, more, next));
+                next, done, more, e.exitCode(), guidance.forOutput(e, done, more, next, ch));
     }
 
     /**
@@ -222,6 +225,16 @@ final class ExecutionRoutes {
                 .orElseThrow(() -> ApiError.notFound(id.toString())), e -> e.status().isTerminal()
                 || e.stdout().totalBytes() > 0 || e.stderr().totalBytes() > 0);
         return load(id, owner);
+    }
+
+    /**
+     * The execution as the caller's channel reads it; a queued one waiting for its workspace
+     * names the run that holds it.
+     */
+    private ExecutionView view(Context ctx, Execution e, OutputMode mode) {
+        SubmissionStore.WorkspaceHeld held = e.status() == ExecutionStatus.QUEUED
+                ? service.workspaceHolder(e.id(), e.owner()).orElse(null) : null;
+        return views.of(e, mode, Channel.of(ctx), held);
     }
 
     private Execution load(UUID id, String owner) {
@@ -262,7 +275,7 @@ final class ExecutionRoutes {
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
                     + " was already used for a different request (execution " + first.id() + ").",
-                    "Use a new Idempotency-Key for a new command, or GET /v1/executions/" + first.id()
+                    ch -> "Use a new " + ch.idempotencyKey() + " for a new command, or " + ch.show(first.id())
                             + " for the execution the key already names.");
         }
     }

@@ -140,8 +140,8 @@ final class FileRoutes {
 
     private static ApiError artifactNotFound(UUID id, String name) {
         return new ApiError(404, "artifact_not_found", "Execution " + id + " has no artifact named " + name + ".",
-                "GET /v1/executions/" + id + "/artifacts lists what was collected; name files to collect with"
-                        + " `artifacts` when you submit.");
+                ch -> ch.listArtifacts(id) + " lists what was collected; name files to collect with "
+                        + ch.field("artifacts") + " when you submit.");
     }
 
     private static ApiError unsatisfiable(long size) {

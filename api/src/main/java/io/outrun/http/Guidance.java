@@ -16,27 +16,43 @@ final class Guidance {
     }
 
     String forExecution(Execution e) {
+        return forExecution(e, Channel.HTTP);
+    }
+
+    String forExecution(Execution e, Channel ch) {
+        return forExecution(e, ch, null);
+    }
+
+    /**
+     * What to do next with {@code e}, in the words of {@code ch}; {@code held}: the run of the
+     * same workspace a queued {@code e} waits for (null: none).
+     */
+    String forExecution(Execution e, Channel ch, io.outrun.store.SubmissionStore.WorkspaceHeld held) {
         String id = e.id().toString();
-        String follow = "GET /v1/executions/" + id + "/output?cursor=<cursor>&waitMs=" + config.maxWaitMs()
+        String follow = ch.follow(id, "<cursor>", config.maxWaitMs())
                 + " (pass this answer's cursor, then each answer's) streams only output you have not seen";
-        String poll = "GET /v1/executions/" + id + "?waitMs=" + config.maxWaitMs() + " answers as soon as it ends";
+        String poll = ch.awaitEnd(id, config.maxWaitMs());
         // Once a cancel is requested, offering the cancel again would only loop the caller.
-        String cancel = e.cancelRequested() ? "" : "; POST /v1/executions/" + id + "/cancel stops it";
+        String cancel = e.cancelRequested() ? "" : "; " + ch.cancel(id) + " stops it";
+        String stdin = e.stdin().mode().open() && !e.stdin().closed() ? "; " + ch.writeStdin(id) + " answers its"
+                + " prompts (its stdin is open" + (e.stdin().bytes() > 0 ? ", " + e.stdin().bytes() + " bytes written" : "")
+                + ")" : "";
         String text = switch (e.status()) {
-            case QUEUED -> queued(e) + " Do not wait idle: continue other work, then check back. " + poll + "; "
-                    + follow + cancel + ".";
+            case QUEUED -> queued(e, ch, held) + " Do not wait idle: continue other work, then check back. " + poll + "; "
+                    + follow + stdin + cancel + ".";
             case RUNNING -> (e.cancelRequested() ? "Cancel requested; the worker kills it within seconds. " : "")
                     + "Running (attempt " + e.attempt() + " of " + e.maxAttempts() + ")." + earlierAttemptsLost(e)
-                    + " Do not wait idle: continue other work, then check back. " + poll + "; " + follow + cancel + ".";
+                    + " Do not wait idle: continue other work, then check back. " + poll + "; " + follow + stdin + cancel + ".";
             case SUCCEEDED -> "Finished with exit code 0; stdout and stderr hold its output.";
-            case FAILED -> failed(e);
+            case FAILED -> failed(e, ch);
             case TIMED_OUT -> "Killed at its timeout of " + e.timeoutMs() + " ms." + (e.timeoutMs() < config.maxTimeoutMs()
-                    ? " Resubmit with a larger timeoutMs (this server allows up to " + config.maxTimeoutMs() + " ms), or"
+                    ? " Resubmit with a larger " + ch.field("timeoutMs") + " (this server allows up to "
+                            + config.maxTimeoutMs() + " ms), or"
                     : " That is this server's maximum:") + " split the work into smaller executions that each finish in"
-                    + " time. Files written inside the sandbox are removed when it ends unless named in `artifacts`"
-                    + " (collected after a timeout too: GET /v1/executions/" + e.id() + "/artifacts); run it with a"
-                    + " `workspace` to keep its workdir for the next run, so a re-run resumes instead of starting from"
-                    + " scratch.";
+                    + " time. Files written inside the sandbox are removed when it ends unless named in "
+                    + ch.field("artifacts") + " (collected after a timeout too: " + ch.listArtifacts(e.id()) + "); run"
+                    + " it with a " + ch.field("workspace") + " to keep its workdir for the next run, so a re-run resumes"
+                    + " instead of starting from scratch.";
             case CANCELLED -> e.errorMessage() != null && e.errorMessage().startsWith("Cancelled by an admin")
                     ? "Cancelled by an operator from the dashboard (its JobRunr job was deleted), not by you. Submit it"
                     + " again if it is still needed; ask the operator if it keeps happening."
@@ -47,20 +63,28 @@ final class Guidance {
         } else if (e.stdout().truncated() || e.stderr().truncated()) {
             text += " Output was truncated: the first and last bytes are kept and the middle is marked as dropped."
                     + (e.maxOutputBytes() < config.maxOutputBytes()
-                            ? " Resubmit with a larger maxOutputBytes (up to " + config.maxOutputBytes() + "), or print"
+                            ? " Resubmit with a larger " + ch.field("maxOutputBytes") + " (up to " + config.maxOutputBytes()
+                                    + "), or print"
                             : " It already kept this server's maximum of " + config.maxOutputBytes() + " bytes per stream:"
                                     + " print")
                     + " a summary instead of everything (filter with grep, tail or wc). The whole stream is kept,"
-                    + " compressed, up to the operator's cap, as the artifact stdout or stderr: GET /v1/executions/"
-                    + e.id() + "/artifacts/stdout. Other files written in the sandbox are removed when it ends unless"
-                    + " named in `artifacts`.";
+                    + " compressed, up to the operator's cap, as the artifact stdout or stderr: "
+                    + ch.readArtifact(e.id(), "stdout") + ". Other files written in the sandbox are removed when it ends"
+                    + " unless named in " + ch.field("artifacts") + ".";
         }
         return text;
     }
 
     /** Queued twice over: never started, or back in the queue after its worker was lost. */
-    private static String queued(Execution e) {
+    private static String queued(Execution e, Channel ch, io.outrun.store.SubmissionStore.WorkspaceHeld held) {
         String cancelled = e.cancelRequested() ? "Cancel requested. " : "";
+        if (held != null) {
+            // Not a matter of slots or caps: two runs of one workspace never overlap.
+            return cancelled + "Queued: it waits for its workspace " + held.workspace() + ", which your execution "
+                    + held.holder() + " is running with. Runs of one workspace never overlap (each starts from the"
+                    + " workdir the previous one left), so it starts when that one ends" + (e.attempt() > 0
+                    ? "; attempt " + e.attempt() + " lost its worker and it runs again from the start." : ".");
+        }
         if (e.attempt() == 0) {
             return cancelled + "Queued; it starts as soon as a worker has a free slot (at once when one is idle). The"
                     + " fleet is shared fairly: each slot that frees goes to the owner with the fewest running"
@@ -70,7 +94,9 @@ final class Guidance {
         return cancelled + "Attempt " + e.attempt() + " of " + e.maxAttempts() + " lost its worker (crashed, killed or"
                 + " cut off from the database) before the command ended; it is queued to run again from the start as"
                 + " attempt " + (e.attempt() + 1) + ", and its output will start over. Whatever the lost attempt did"
-                + " outside the sandbox may have happened: submit with maxAttempts 1 for commands that must not run twice.";
+                + " outside the sandbox may have happened: submit with " + ch.field("maxAttempts") + " 1 for commands"
+                + " that must not run twice." + (e.stdin().mode().open() ? " The next attempt starts with everything"
+                + " written to its stdin so far." : "");
     }
 
     private static String earlierAttemptsLost(Execution e) {
@@ -95,10 +121,10 @@ final class Guidance {
         return stream.head().length == 0 && stream.tail().length == 0;
     }
 
-    private String failed(Execution e) {
+    private String failed(Execution e, Channel ch) {
         String code = e.errorCode() == null ? "" : e.errorCode();
         return switch (code) {
-            case "command_failed" -> commandFailed(e);
+            case "command_failed" -> commandFailed(e, ch);
             case "lease_expired" -> (e.maxAttempts() == 1 ? "Its worker was lost (crashed, killed, or cut off from the"
                     + " database) and, as asked with maxAttempts 1, it was not run again; the command may have run in"
                     + " part. Check what it changed before you submit it again;"
@@ -111,10 +137,10 @@ final class Guidance {
                     + " or an operator stopped it; error.message says which): the command did not fail by itself and may"
                     + " have run in part. Check what it changed, then submit it again; the operator should check the"
                     + " workers' Docker engines.";
-            case "image_not_allowed" -> "The operator does not allow that image. Submit again without `image` to use"
-                    + " the default sandbox image.";
-            case "image_not_found" -> "The image you named is not on the workers. Submit again without `image` to use"
-                    + " the default sandbox image.";
+            case "image_not_allowed" -> "The operator does not allow that image. Submit again without "
+                    + ch.field("image") + " to use the default sandbox image.";
+            case "image_not_found" -> "The image you named is not on the workers. Submit again without "
+                    + ch.field("image") + " to use the default sandbox image.";
             case "out_of_memory" -> "The kernel killed the command for memory: it used more than the sandbox's limit"
                     + " (error.message names it). Make it use less (smaller inputs, stream instead of loading everything,"
                     + " fewer parallel jobs) or split it into several executions, then submit again.";
@@ -122,7 +148,7 @@ final class Guidance {
         };
     }
 
-    private String commandFailed(Execution e) {
+    private String commandFailed(Execution e, Channel ch) {
         String text = "The command exited with code " + e.exitCode() + ".";
         if (e.exitCode() != null && e.exitCode() == 137) {
             // The engine did not flag an OOM kill (those end out_of_memory): something sent SIGKILL.
@@ -132,16 +158,17 @@ final class Guidance {
         if (e.exitCode() != null && e.exitCode() == 127) {
             text += " 127 means a command was not found: that tool is not in the sandbox ("
                     + (e.image() == null ? "the default sandbox image" : "the image " + e.image())
-                    + ", or the host's PATH when the workers run host processes). Use what it has, bring the tool in"
-                    + " `files` or a `workspace`, or submit with `image` naming one the operator allows that has it.";
+                    + ", or the host's PATH when the workers run host processes). Use what it has, bring the tool in "
+                    + ch.field("files") + " or a " + ch.field("workspace") + ", or submit with " + ch.field("image")
+                    + " naming one the operator allows that has it.";
         } else if (e.exitCode() != null && e.exitCode() == 126) {
             text += " 126 means a file was found but could not be executed: make it executable (chmod +x, or a"
-                    + " file's `mode`) or run it through its interpreter (bash script.sh, python3 script.py).";
+                    + " file's mode) or run it through its interpreter (bash script.sh, python3 script.py).";
         }
         if (networkFailure(e.stderr())) {
             text += " Its stderr shows a network failure: runs have no network unless the operator allows it, so"
-                    + " downloads and package installs fail. Pass what it needs as `files` (or keep it in a `workspace`),"
-                    + " or ask the operator for network access.";
+                    + " downloads and package installs fail. Pass what it needs as " + ch.field("files") + " (or keep it"
+                    + " in a " + ch.field("workspace") + "), or ask the operator for network access.";
         }
         boolean err = e.stderr().totalBytes() > 0;
         boolean out = e.stdout().totalBytes() > 0;
@@ -156,24 +183,28 @@ final class Guidance {
     }
 
     /** After a stdin write: where the command's answer is read. */
-    String forStdinWrite(java.util.UUID id, boolean eof, String cursor) {
+    String forStdinWrite(java.util.UUID id, boolean eof, String cursor, Channel ch) {
         return (eof ? "Written, and stdin closed: the command reads end of file after these bytes. "
                 : "Written: the command reads these bytes in order, after any written before. ")
-                + "Its answer: GET /v1/executions/" + id + "/output?cursor=" + cursor + "&waitMs=" + config.maxWaitMs()
-                + " returns what it printed since (answers as soon as it prints). If its worker is lost, the next attempt"
-                + " starts with everything written so far.";
+                + "Its answer: " + ch.follow(id, cursor, config.maxWaitMs()) + " returns what it printed since (as soon"
+                + " as it prints). If its worker is lost, the next attempt starts with everything written so far.";
     }
 
     String forOutput(Execution e, boolean done, boolean more, String cursor) {
+        return forOutput(e, done, more, cursor, Channel.HTTP);
+    }
+
+    String forOutput(Execution e, boolean done, boolean more, String cursor, Channel ch) {
         if (more) {
-            return "This page stopped at maxBytes and more output is already there: call again at once with cursor="
-                    + cursor + " (and the same maxBytes) for the next page; no byte is skipped or repeated.";
+            return "This page stopped at maxBytes and more output is already there: " + ch.follow(e.id(), cursor,
+                    config.maxWaitMs()) + " at once (with the same maxBytes) gives the next page; no byte is skipped or"
+                    + " repeated.";
         }
         if (done) {
-            return "Finished (" + e.status().wire() + "); this is the last of its output. GET /v1/executions/" + e.id()
+            return "Finished (" + e.status().wire() + "); this is the last of its output. " + ch.show(e.id())
                     + " shows exit code and any error.";
         }
-        return "More may come: call again with cursor=" + cursor + "&waitMs=" + config.maxWaitMs()
-                + "; the answer comes as soon as new output is printed or the command ends.";
+        return "More may come: " + ch.follow(e.id(), cursor, config.maxWaitMs()) + " answers as soon as new output is"
+                + " printed or the command ends.";
     }
 }

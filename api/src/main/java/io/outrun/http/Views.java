@@ -27,6 +27,11 @@ final class Views {
     }
 
     ExecutionView of(Execution e, OutputMode mode) {
+        return of(e, mode, Channel.HTTP, null);
+    }
+
+    /** As the caller's channel reads it; {@code held}: the run holding the workspace a queued {@code e} waits for. */
+    ExecutionView of(Execution e, OutputMode mode, Channel ch, io.outrun.store.SubmissionStore.WorkspaceHeld held) {
         Duration duration = e.duration(Instant.now());
         ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
         boolean complete = e.status().isTerminal();
@@ -39,7 +44,7 @@ final class Views {
                 e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
-                guidance.forExecution(e), cursor, stdin(e), null);
+                guidance.forExecution(e, ch, held), cursor, stdin(e), null);
     }
 
     private static io.outrun.http.wire.StdinView stdin(Execution e) {

@@ -178,7 +178,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
                 if (holder == null || !holder.equals(owner.get())) {
                     // Unknown here, or another owner's: the same answer, which reveals nothing.
                     write(response, 404, ErrorBody.of("session_not_found", "No MCP session " + clip(sessionId)
-                            + " on this node.", "Initialize a new session (POST /mcp without Mcp-Session-Id)."));
+                            + " on this node.", "Initialize a new session: send initialize without an Mcp-Session-Id."));
                     return;
                 }
                 chain.doFilter(forward, res);

@@ -214,7 +214,9 @@ public final class OutrunTools {
                 .annotations(annotations).build();
         return SyncToolSpecification.builder().tool(tool).callHandler((exchange, request) -> {
             try {
-                ObjectNode answer = handler.apply(clients.apply(exchange), new ToolArgs(request.arguments()));
+                // The API words its guidance in tool calls for this client (Outrun-Channel: mcp).
+                ObjectNode answer = handler.apply(clients.apply(exchange).withChannel("mcp"),
+                        new ToolArgs(request.arguments()));
                 return CallToolResult.builder().addTextContent(answer.toString()).isError(false).build();
             } catch (ApiException e) {
                 return error(e.code(), e.getMessage(), e.guidance());
@@ -368,7 +370,8 @@ public final class OutrunTools {
         if (!v.finished()) {
             ObjectNode answer = state(v);
             answer.put("cursor", v.cursor());
-            answer.put("guidance", running(v));
+            // The API words it in tool calls (this client's channel), and says what a queued run waits for.
+            answer.put("guidance", v.guidance());
             return answer;
         }
         return withOutput(client, v, PREVIEW_LIMIT);
@@ -600,7 +603,7 @@ public final class OutrunTools {
         return added;
     }
 
-    /** What to do next while it is queued or running, in tool calls (the API's guidance names HTTP routes). */
+    /** What to do next while it is queued or running, in tool calls, for an answer that read the state before the output. */
     private static String running(ExecutionView v) {
         boolean queued = v.status().equals("queued");
         // Queued after a start, or running a later attempt: an earlier attempt was lost with its worker.

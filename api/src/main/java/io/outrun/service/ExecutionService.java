@@ -105,6 +105,11 @@ public final class ExecutionService {
         return stdin.write(id, owner, bytes, eof);
     }
 
+    /** For a queued execution: the owner's running execution holding the workspace it waits for. */
+    public Optional<io.outrun.store.SubmissionStore.WorkspaceHeld> workspaceHolder(UUID id, String owner) {
+        return store.workspaceHolder(id, owner);
+    }
+
     public CancelResult cancel(UUID id, String owner) {
         CancelResult result = store.requestCancel(id, owner);
         switch (result) {

@@ -185,6 +185,28 @@ public final class SubmissionStore {
         }
     }
 
+    /** The workspace a queued execution waits for, and the owner's running execution that holds it. */
+    public record WorkspaceHeld(String workspace, UUID holder) {
+    }
+
+    private static final NamedSql WORKSPACE_HOLDER = NamedSql.of("""
+            SELECT i.workspace, h.id FROM execution_inputs i
+              JOIN execution_inputs hi ON hi.workspace = i.workspace AND hi.execution_id <> i.execution_id
+              JOIN executions h ON h.id = hi.execution_id AND h.owner = :owner AND h.status = 'running'
+            WHERE i.execution_id = :id AND i.workspace IS NOT NULL
+            LIMIT 1""");
+
+    /** For a queued execution of {@code owner}: the running execution of the same workspace it waits for, if any. */
+    public Optional<WorkspaceHeld> workspaceHolder(UUID id, String owner) {
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = WORKSPACE_HOLDER.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
+             ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? Optional.of(new WorkspaceHeld(rs.getString(1), rs.getObject(2, UUID.class))) : Optional.empty();
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the workspace of execution " + id, e);
+        }
+    }
+
     /** What a cancel request did. */
     public enum CancelResult { CANCELLED_WHILE_QUEUED, REQUESTED, ALREADY_TERMINAL, NOT_FOUND }
 

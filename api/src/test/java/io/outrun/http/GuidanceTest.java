@@ -131,7 +131,7 @@ class GuidanceTest {
     void exit127SaysTheToolIsNotInTheImage() {
         String g = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 127, "command_failed",
                 Captured.EMPTY, text("bash: line 1: make: command not found\n")));
-        assertThat(g).contains("127 means a command was not found").contains("default sandbox image").contains("`image`");
+        assertThat(g).contains("127 means a command was not found").contains("default sandbox image").contains("with image naming");
         String g126 = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 126, "command_failed",
                 Captured.EMPTY, text("bash: ./run.sh: Permission denied\n")));
         assertThat(g126).contains("could not be executed").doesNotContain("127");
@@ -163,5 +163,34 @@ class GuidanceTest {
         assertThat(FileRoutes.notStoredGuidance("not_regular")).contains("links are never followed").doesNotContain("smaller");
         assertThat(FileRoutes.notStoredGuidance("missing")).contains("Nothing in the workdir matched");
         assertThat(FileRoutes.notStoredGuidance("over_limit")).contains("smaller");
+    }
+
+    @Test
+    void eachChannelNamesItsOwnNextSteps() {
+        Execution running = execution(ExecutionStatus.RUNNING, 1, 3, false, 1000, null, null, Captured.EMPTY, Captured.EMPTY);
+        String http = guidance.forExecution(running, Channel.HTTP);
+        String mcp = guidance.forExecution(running, Channel.MCP);
+        String cli = guidance.forExecution(running, Channel.CLI);
+        assertThat(http).contains("GET /v1/executions/" + running.id() + "/output?cursor=").contains("/cancel");
+        assertThat(mcp).contains("read_output with executionId " + running.id()).contains("cancel_execution")
+                .doesNotContain("/v1/").doesNotContain("GET ");
+        assertThat(cli).contains("outrun logs " + running.id()).contains("outrun cancel " + running.id())
+                .doesNotContain("/v1/");
+        Execution timedOut = execution(ExecutionStatus.TIMED_OUT, 1, 3, false, 1000, null, "timed_out", text("x\n"),
+                Captured.EMPTY);
+        assertThat(guidance.forExecution(timedOut, Channel.MCP)).contains("list_artifacts with executionId")
+                .contains("larger timeoutMs").doesNotContain("/v1/");
+        assertThat(guidance.forExecution(timedOut, Channel.CLI)).contains("larger --timeout-ms").contains("outrun get ");
+        assertThat(ApiError.notFound("x").guidance(Channel.MCP)).contains("list_executions").doesNotContain("/v1/");
+        assertThat(ApiError.notFound("x").guidance(Channel.HTTP)).contains("GET /v1/executions");
+    }
+
+    @Test
+    void aRunWaitingForItsWorkspaceNamesTheRunThatHoldsIt() {
+        Execution queued = execution(ExecutionStatus.QUEUED, 0, 3, false, 1000, null, null, Captured.EMPTY, Captured.EMPTY);
+        UUID holder = UUID.randomUUID();
+        String text = guidance.forExecution(queued, Channel.HTTP, new io.outrun.store.SubmissionStore.WorkspaceHeld("site", holder));
+        assertThat(text).contains("waits for its workspace site").contains(holder.toString()).contains("never overlap")
+                .doesNotContain("fewest running").doesNotContain("running cap");
     }
 }

@@ -32,16 +32,31 @@ public final class OutrunClient {
     private final String token;
     private final HttpClient http;
     private final ObjectMapper json = Json.mapper();
+    /** Who reads the API's guidance ({@code Outrun-Channel}: mcp, cli), or null for plain HTTP. */
+    private final String channel;
 
     public OutrunClient(URI base, String token) {
         this(base, token, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build());
     }
 
     public OutrunClient(URI base, String token, HttpClient http) {
+        this(base, token, http, null);
+    }
+
+    private OutrunClient(URI base, String token, HttpClient http, String channel) {
         String s = Objects.requireNonNull(base, "base").toString();
         this.base = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
         this.token = token;
         this.http = http;
+        this.channel = channel;
+    }
+
+    /**
+     * The same client, asking the API to word its guidance for {@code channel}: {@code mcp}
+     * (tools and their arguments), {@code cli} (commands), or null (HTTP routes).
+     */
+    public OutrunClient withChannel(String channel) {
+        return new OutrunClient(base, token, http, channel);
     }
 
     public URI base() {
@@ -189,13 +204,17 @@ public final class OutrunClient {
         for (String part : name.split("/")) {
             path.add(encodePath(part));
         }
-        HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + encodePath(executionId)
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + encodePath(executionId)
                         + "/artifacts/" + path))
                 .timeout(Duration.ofMinutes(30))
                 .header("Authorization", "Bearer " + (token == null ? "" : token.strip()))
                 .headers(offset > 0 || length >= 0 ? new String[] {"Range", "bytes=" + offset + "-"
                         + (length >= 0 ? String.valueOf(offset + Math.max(0, length - 1)) : "")} : new String[] {"Accept", "*/*"})
-                .GET().build();
+                .GET();
+        if (channel != null) {
+            builder.header("Outrun-Channel", channel);
+        }
+        HttpRequest request = builder.build();
         HttpResponse<java.io.InputStream> response;
         try {
             response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
@@ -227,6 +246,9 @@ public final class OutrunClient {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
                 .timeout(wait.plus(SLACK))
                 .header("Accept", "application/json");
+        if (channel != null) {
+            b.header("Outrun-Channel", channel);
+        }
         if (token != null && !token.isBlank()) {
             b.header("Authorization", "Bearer " + token.strip());
         }

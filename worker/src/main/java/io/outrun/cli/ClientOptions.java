@@ -41,7 +41,7 @@ public final class ClientOptions {
             throw new ConfigException("the token contains spaces or control characters; pass it exactly as"
                     + " `outrun token create` printed it");
         }
-        return new OutrunClient(base, t);
+        return new OutrunClient(base, t).withChannel("cli");
     }
 
     /** What an HTTP header value may hold here: visible ASCII only. */

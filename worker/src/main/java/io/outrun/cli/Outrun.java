@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
         description = "Durable executor of long commands for agents and services.",
         subcommands = {MigrateCommand.class, WorkerCommand.class, PruneCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
                 RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class, McpCommand.class,
-                NodesCommand.class, DrainCommand.class, OwnerCommand.class, GetCommand.class,
+                NodesCommand.class, DrainCommand.class, OwnerCommand.class, GetCommand.class, SendCommand.class,
+                AttachCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
 

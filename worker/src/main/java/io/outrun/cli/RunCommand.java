@@ -82,6 +82,13 @@ final class RunCommand extends ClientCommand {
             + " before the run and save it back after")
     String workspace;
 
+    @Option(names = "--stdin", description = "Keep the command's stdin open: write to it with `outrun send ID TEXT`"
+            + " or `outrun attach ID` (else it reads nothing)")
+    boolean stdin;
+
+    @Option(names = "--tty", description = "Give the command a terminal (stdin open too): for programs that want one")
+    boolean tty;
+
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
@@ -95,7 +102,8 @@ final class RunCommand extends ClientCommand {
         }
         SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
-                waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace);
+                waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
+                .withStdin(stdin).withTty(tty);
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
         if (waitForOutput && !v.finished()) {
             if (json) {

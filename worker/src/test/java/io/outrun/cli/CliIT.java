@@ -16,6 +16,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
 import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -73,6 +74,34 @@ class CliIT {
         assertThat(r.out()).isEqualTo("step 1\nstep 2\nstep 3\n");
         assertThat(r.err()).startsWith("bad\n").contains("failed");
         assertThat(r.err()).as("plain when not on a terminal").doesNotContain("\033[");
+    }
+
+    @Test
+    void sendAnswersAPromptLineByLineAndAttachForwardsThisTerminalsInput() throws Exception {
+        String id = client("run", "--stdin", "--", "read a; echo got:$a; read b; echo got:$b").out().strip();
+        Result one = client("send", "--wait-ms", "20000", id, "one");
+        assertThat(one.code()).as(one.err()).isZero();
+        assertThat(one.out()).isEqualTo("got:one\n");
+        Result two = client("send", "--eof", "--wait-ms", "20000", id, "two", "words");
+        assertThat(two.out()).isEqualTo("got:two words\n");
+        assertThat(two.err()).contains("closed after 14 bytes");
+        WorkerApiWait.until(api.alice(), id, ExecutionView::finished);
+        Result late = client("send", id, "x");
+        assertThat(late.code()).isEqualTo(1);
+        assertThat(late.err()).contains("execution_finished").contains("outrun status " + id).doesNotContain("/v1/");
+        Result plain = client("send", client("run", "--", "true").out().strip(), "x");
+        assertThat(plain.err()).contains("stdin_not_open").contains("--stdin true");
+
+        String tty = client("run", "--tty", "--", "test -t 0 && echo is-a-tty; read a; echo got:$a").out().strip();
+        java.io.InputStream keyboard = System.in;
+        System.setIn(new java.io.ByteArrayInputStream("typed\n".getBytes(StandardCharsets.UTF_8)));
+        try {
+            Result attached = client("attach", tty);
+            assertThat(attached.code()).as(attached.err()).isZero();
+            assertThat(attached.out().replace("\r", "")).contains("is-a-tty\n").contains("got:typed\n");
+        } finally {
+            System.setIn(keyboard);
+        }
     }
 
     @Test

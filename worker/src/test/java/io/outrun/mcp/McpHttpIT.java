@@ -86,6 +86,8 @@ class McpHttpIT {
                 scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
+                scenario.writeStdinAnswersPromptsLineByLine();
+                scenario.aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt();
 
                 // Owner scoping: bob's session cannot see alice's execution.
                 String id = scenario.call("run_command", Map.of("command", "true", "background", true)).text("executionId");

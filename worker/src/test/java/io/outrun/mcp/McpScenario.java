@@ -51,6 +51,9 @@ final class McpScenario {
     Answer call(String tool, Map<String, Object> args) {
         CallToolResult result = client.callTool(new CallToolRequest(tool, args));
         String text = ((TextContent) result.content().get(0)).text();
+        // Guidance over MCP names tools and their arguments, never the HTTP API's routes.
+        assertThat(text).as(tool + "'s answer names no HTTP route").doesNotContainPattern("(GET|POST|PUT|DELETE) /")
+                .doesNotContain("/v1/");
         try {
             return new Answer(Json.mapper().readTree(text), Boolean.TRUE.equals(result.isError()));
         } catch (Exception e) {
@@ -61,7 +64,7 @@ final class McpScenario {
     void listsTheTools() {
         List<String> names = client.listTools().tools().stream().map(Tool::name).toList();
         assertThat(names).containsExactlyInAnyOrder("run_command", "get_execution", "read_output", "cancel_execution",
-                "list_executions", "list_artifacts", "read_artifact");
+                "list_executions", "list_artifacts", "read_artifact", "write_stdin");
         Tool run = client.listTools().tools().stream().filter(t -> t.name().equals("run_command")).findFirst().orElseThrow();
         assertThat(run.description()).contains("background=true").contains("maxAttempts=1");
     }
@@ -251,6 +254,63 @@ final class McpScenario {
         Answer again = call("cancel_execution", Map.of("executionId", id));
         assertThat(again.text("status")).isEqualTo("cancelled");
         return id;
+    }
+
+    /** A prompt answered line by line with write_stdin, each answer carrying what the command printed in reply. */
+    void writeStdinAnswersPromptsLineByLine() {
+        Answer started = call("run_command", Map.of("command", "read a; echo got:$a; read b; echo got:$b; cat; echo end",
+                "background", true, "stdin", true));
+        String id = started.text("executionId");
+        Answer one = call("write_stdin", Map.of("executionId", id, "text", "one\n", "waitMs", 20_000));
+        assertThat(one.error()).as(one.json().toString()).isFalse();
+        assertThat(one.text("stdout")).isEqualTo("got:one\n");
+        assertThat(one.text("guidance")).contains("write_stdin").contains("read_output");
+        Answer two = call("write_stdin", Map.of("executionId", id, "text", "two\n", "waitMs", 20_000));
+        assertThat(two.text("stdout")).isEqualTo("got:two\n");
+        Answer last = call("write_stdin", Map.of("executionId", id, "text", "rest\n", "eof", true, "waitMs", 20_000));
+        assertThat(last.json().path("stdin").path("closed").asBoolean()).isTrue();
+        String tail = last.text("stdout");
+        if (!tail.contains("end")) {
+            tail += call("read_output", Map.of("executionId", id, "cursor", last.text("cursor"), "waitMs", 20_000)).text("stdout");
+        }
+        assertThat(tail).isEqualTo("rest\nend\n");
+        Answer done = call("get_execution", Map.of("executionId", id, "waitMs", 20_000));
+        assertThat(done.text("status")).isEqualTo("succeeded");
+        assertThat(done.text("stdout")).isEqualTo("got:one\ngot:two\nrest\nend\n");
+        Answer late = call("write_stdin", Map.of("executionId", id, "text", "late\n"));
+        assertThat(late.error()).isTrue();
+        assertThat(late.json().path("error").path("code").asText()).isEqualTo("execution_finished");
+        assertThat(late.text("guidance")).contains("get_execution with executionId " + id);
+        // Without stdin open, the agent is told how to get it, in the tool's own terms.
+        String plain = call("run_command", Map.of("command", "sleep 20", "background", true)).text("executionId");
+        Answer notOpen = call("write_stdin", Map.of("executionId", plain, "text", "x\n"));
+        assertThat(notOpen.json().path("error").path("code").asText()).isEqualTo("stdin_not_open");
+        assertThat(notOpen.text("guidance")).contains("again with stdin true");
+        call("cancel_execution", Map.of("executionId", plain));
+        // A terminal.
+        String tty = call("run_command", Map.of("command", "test -t 0 && echo is-a-tty; read a; echo got:$a",
+                "background", true, "tty", true)).text("executionId");
+        Answer typed = call("write_stdin", Map.of("executionId", tty, "text", "hi\n", "waitMs", 20_000));
+        Answer ttyDone = call("get_execution", Map.of("executionId", tty, "waitMs", 20_000));
+        assertThat(ttyDone.text("status")).as(typed.json().toString()).isEqualTo("succeeded");
+        assertThat(ttyDone.text("stdout").replace("\r", "")).contains("is-a-tty\n").contains("got:hi\n");
+    }
+
+    /** A run waiting for its workspace says so, and which run holds it: not slots, not a cap. */
+    void aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt() throws InterruptedException {
+        String workspace = "ws-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String first = call("run_command", Map.of("command", "echo started; sleep 30", "background", true,
+                "workspace", workspace)).text("executionId");
+        Answer firstOut = call("read_output", Map.of("executionId", first, "waitMs", 20_000));
+        assertThat(firstOut.text("status")).isEqualTo("running");
+        String second = call("run_command", Map.of("command", "true", "background", true, "workspace", workspace))
+                .text("executionId");
+        Answer waiting = call("get_execution", Map.of("executionId", second));
+        assertThat(waiting.text("status")).isEqualTo("queued");
+        assertThat(waiting.text("guidance")).contains("waits for its workspace " + workspace).contains(first)
+                .doesNotContain("running cap");
+        call("cancel_execution", Map.of("executionId", second));
+        call("cancel_execution", Map.of("executionId", first));
     }
 
     void badIdAnswersWithItsErrorCode() {

@@ -37,6 +37,8 @@ class McpStdioIT {
                 scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
+                scenario.writeStdinAnswersPromptsLineByLine();
+                scenario.aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt();
                 scenario.waitForOutputThenCursorThenCancel();
                 scenario.badIdAnswersWithItsErrorCode();
                 scenario.maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(worker);
