@@ -172,7 +172,7 @@ class CliIT {
     void errorsShowCodeMessageAndGuidance() {
         Result missing = client("status", "00000000-0000-0000-0000-000000000000");
         assertThat(missing.code()).isEqualTo(1);
-        assertThat(missing.err()).contains("execution_not_found").contains("GET /v1/executions");
+        assertThat(missing.err()).contains("execution_not_found").contains("outrun ls lists your executions").doesNotContain("/v1/");
         Result badToken = outrun("ls", "--api", api.base().toString(), "--token", "nope");
         assertThat(badToken.code()).isEqualTo(1);
         assertThat(badToken.err()).contains("identity_required");

@@ -62,8 +62,19 @@ final class ContainerRecipe {
     /** Where the run's lease file is mounted, read-only, inside the container. */
     static final String LEASE_MOUNT = "/run/outrun-lease";
 
-    /** The unprivileged user of sandbox/image/build.sh. */
+    /** The unprivileged user of sandbox/image/build.sh: the one every command runs as. */
     static final String USER = "10001:10001";
+    /**
+     * The container's own user: root, with only the capabilities it needs to drop to {@link #USER}
+     * for the command ({@link #DROP}) and to kill it from its watchdog. The kill switch then runs
+     * as another user than the command, which can neither signal nor ptrace it (issue 25 #4).
+     */
+    static final String BOOTSTRAP_USER = "0:0";
+    /** util-linux setpriv: the command runs as {@link #USER} with no capabilities, not even in its bounding set. */
+    static final String SETPRIV = "/usr/bin/setpriv";
+    /** What the bootstrap puts before the command (no_new_privs, set by Docker, stays). */
+    private static final String DROP = SETPRIV + " --reuid=10001 --regid=10001 --clear-groups --inh-caps=-all"
+            + " --bounding-set=-all";
     static final String DEFAULT_WORKDIR = "/work";
     static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** Label of a pooled container: started ahead of need, its run not known yet (value: "1"). */
@@ -91,6 +102,9 @@ final class ContainerRecipe {
             // terminal (see STDIN_RELAY below). A fresh container's header is "n 0 0 i".
             "read -r " + (IDLE_WAIT_MARK) + " n b e i || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
             "[ \"${b:-0}\" = 0 ] || set -- \"$b\" \"$2\"",
+            // Fail closed: without setpriv the command would run as root.
+            "[ -x " + SETPRIV + " ] || { echo 'outrun: the image needs " + SETPRIV + " (util-linux) to run the command"
+                    + " as an unprivileged user' >&2; exit " + BOOTSTRAP_FAILED + "; }",
             // From the header to the command's first instruction with bash builtins only: every
             // process started here (head, stat, mkfifo, timeout) cost a pooled run's start 2 ms on
             // a quiet machine and 20-50 ms on a loaded one, 8 of them in all. Byte counts hold
@@ -119,8 +133,9 @@ final class ContainerRecipe {
             // The kill switch: once the moment written in the lease file ($2) passes, the worker has
             // stopped confirming the lease (dead, paused, cut off from the database), another node
             // may soon run the next attempt, so everything of this run is killed from inside,
-            // whatever state the worker is in. kill -1 reaches every process of the sandbox user
-            // but the watchdog itself; docker-init then exits and the container ends. Once a
+            // whatever state the worker is in. The watchdog is root (with CAP_KILL) and the command
+            // the sandbox user, so the command can neither kill nor stop it; kill -1 reaches every
+            // process but the watchdog itself and docker-init, which then exits. Once a
             // second, with builtins only, so a fork bomb's pids limit cannot stop it (a fork that
             // fails for good ends a non-interactive bash, so `sleep` would end the watchdog): the
             // sleep is read -t 1 on the container's stdin pipe (the attach), taken as fd 9 by the
@@ -157,12 +172,15 @@ final class ContainerRecipe {
             // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
             // without it runs without the backstop rather than not at all. The command's file is
             // named literally: the run's environment may set any variable.
-            "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + SCRIPT_TOOL + " -qfec 'exec bash /tmp/.outrun-command' /dev/null;"
-                    + " else set -- \"$1\" \"$2\" bash /tmp/.outrun-command; fi",
+            // The command as the unprivileged user; this bootstrap, its watchdog and its relay stay root.
+            // A terminal: script waits for every child of its process (util-linux #2562: it spins
+            // otherwise), so it must not be the process that forked the watchdog and the relay.
+            "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + DROP + " " + SCRIPT_TOOL
+                    + " -qfec 'exec bash /tmp/.outrun-command' /dev/null",
+            "  if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" \"${@:3}\"; fi",
+            "  \"${@:3}\" 9<&-; exit; fi",
+            "set -- \"$1\" \"$2\" " + DROP + " bash /tmp/.outrun-command",
             "if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" \"${@:3}\"; fi",
-            // script waits for every child of its process (util-linux #2562: it spins otherwise), so
-            // it must not become the process that forked the watchdog and the relay: a child of it.
-            "if [ \"$3\" = " + SCRIPT_TOOL + " ]; then \"${@:3}\" 9<&-; exit; fi",
             "exec \"${@:3}\" 9<&-");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
@@ -181,7 +199,7 @@ final class ContainerRecipe {
                 // backstop (seconds) is the bootstrap's $1, so the environment stays the spec's.
                 .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop),
                         spec.leaseFile() == null ? "" : LEASE_MOUNT)
-                .withUser(USER)
+                .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(workdir)
                 .withEnv(env(spec.env(), workdir))
                 .withLabels(labels(spec, owner))
@@ -211,7 +229,7 @@ final class ContainerRecipe {
         return client.createContainerCmd(image)
                 .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", "",
                         leaseFile == null ? "" : LEASE_MOUNT, Long.toString(POOL_IDLE_S))
-                .withUser(USER)
+                .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(DEFAULT_WORKDIR)
                 .withEnv(env(Map.of(), DEFAULT_WORKDIR))
                 .withLabels(labels)
@@ -303,6 +321,8 @@ final class ContainerRecipe {
         tmpfsMounts.put("/tmp", tmpfs);
         return HostConfig.newHostConfig()
                 .withCapDrop(Capability.ALL)
+                // Root's, for the bootstrap (see BOOTSTRAP_USER); the command gets none of them.
+                .withCapAdd(Capability.SETUID, Capability.SETGID, Capability.SETPCAP, Capability.KILL)
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withReadonlyRootfs(true)
                 .withTmpFs(tmpfsMounts)

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs each command in its own locked-down container on the node's Docker engine.
  *
- * <p>Every container runs as uid 10001 with all capabilities dropped, {@code no-new-privileges},
+ * <p>Every command runs as uid 10001 with no capabilities, {@code no-new-privileges} (its container's
+ * bootstrap and kill switch stay root with four capabilities, out of the command's reach),
  * a read-only root, tmpfs workdir and /tmp, no network unless the spec's limits name one, memory
  * without swap, CPU and pids limits, and docker-init as PID 1 (see {@link ContainerRecipe}). It
  * carries the labels {@code outrun=1}, {@code outrun.execution}, {@code outrun.epoch} (the lease

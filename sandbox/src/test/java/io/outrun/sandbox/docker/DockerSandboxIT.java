@@ -78,6 +78,38 @@ class DockerSandboxIT {
         }
     }
 
+    /**
+     * Issue 25 #4: a command that kills every process it can see (its kill switch among them,
+     * were it the same user) is still killed from inside once its lease's deadline passes, with
+     * nobody renewing the lease, as after its worker's SIGKILL.
+     */
+    @Test
+    void aCommandThatKillsEveryProcessItSeesStillDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path lease = dir.resolve("lease");
+        long deadline = System.currentTimeMillis() / 1000 + 5;
+        java.nio.file.Files.writeString(lease, String.format("%012d%n", deadline));
+        String killer = "for i in $(seq 200); do for p in /proc/[0-9]*; do q=${p#/proc/}; [ \"$q\" = 1 ] || [ \"$q\" = $$ ]"
+                + " || kill -9 \"$q\" 2>/dev/null; done; kill -STOP -1 2>/dev/null; pkill -9 -f outrun-bootstrap; sleep 0.1; done;"
+                + " echo survived; sleep 300";
+        try (Run run = sandbox.start(spec(killer).withLeaseFile(lease))) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow(() -> new AssertionError(
+                    "the run outlived its lease deadline by 25 s: its kill switch was killed; stderr: " + run.stderr().text()));
+            long endedAt = System.currentTimeMillis() / 1000;
+            assertThat(endedAt).as("ended after its deadline, not before").isGreaterThanOrEqualTo(deadline);
+            assertThat(endedAt - deadline).as("seconds past the deadline").isLessThanOrEqualTo(4);
+            assertThat(run.stdout().text()).doesNotContain("survived");
+            assertThat(exit.exitCode()).isNotZero();
+        }
+    }
+
+    @Test
+    void theCommandRunsUnprivilegedWhileItsBootstrapIsRoot() throws Exception {
+        Result r = run("id -u; id -g; grep -E '^Cap(Prm|Eff|Bnd|Inh|Amb)' /proc/self/status | awk '{print $2}' | sort -u;"
+                + " grep NoNewPrivs /proc/self/status | awk '{print $2}'");
+        assertThat(r.out()).isEqualTo("10001\n10001\n0000000000000000\n1\n");
+    }
+
     @Test
     void aPromptIsAnsweredLineByLine() throws Exception {
         io.outrun.sandbox.StdinScenarios.aPromptIsAnsweredLineByLine(sandbox, spec("true"));
