@@ -43,7 +43,7 @@ final class Guidance {
             case RUNNING -> (e.cancelRequested() ? "Cancel requested; the worker kills it within seconds. " : "")
                     + "Running (attempt " + e.attempt() + " of " + e.maxAttempts() + ")." + earlierAttemptsLost(e)
                     + " Do not wait idle: continue other work, then check back. " + poll + "; " + follow + stdin + cancel + ".";
-            case SUCCEEDED -> "Finished with exit code 0; stdout and stderr hold its output.";
+            case SUCCEEDED -> "Finished with exit code 0; stdout and stderr hold its output." + memoryKill(e);
             case FAILED -> failed(e, ch);
             case TIMED_OUT -> "Killed at its timeout of " + e.timeoutMs() + " ms." + (e.timeoutMs() < config.maxTimeoutMs()
                     ? " Resubmit with a larger " + ch.field("timeoutMs") + " (this server allows up to "
@@ -148,8 +148,22 @@ final class Guidance {
         };
     }
 
+    /**
+     * The note of a run one of whose processes the kernel killed for memory while the command
+     * went on (its exit is its own): what happened, and what to do about it.
+     */
+    private static String memoryKill(Execution e) {
+        String message = e.errorMessage();
+        if (message == null || !message.contains(io.outrun.store.Outcome.MEMORY_KILL_NOTE)) {
+            return "";
+        }
+        String note = message.substring(message.indexOf(io.outrun.store.Outcome.MEMORY_KILL_NOTE));
+        return " " + note + " Its output may be incomplete: make that step use less memory (smaller inputs, streaming,"
+                + " fewer parallel jobs) or split the work.";
+    }
+
     private String commandFailed(Execution e, Channel ch) {
-        String text = "The command exited with code " + e.exitCode() + ".";
+        String text = "The command exited with code " + e.exitCode() + "." + memoryKill(e);
         if (e.exitCode() != null && e.exitCode() == 137) {
             // The engine did not flag an OOM kill (those end out_of_memory): something sent SIGKILL.
             text += " 137 means it was killed with SIGKILL (not by the memory limit, which ends out_of_memory): by"

@@ -22,6 +22,13 @@ public record Outcome(ExecutionStatus status, Integer exitCode, String errorCode
         }
     }
 
+    /**
+     * How an error message (or a success's note) starts when the kernel killed a process of the run
+     * for memory while the command itself went on: guidance looks for it.
+     */
+    public static final String MEMORY_KILL_NOTE = "A process of the run was killed by the kernel for using more memory"
+            + " than the sandbox's limit";
+
     /** An end with no output (the command never ran). */
     public static Outcome withoutOutput(ExecutionStatus status, Integer exitCode, String errorCode, String errorMessage) {
         return new Outcome(status, exitCode, errorCode, errorMessage, null, 0, 0);

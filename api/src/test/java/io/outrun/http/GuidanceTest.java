@@ -193,4 +193,17 @@ class GuidanceTest {
         assertThat(text).contains("waits for its workspace site").contains(holder.toString()).contains("never overlap")
                 .doesNotContain("fewest running").doesNotContain("running cap");
     }
+
+    @Test
+    void aProcessKilledForMemoryIsNamedEvenWhenTheCommandWentOn() {
+        Execution ok = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
+                ExecutionStatus.SUCCEEDED, 1, 3, null, 1, 1, null, false, null, 1, UUID.randomUUID(), null, Instant.now(),
+                Instant.now(), Instant.now(), 0, null, io.outrun.store.Outcome.MEMORY_KILL_NOTE
+                + " (512 MiB); the command went on without it.", Captured.EMPTY, Captured.EMPTY, null);
+        assertThat(guidance.forExecution(ok)).contains("killed by the kernel for using more memory").contains("512 MiB")
+                .contains("use less memory");
+        Execution failed = execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed", Captured.EMPTY,
+                Captured.EMPTY);
+        assertThat(guidance.forExecution(failed)).doesNotContain("memory");
+    }
 }

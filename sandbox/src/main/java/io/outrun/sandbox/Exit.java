@@ -18,8 +18,20 @@ package io.outrun.sandbox;
  * @param lostTo   null when the command or Outrun ended the run; else what ended it from outside,
  *                 as a sentence for the execution's error message ("the container was stopped
  *                 outside Outrun …")
+ * @param memoryKill true when the kernel killed a process of the run for memory while the command
+ *                 itself went on (a child of a script that carried on): its exit is its own, and
+ *                 the answer should still say so
  */
-public record Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled, String lostTo) {
+public record Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled, String lostTo, boolean memoryKill) {
+
+    public Exit(int exitCode, boolean timedOut, boolean killed, boolean oomKilled, String lostTo) {
+        this(exitCode, timedOut, killed, oomKilled, lostTo, false);
+    }
+
+    /** The same exit, saying whether a process of the run (not the command itself) was killed for memory. */
+    public Exit withMemoryKill(boolean value) {
+        return new Exit(exitCode, timedOut, killed, oomKilled, lostTo, value && !oomKilled);
+    }
 
     /** 128 + SIGKILL: what a run killed outright exits with. */
     public static final int SIGKILL_EXIT = 137;

@@ -407,12 +407,15 @@ public final class AttemptRunner {
             return new Outcome(ExecutionStatus.CANCELLED, exit.exitCode(), "cancelled",
                     "Cancelled by its owner while running; the command was killed.", last, out, err);
         }
+        // A child killed for memory inside a script that went on: its exit stands, with a note.
+        String memory = !exit.memoryKill() ? "" : Outcome.MEMORY_KILL_NOTE
+                + (memoryBytes > 0 ? " (" + (memoryBytes >> 20) + " MiB)" : "") + "; the command went on without it.";
         if (exit.exitCode() == 0) {
-            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, last, out, err);
+            return new Outcome(ExecutionStatus.SUCCEEDED, 0, null, memory.isEmpty() ? null : memory, last, out, err);
         }
         return new Outcome(ExecutionStatus.FAILED, exit.exitCode(), "command_failed",
-                "The command exited with code " + exit.exitCode() + (err == 0 ? "; it wrote nothing to stderr." : "; see stderr."),
-                last, out, err);
+                "The command exited with code " + exit.exitCode() + (err == 0 ? "; it wrote nothing to stderr." : "; see stderr.")
+                        + (memory.isEmpty() ? "" : " " + memory), last, out, err);
     }
 
     /**

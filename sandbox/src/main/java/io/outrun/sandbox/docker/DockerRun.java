@@ -197,7 +197,8 @@ final class DockerRun implements Run {
         // Killed only if it really died of SIGKILL (not for memory) after our kill reached the
         // engine: a command that exited by itself before the kill landed keeps its own exit.
         boolean killed = killAsked && !timedOut && !oomKilled && exitCode == KILLED_EXIT_CODE;
-        return Optional.of(new Exit(exitCode, timedOut, killed, oomKilled));
+        // The engine's oom event also comes when the kernel killed a child the command survived.
+        return Optional.of(new Exit(exitCode, timedOut, killed, oomKilled).withMemoryKill(watch.sawOom(containerId)));
     }
 
     /** The wait stream ended: take its code, or ask the engine when the stream broke without one. */

@@ -99,6 +99,17 @@ final class EngineWatch implements AutoCloseable {
         seen.putIfAbsent(containerId, new Seen());
     }
 
+    /** Whether the engine reported an OOM kill inside the container (any of its processes). */
+    boolean sawOom(String containerId) {
+        Seen s = seen.get(containerId);
+        if (s == null) {
+            return false;
+        }
+        synchronized (s) {
+            return s.oom;
+        }
+    }
+
     void untrack(String containerId) {
         seen.remove(containerId);
     }

@@ -83,6 +83,21 @@ class DockerSandboxIT {
      * were it the same user) is still killed from inside once its lease's deadline passes, with
      * nobody renewing the lease, as after its worker's SIGKILL.
      */
+    /** Issue 25 #12: a child killed for memory inside a script that goes on is reported, the exit its own. */
+    @Test
+    void aChildKilledForMemoryInAScriptThatGoesOnIsReported() throws Exception {
+        RunSpec spec = spec("python3 -c 'b = bytearray(200 << 20); print(len(b))' || echo child-died; echo after; exit 3")
+                .withLimits(new Limits(64L << 20, Limits.DEFAULTS.nanoCpus(), Limits.DEFAULTS.pids(),
+                        Limits.DEFAULTS.tmpfsBytes(), null));
+        Result r = run(spec);
+        assertThat(r.exit().exitCode()).isEqualTo(3);
+        assertThat(r.exit().oomKilled()).as("the command itself was not killed").isFalse();
+        assertThat(r.exit().memoryKill()).as("a process of it was").isTrue();
+        assertThat(r.out()).isEqualTo("child-died\nafter\n");
+        Result plain = run("echo fine");
+        assertThat(plain.exit().memoryKill()).isFalse();
+    }
+
     @Test
     void aCommandThatKillsEveryProcessItSeesStillDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
