@@ -148,6 +148,18 @@ final class DevCommand implements Callable<Integer> {
         ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed());
         Path dir = dataDir.toAbsolutePath().normalize();
         DataDirLock lock = DataDirLock.acquire(dir);
+        // The sandbox first: a Docker engine or image that is not there fails (or falls back) in
+        // a second, before PostgreSQL is started for nothing. --sandbox auto uses Docker when an
+        // engine answers with the image and warns loudly when it falls back to host processes
+        // (SandboxOptions owns that choice for every role; the banner says it too).
+        String nodeId = WorkerCommand.defaultNodeId();
+        Sandbox sandbox;
+        try {
+            sandbox = sandboxOptions.open(nodeId);
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
         EmbeddedPostgres postgres;
         try {
             Optional<Long> orphan = OrphanPostgres.stopIfRunning(dir.resolve("postgres"));
@@ -158,6 +170,7 @@ final class DevCommand implements Callable<Integer> {
             });
             postgres = startPostgres(dir, secret(dir.resolve(DB_PASSWORD_FILE)));
         } catch (RuntimeException e) {
+            sandbox.close();
             lock.close();
             throw e;
         }
@@ -169,10 +182,6 @@ final class DevCommand implements Callable<Integer> {
                     secret(dir.resolve(DB_PASSWORD_FILE)));
             core = Core.open(db, "dev", owners.toLimits());
             String token = devToken(new TokenStore(core.pool()), dir.resolve("dev-token"));
-            String nodeId = WorkerCommand.defaultNodeId();
-            // --sandbox auto (the default) uses Docker when an engine answers and warns loudly when
-            // it falls back to host processes; SandboxOptions owns that choice for every role.
-            Sandbox sandbox = sandboxOptions.open(nodeId);
             // The dashboard shows every command (and its secrets) and can delete jobs; it listens
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
@@ -186,6 +195,9 @@ final class DevCommand implements Callable<Integer> {
             printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""), dashboardPassword);
             return stack;
         } catch (RuntimeException e) {
+            if (worker == null) {
+                sandbox.close(); // a started worker closes its own
+            }
             new Stack(lock, postgres, core, worker, api, null).close();
             throw e;
         }
@@ -319,6 +331,11 @@ final class DevCommand implements Callable<Integer> {
         String tokenPath = shown(tokenFile, cwd);
         out.println();
         out.println("outrun dev is ready  (data in " + dir + ", sandbox " + sandbox + ")");
+        if (sandboxOptions.fallbackReason() != null) {
+            out.println("  sandbox    HOST PROCESSES, NO ISOLATION: commands run as this user on this machine. Docker was"
+                    + " not usable: " + sandboxOptions.fallbackReason() + ". Build the sandbox image with"
+                    + " sandbox/image/build.sh (or start Docker), then restart; --sandbox docker refuses to start instead.");
+        }
         out.println("  API        " + url + "   owner `" + OWNER + "`, token in " + tokenPath);
         out.println("  MCP        " + url + "/mcp (streamable HTTP, same token), or `outrun mcp` over stdio (see README)");
         if (dashboardPort > 0) {

@@ -150,10 +150,18 @@ public final class SandboxOptions {
         return sandbox;
     }
 
+    /** Why {@code --sandbox auto} fell back to host processes (null: it did not), for a banner to say. */
+    private String fallbackReason;
+
+    public String fallbackReason() {
+        return fallbackReason;
+    }
+
     private Sandbox auto(String nodeId) {
         try {
             return docker(nodeId);
         } catch (SandboxUnavailableException e) {
+            fallbackReason = e.getMessage();
             LOG.warn("""
 
                     ************************************************************************

@@ -224,6 +224,28 @@ class CliIT {
         }
     }
 
+    /**
+     * Issue 25 #11: without a usable Docker sandbox, `--sandbox docker` fails before PostgreSQL is
+     * started, and `auto` says in its banner that it fell back to host processes, and why.
+     */
+    @Test
+    void devChecksTheSandboxFirstAndItsBannerSaysWhenItFellBack(@TempDir Path dir) throws Exception {
+        String noEngine = "unix://" + dir.resolve("no-docker.sock");
+        Path refused = dir.resolve("refused");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> devCommand("dev", "--data-dir", refused.toString(), "--port",
+                "0", "--dashboard-port", "0", "--sandbox", "docker", "--docker-host", noEngine)
+                .start(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter())))
+                .isInstanceOf(io.outrun.sandbox.SandboxUnavailableException.class);
+        assertThat(refused.resolve("postgres")).as("PostgreSQL never started for a sandbox that cannot run").doesNotExist();
+        StringWriter out = new StringWriter();
+        try (DevCommand.Stack stack = devCommand("dev", "--data-dir", dir.resolve("auto").toString(), "--port", "0",
+                "--dashboard-port", "0", "--sandbox", "auto", "--docker-host", noEngine)
+                .start(new PrintWriter(out), new PrintWriter(new StringWriter()))) {
+            assertThat(out.toString()).contains("sandbox process").contains("HOST PROCESSES, NO ISOLATION")
+                    .contains("sandbox/image/build.sh").contains("--sandbox docker");
+        }
+    }
+
     /** A local user without the dev's password cannot reach its database, on loopback or the socket. */
     private static void assertOnlyThePasswordOpensTheDatabase(DevCommand.Stack stack, Path dir) throws Exception {
         Path file = dir.resolve(DevCommand.DB_PASSWORD_FILE);
