@@ -69,6 +69,15 @@ public final class ArtifactStore {
      */
     public boolean store(Lease lease, String name, InputStream content, String encoding, long rawSize, String rawSha256,
                          boolean complete, String detail) throws IOException {
+        return store(lease, name, content, encoding, rawSize, rawSha256, complete, detail, null);
+    }
+
+    /**
+     * As above; {@code seekPoints}: for gzip stored as a series of members, pairs (raw offset,
+     * stored offset) of where each starts (null: one stream, read from its start).
+     */
+    public boolean store(Lease lease, String name, InputStream content, String encoding, long rawSize, String rawSha256,
+                         boolean complete, String detail, long[] seekPoints) throws IOException {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
@@ -80,12 +89,14 @@ public final class ArtifactStore {
                 ChunkWriter.Written written = ChunkWriter.write(c, CHUNK_INSERT, content, lease.executionId(), name);
                 boolean gzip = encoding.equals("gzip");
                 try (PreparedStatement ps = c.prepareStatement(
-                        "UPDATE artifacts SET status = ?, size = ?, sha256 = ? WHERE execution_id = ? AND name = ?")) {
+                        "UPDATE artifacts SET status = ?, size = ?, sha256 = ?, seek_points = ? WHERE execution_id = ? AND name = ?")) {
                     ps.setString(1, complete ? "stored" : "incomplete");
                     ps.setLong(2, gzip ? rawSize : written.bytes());
                     ps.setString(3, gzip ? rawSha256 : written.sha256());
-                    ps.setObject(4, lease.executionId());
-                    ps.setString(5, name);
+                    ps.setArray(4, gzip && seekPoints != null
+                            ? c.createArrayOf("int8", java.util.Arrays.stream(seekPoints).boxed().toArray()) : null);
+                    ps.setObject(5, lease.executionId());
+                    ps.setString(6, name);
                     ps.executeUpdate();
                 }
                 if (!fenced(c, lease)) {
@@ -163,7 +174,8 @@ public final class ArtifactStore {
                 return Optional.empty();
             }
             List<Artifact> all = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT name, status, size, sha256, encoding, detail, created_at"
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, status, size, sha256, encoding, detail, created_at,"
+                    + " seek_points"
                     + " FROM artifacts WHERE execution_id = ? ORDER BY name")) {
                 ps.setObject(1, id);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -199,7 +211,16 @@ public final class ArtifactStore {
     }
 
     private static Artifact row(ResultSet rs) throws SQLException {
+        java.sql.Array points = rs.getArray(8);
+        long[] seek = null;
+        if (points != null) {
+            Object[] values = (Object[]) points.getArray();
+            seek = new long[values.length];
+            for (int i = 0; i < values.length; i++) {
+                seek[i] = ((Number) values[i]).longValue();
+            }
+        }
         return new Artifact(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
-                rs.getString(6), rs.getTimestamp(7).toInstant());
+                rs.getString(6), rs.getTimestamp(7).toInstant(), seek);
     }
 }

@@ -80,6 +80,16 @@ public final class ChunkStream extends InputStream {
         return n;
     }
 
+    /**
+     * What the current chunk still holds, or 1 while more chunks may follow: GZIPInputStream reads
+     * the next member of a multi-member gzip (a kept full output, V12) only when its input says
+     * bytes are available, and would end early at a member that ends on a chunk's boundary.
+     */
+    @Override
+    public int available() {
+        return pos < chunk.length ? chunk.length - pos : ended ? 0 : 1;
+    }
+
     @Override
     public long skip(long n) throws IOException {
         long skipped = 0;

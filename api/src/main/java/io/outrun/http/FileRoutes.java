@@ -105,8 +105,12 @@ final class FileRoutes {
         long length = size == 0 ? 0 : end - start + 1;
         InputStream in;
         if (a.encoding().equals("gzip")) {
-            in = new GZIPInputStream(artifacts.open(id, name, 0), 64 * 1024);
-            in.skipNBytes(start);
+            // From the member holding the first byte (V12 seek points), not from byte 0.
+            long[] from = a.seekTo(start);
+            InputStream stored = artifacts.open(id, name, (int) (from[1] / ChunkStream.CHUNK));
+            stored.skipNBytes(from[1] % ChunkStream.CHUNK);
+            in = new GZIPInputStream(stored, 64 * 1024);
+            in.skipNBytes(start - from[0]);
         } else {
             in = artifacts.open(id, name, (int) (start / ChunkStream.CHUNK));
             in.skipNBytes(start % ChunkStream.CHUNK);

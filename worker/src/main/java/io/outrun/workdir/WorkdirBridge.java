@@ -92,7 +92,7 @@ public final class WorkdirBridge {
                     artifacts.store(lease, s.name(), gz, "gzip", s.whole().rawBytes(), s.whole().sha256(),
                             s.whole().complete(), s.whole().complete() ? null
                                     : "the whole output outgrew the kept cap of " + limits.fullOutputBytes()
-                                    + " compressed bytes; its beginning is kept");
+                                    + " compressed bytes; its beginning is kept", s.whole().seekPoints());
                 }
             }
             if (!in.artifacts().isEmpty()) {

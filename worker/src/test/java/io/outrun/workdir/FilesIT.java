@@ -219,6 +219,22 @@ class FilesIT {
                 bytes, seconds, bytes / 1e6 / seconds);
         assertThat(bytes).isEqualTo(expectedBytes);
         assertThat(HexFormat.of().formatHex(got.digest())).isEqualTo(expectedSha);
+        // Ranges: the last bytes, and one across a gzip member's boundary (V12 seek points: a read
+        // inflates from the member holding its first byte, not from byte 0).
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream((int) expectedBytes);
+        for (int i = 1; i <= lines; i++) {
+            all.writeBytes((i + "\n").getBytes(StandardCharsets.US_ASCII));
+        }
+        byte[] whole = all.toByteArray();
+        long member = io.outrun.sandbox.capture.FullOutput.SEGMENT;
+        for (long[] range : new long[][] {{expectedBytes - 20, expectedBytes - 1}, {3 * member - 10, 3 * member + 9},
+                {0, 9}}) {
+            HttpResponse<byte[]> part = http.send(request(nodeB, alice, "GET", "/v1/executions/" + id + "/artifacts/stdout",
+                    null, "bytes=" + range[0] + "-" + range[1]), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(part.statusCode()).isEqualTo(206);
+            assertThat(part.body()).as("bytes " + range[0] + "-" + range[1])
+                    .isEqualTo(java.util.Arrays.copyOfRange(whole, (int) range[0], (int) range[1] + 1));
+        }
     }
 
     @Test

@@ -17,6 +17,11 @@ import org.slf4j.LoggerFactory;
  * every byte kept so far). Bounded by a cap on the compressed size: past it, writing stops and the
  * result says the copy is incomplete. Uploaded after the run ends and served as the artifact
  * {@code stdout} or {@code stderr}. Not thread-safe: its capture calls it under its own lock.
+ *
+ * <p>The file is a series of gzip members, one per {@link #SEGMENT} bytes of output (still one
+ * valid gzip stream), and {@link Spooled#seekPoints} says where each starts: a read of a range
+ * inflates from the member holding its first byte, never from byte 0 (3 GB of output cost 26 s of
+ * CPU per read of its last bytes before).
  */
 public final class FullOutput implements AutoCloseable {
 
@@ -32,9 +37,21 @@ public final class FullOutput implements AutoCloseable {
     private long rawBytes;
     private boolean complete = true;
     private boolean failed;
+    /** Raw bytes per gzip member. */
+    private final long segment;
+    /** (raw offset, file offset) of each member's start. */
+    private final java.util.List<long[]> seekPoints = new java.util.ArrayList<>();
+
+    /** Raw bytes of output per gzip member: a range read inflates at most this much before its first byte. */
+    public static final long SEGMENT = 4L << 20;
 
     /** @param cap compressed bytes kept at most */
     public FullOutput(Path dir, String prefix, long cap) {
+        this(dir, prefix, cap, SEGMENT);
+    }
+
+    FullOutput(Path dir, String prefix, long cap, long segment) {
+        this.segment = segment;
         this.dir = dir;
         this.prefix = prefix;
         this.cap = cap;
@@ -45,8 +62,12 @@ public final class FullOutput implements AutoCloseable {
         }
     }
 
-    /** The copy as it stands once the stream ended. */
-    public record Spooled(Path file, long rawBytes, String sha256, boolean complete) {
+    /**
+     * The copy as it stands once the stream ended.
+     *
+     * @param seekPoints pairs (raw offset, file offset), flattened: where each gzip member starts
+     */
+    public record Spooled(Path file, long rawBytes, String sha256, boolean complete, long[] seekPoints) {
     }
 
     void write(byte[] bytes, int offset, int length) {
@@ -58,15 +79,27 @@ public final class FullOutput implements AutoCloseable {
                 Files.createDirectories(dir);
                 file = Files.createTempFile(dir, prefix, ".gz");
                 counted = new CountingStream(Files.newOutputStream(file));
-                gzip = new GZIPOutputStream(counted, 64 * 1024);
+                startMember();
             }
-            if (counted.count >= cap) {
-                complete = false;
-                return;
+            while (length > 0) {
+                if (counted.count >= cap) {
+                    complete = false;
+                    return;
+                }
+                long room = segment - (rawBytes - seekPoints.get(seekPoints.size() - 1)[0]);
+                if (room == 0) {
+                    // The member's trailer (and its deflater freed): the file now ends where the next starts.
+                    gzip.close();
+                    startMember();
+                    continue;
+                }
+                int n = (int) Math.min(length, room);
+                gzip.write(bytes, offset, n);
+                sha.update(bytes, offset, n);
+                rawBytes += n;
+                offset += n;
+                length -= n;
             }
-            gzip.write(bytes, offset, length);
-            sha.update(bytes, offset, length);
-            rawBytes += length;
         } catch (IOException e) {
             // A full spool disk loses the whole copy, never the run or its bounded output.
             log.warn("cannot keep the full output in {} ({}); only head and tail are kept", dir, e.toString());
@@ -75,20 +108,29 @@ public final class FullOutput implements AutoCloseable {
         }
     }
 
+    private void startMember() throws IOException {
+        seekPoints.add(new long[] {rawBytes, counted.count});
+        gzip = new GZIPOutputStream(new MemberOut(counted), 64 * 1024);
+    }
+
     /** Ends the file; empty when nothing was spooled or the spool failed. */
     public synchronized java.util.Optional<Spooled> finish() {
         if (gzip == null || failed) {
             return java.util.Optional.empty();
         }
         try {
-            gzip.finish();
-            gzip.flush();
+            gzip.close(); // the last member's trailer; the file stays open until:
             counted.close();
         } catch (IOException e) {
             log.warn("cannot end the full output in {} ({})", file, e.toString());
             return java.util.Optional.empty();
         }
-        return java.util.Optional.of(new Spooled(file, rawBytes, HexFormat.of().formatHex(sha.digest()), complete));
+        long[] points = new long[seekPoints.size() * 2];
+        for (int i = 0; i < seekPoints.size(); i++) {
+            points[2 * i] = seekPoints.get(i)[0];
+            points[2 * i + 1] = seekPoints.get(i)[1];
+        }
+        return java.util.Optional.of(new Spooled(file, rawBytes, HexFormat.of().formatHex(sha.digest()), complete, points));
     }
 
     @Override
@@ -102,6 +144,23 @@ public final class FullOutput implements AutoCloseable {
             }
         } catch (IOException e) {
             log.debug("cannot remove spool file {}: {}", file, e.toString());
+        }
+    }
+
+    /** What one member writes to: closing it (the member's end) leaves the file open for the next. */
+    private static final class MemberOut extends java.io.FilterOutputStream {
+        MemberOut(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.flush();
         }
     }
 
