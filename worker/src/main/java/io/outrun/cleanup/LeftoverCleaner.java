@@ -57,6 +57,11 @@ public final class LeftoverCleaner {
     }
 
     public void clean() {
+        int stale = keeper.pruneStaleFiles(LeaseKeeper.STALE_FILE_AGE);
+        if (stale > 0) {
+            LOG.info("removed {} stale lease files (untouched for over {} minutes)", stale,
+                    LeaseKeeper.STALE_FILE_AGE.toMinutes());
+        }
         if (!sandbox.engineUp()) {
             // Away (restarting, upgrading): nothing can be listed or removed, and what a live
             // attempt runs must wait for its own verdict once the engine answers. Next round.

@@ -185,7 +185,8 @@ final class DevCommand implements Callable<Integer> {
             // The dashboard shows every command (and its secrets) and can delete jobs; it listens
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
-            WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots)
+            // Its runs' lease files in its own data dir, not the host's shared /tmp/outrun-leases.
+            WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots).withLeaseDir(dir.resolve("leases"))
                     .withLimits(sandboxOptions.limits())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);

@@ -150,6 +150,37 @@ public final class LeaseKeeper implements AutoCloseable {
         }
     }
 
+    /**
+     * Lease files no run needs any more, whoever left them: the directory may be shared by the
+     * nodes of several deployments on one host, and a SIGKILLed node never removes its own. A live
+     * run's file is rewritten at every renewal and a warm pool's container gives up after an hour
+     * idle, so a file untouched for longer than {@code age} belongs to nothing that still runs.
+     *
+     * @return files removed
+     */
+    public int pruneStaleFiles(Duration age) {
+        long before = System.currentTimeMillis() - age.toMillis();
+        int removed = 0;
+        try (var files = Files.list(leaseDir)) {
+            for (Path file : (Iterable<Path>) files::iterator) {
+                try {
+                    if (Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                            && Files.getLastModifiedTime(file).toMillis() < before && Files.deleteIfExists(file)) {
+                        removed++;
+                    }
+                } catch (IOException e) {
+                    LOG.debug("cannot prune lease file {}: {}", file, e.toString());
+                }
+            }
+        } catch (IOException e) {
+            LOG.debug("cannot list the lease directory {}: {}", leaseDir, e.toString());
+        }
+        return removed;
+    }
+
+    /** How long a lease file may stay untouched before {@link #pruneStaleFiles} removes it. */
+    public static final Duration STALE_FILE_AGE = Duration.ofMinutes(70);
+
     /** The file whose content is the run's deadline (wall-clock epoch seconds). */
     public Path leaseFile(Lease lease) {
         return leaseDir.resolve(lease.executionId() + "." + lease.epoch());

@@ -93,6 +93,29 @@ class LeaseKeeperIT {
         }
     }
 
+    /**
+     * Issue 25 (low): lease files left by SIGKILLed nodes of any deployment sharing the directory
+     * are removed once untouched past the age; a live run's file, renewed meanwhile, stays.
+     */
+    @Test
+    void staleLeaseFilesAreRemovedAndALiveRunsFileStays() throws Exception {
+        UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
+        Attempt live = begin(id);
+        Path liveFile = keeper.leaseFile(live.lease());
+        Path left = leaseDir.resolve(UUID.randomUUID() + ".3");
+        Path pool = leaseDir.resolve("pool-" + UUID.randomUUID());
+        for (Path file : List.of(left, pool)) {
+            Files.writeString(file, "000000000001\n");
+            Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                    - LeaseKeeper.STALE_FILE_AGE.toMillis() - 60_000));
+        }
+        assertThat(keeper.pruneStaleFiles(LeaseKeeper.STALE_FILE_AGE)).isEqualTo(2);
+        assertThat(left).doesNotExist();
+        assertThat(pool).doesNotExist();
+        assertThat(liveFile).exists();
+        keeper.end(live);
+    }
+
     @Test
     void twoClaimsOfOneExecutionOnOneNodeEachTouchOnlyTheirOwn() throws Exception {
         UUID id = submissions.insert(Submission.of("o", "sleep 30")).execution().id();
