@@ -63,6 +63,8 @@ final class FileRoutes {
         return switch (status) {
             case "not_regular" -> "Only regular files are collected, and links are never followed: copy the file itself"
                     + " into the workdir (e.g. cp -L link file) and name that in `artifacts`.";
+            case "partial" -> "The workspace was saved without the entries the detail names (FIFOs, sockets, devices,"
+                    + " or paths too long to keep); everything else is in it. Keep such things out of the workdir.";
             case "missing" -> "Nothing in the workdir matched when the command ended: check the path (relative to the"
                     + " workdir) and that the command wrote it there.";
             default -> "Write a smaller file (or fewer), or ask the operator for larger artifact limits.";

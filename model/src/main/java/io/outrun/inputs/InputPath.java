@@ -17,11 +17,16 @@ public final class InputPath {
 
     /** The path with duplicate and trailing slashes removed, or IllegalArgumentException saying why not. */
     public static String check(String path) {
+        return check(path, MAX_LENGTH);
+    }
+
+    /** As {@link #check(String)}, with paths up to {@code maxLength} characters (what a run left may be longer). */
+    public static String check(String path, int maxLength) {
         if (path == null || path.isEmpty()) {
             throw new IllegalArgumentException("must be a non-empty path relative to the workdir");
         }
-        if (path.length() > MAX_LENGTH) {
-            throw new IllegalArgumentException("is longer than " + MAX_LENGTH + " characters");
+        if (path.length() > maxLength) {
+            throw new IllegalArgumentException("is longer than " + maxLength + " characters");
         }
         if (path.indexOf('\0') >= 0) {
             throw new IllegalArgumentException("must not contain NUL");

@@ -75,7 +75,9 @@ final class ArtifactCollector {
             case SYMLINK -> store.report(lease, entry.path(), "not_regular", 0, "a symbolic link to " + entry.linkTarget()
                     + "; links are not followed: copy the file itself into the workdir");
             case OTHER -> store.report(lease, entry.path(), "not_regular", 0,
-                    "not a regular file (a FIFO, device or hard link); only regular files are collected");
+                    "not a regular file (a FIFO or a device); only regular files are collected");
+            case HARDLINK -> store.report(lease, entry.path(), "not_regular", 0, "a second name (hard link) of "
+                    + entry.linkTarget() + ", which holds its content: name that one in artifacts");
             case FILE -> {
                 if (entry.size() > limits.maxArtifactBytes()) {
                     store.report(lease, entry.path(), "over_limit", entry.size(), "larger than the limit of "

@@ -45,13 +45,27 @@ final class WorkspaceSaver {
     void save(Run run, String owner, String name) throws IOException {
         Files.createDirectories(spoolDir);
         Path tarFile = Files.createTempFile(spoolDir, "workspace-", ".tar");
+        java.util.List<String> left = new java.util.ArrayList<>();
         try {
             long size;
             try (Bounded bounded = new Bounded(Files.newOutputStream(tarFile), limits.maxWorkspaceBytes());
                  TarArchiveOutputStream tar = new TarArchiveOutputStream(bounded)) {
                 tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
                 tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-                run.readWorkdir("", (entry, content) -> add(tar, entry, content));
+                run.readWorkdir("", new io.outrun.sandbox.files.WorkdirVisitor() {
+                    @Override
+                    public void visit(WorkdirEntry entry, InputStream content) throws IOException {
+                        if (!add(tar, entry, content)) {
+                            left.add(entry.path() + " (" + (entry.type() == WorkdirEntry.Type.OTHER
+                                    ? "a FIFO, socket or device" : "not a file, directory or link") + ")");
+                        }
+                    }
+
+                    @Override
+                    public void skipped(String entryName, String why) {
+                        left.add((entryName.length() > 80 ? entryName.substring(0, 80) + "…" : entryName) + " (" + why + ")");
+                    }
+                });
                 tar.finish();
                 size = bounded.count;
             } catch (OverLimit e) {
@@ -68,12 +82,20 @@ final class WorkspaceSaver {
                     LOG.info("execution {}: saved workspace {} ({} bytes)", lease.executionId(), name, size);
                 }
             }
+            if (!left.isEmpty()) {
+                // Saved, but not all of it: say what the next run will not find.
+                artifacts.report(lease, WorkdirBridge.WORKSPACE_REPORT, "partial", size, "workspace '" + name
+                        + "' was saved without " + left.size() + (left.size() == 1 ? " entry" : " entries") + ": "
+                        + String.join("; ", left.subList(0, Math.min(left.size(), 5)))
+                        + (left.size() > 5 ? "; …" : "") + ". Everything else is kept.");
+            }
         } finally {
             Files.deleteIfExists(tarFile);
         }
     }
 
-    private static void add(TarArchiveOutputStream tar, WorkdirEntry entry, InputStream content) throws IOException {
+    /** Adds one entry; false when it cannot be kept in a workspace (a FIFO, a socket, a device). */
+    private static boolean add(TarArchiveOutputStream tar, WorkdirEntry entry, InputStream content) throws IOException {
         TarArchiveEntry t;
         switch (entry.type()) {
             case DIRECTORY -> t = new TarArchiveEntry(entry.path() + "/");
@@ -85,8 +107,13 @@ final class WorkspaceSaver {
                 t = new TarArchiveEntry(entry.path(), TarArchiveEntry.LF_SYMLINK);
                 t.setLinkName(entry.linkTarget());
             }
+            case HARDLINK -> {
+                // Restored as the same file under both names, as the run left it.
+                t = new TarArchiveEntry(entry.path(), TarArchiveEntry.LF_LINK);
+                t.setLinkName(entry.linkTarget());
+            }
             default -> {
-                return;
+                return false;
             }
         }
         t.setMode((t.getMode() & ~07777) | (entry.mode() & 0777));
@@ -97,6 +124,7 @@ final class WorkspaceSaver {
             content.transferTo(tar);
         }
         tar.closeArchiveEntry();
+        return true;
     }
 
     private static final class OverLimit extends IOException {

@@ -287,6 +287,26 @@ class FilesIT {
         assertThat(get(nodeB, alice, "/v1/workspaces/" + ws).statusCode()).isEqualTo(404);
     }
 
+    /**
+     * Issue 25 #8: hard links and long paths round-trip through a workspace (Docker sandbox), and
+     * what cannot be kept (a FIFO) is reported under @workspace instead of vanishing.
+     */
+    @Test
+    void aWorkspaceKeepsHardLinksAndLongPathsAndReportsWhatItCannotKeep() throws Exception {
+        String ws = "links-" + System.nanoTime();
+        String deep = String.join("/", java.util.Collections.nCopies(7, "d".repeat(200)));
+        JsonNode first = awaitEnd(submit(alice, withWorkspace(submission("echo data > orig && ln orig hard && mkdir -p "
+                + deep + " && echo deep > " + deep + "/f && mkfifo pipe"), ws)));
+        assertThat(first.path("status").asText()).as(first.toString()).isEqualTo("succeeded");
+        JsonNode report = json(get(nodeB, alice, "/v1/executions/" + first.path("executionId").asText() + "/artifacts"));
+        assertThat(status(report, "@workspace")).isEqualTo("partial");
+        assertThat(field(report, "@workspace", "detail")).contains("pipe").contains("FIFO");
+        JsonNode second = awaitEnd(submit(alice, withWorkspace(submission("cat orig hard " + deep
+                + "/f; stat -c %h orig; echo more >> hard; cat orig"), ws)));
+        assertThat(second.path("status").asText()).as(second.toString()).isEqualTo("succeeded");
+        assertThat(second.path("stdout").path("text").asText()).isEqualTo("data\ndata\ndeep\n2\ndata\nmore\n");
+    }
+
     @Test
     void twoRunsOfOneWorkspaceNeverInterleave() throws Exception {
         String ws = "serial-" + System.nanoTime();

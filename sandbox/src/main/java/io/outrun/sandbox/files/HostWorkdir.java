@@ -32,7 +32,7 @@ public final class HostWorkdir {
         TarArchiveInputStream tar = new TarArchiveInputStream(tarStream);
         TarArchiveEntry entry;
         while ((entry = tar.getNextEntry()) != null) {
-            String path = InputPath.check(entry.getName());
+            String path = InputPath.check(entry.getName(), TarEntries.MAX_PATH);
             Path target = root.resolve(path).normalize();
             if (!target.startsWith(root) || throughLink(root, target)) {
                 throw new IOException("refusing to write " + path + " outside the workdir");
@@ -42,6 +42,16 @@ public final class HostWorkdir {
             } else if (entry.isSymbolicLink()) {
                 Files.deleteIfExists(target);
                 Files.createSymbolicLink(target, Path.of(entry.getLinkName()));
+            } else if (entry.isLink()) {
+                // A second name of a file extracted before it (a workspace keeps hard links).
+                Path existing = root.resolve(InputPath.check(entry.getLinkName(), TarEntries.MAX_PATH)).normalize();
+                if (!existing.startsWith(root) || throughLink(root, existing) || !Files.isRegularFile(existing,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    throw new IOException("refusing a hard link " + path + " to " + entry.getLinkName());
+                }
+                Files.createDirectories(target.getParent());
+                Files.deleteIfExists(target);
+                Files.createLink(target, existing);
             } else if (entry.isFile() && !entry.isLink() && !entry.isFIFO() && !entry.isCharacterDevice()
                     && !entry.isBlockDevice()) {
                 Files.createDirectories(target.getParent());

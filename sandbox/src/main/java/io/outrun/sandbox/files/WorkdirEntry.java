@@ -7,9 +7,11 @@ package io.outrun.sandbox.files;
  * @param type       what it is; only {@link Type#FILE} has content
  * @param size       bytes of a regular file's content, else 0
  * @param mode       permission bits
- * @param linkTarget a symbolic link's target as written (never followed), else null
+ * @param linkTarget a symbolic link's target as written (never followed); for a hard link the path
+ *                   (relative to the workdir) of the entry it shares its content with; else null
  */
 public record WorkdirEntry(String path, Type type, long size, int mode, String linkTarget) {
 
-    public enum Type { FILE, DIRECTORY, SYMLINK, OTHER }
+    /** {@code HARDLINK}: a second name of a file read earlier in the same walk ({@code linkTarget}). */
+    public enum Type { FILE, DIRECTORY, SYMLINK, HARDLINK, OTHER }
 }

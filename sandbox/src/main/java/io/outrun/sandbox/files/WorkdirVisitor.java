@@ -11,4 +11,11 @@ import java.io.InputStream;
 @FunctionalInterface
 public interface WorkdirVisitor {
     void visit(WorkdirEntry entry, InputStream content) throws IOException;
+
+    /**
+     * An entry the read could not hand over ({@code name} as found, {@code why}): a path no file
+     * system of the sandbox could hold again, for instance. Ignored unless a visitor must report it.
+     */
+    default void skipped(String name, String why) throws IOException {
+    }
 }
