@@ -52,20 +52,43 @@ final class ArtifactCollector {
             }
         }
         Set<ArtifactPattern> matched = new HashSet<>();
+        List<String> unread = new ArrayList<>();
         for (String base : reads) {
-            run.readWorkdir(base, (entry, content) -> {
-                List<ArtifactPattern> hits = compiled.stream().filter(p -> p.matches(entry.path())).toList();
-                if (hits.isEmpty() || entry.type() == WorkdirEntry.Type.DIRECTORY || !seen.add(entry.path())) {
-                    return;
+            run.readWorkdir(base, new io.outrun.sandbox.files.WorkdirVisitor() {
+                @Override
+                public void visit(WorkdirEntry entry, java.io.InputStream content) throws IOException {
+                    List<ArtifactPattern> hits = compiled.stream().filter(p -> p.matches(entry.path())).toList();
+                    if (hits.isEmpty() || entry.type() == WorkdirEntry.Type.DIRECTORY || !seen.add(entry.path())) {
+                        return;
+                    }
+                    matched.addAll(hits);
+                    take(entry, content);
                 }
-                matched.addAll(hits);
-                take(entry, content);
+
+                /** A file over the per-file limit is reported by its size, never read. */
+                @Override
+                public long maxFileBytes() {
+                    return limits.maxArtifactBytes();
+                }
+
+                @Override
+                public void skipped(String name, String why) throws IOException {
+                    unread.add(why);
+                    store.report(lease, "@unread/" + (base.isEmpty() ? "." : base), "over_limit", 0, why
+                            + "; files after it there were not collected");
+                }
             });
         }
         for (ArtifactPattern p : compiled) {
             if (!matched.contains(p) && !seen.contains(p.toString())) {
-                store.report(lease, p.toString(), "missing", 0, "nothing in the workdir matched " + p
-                        + " when the command ended");
+                if (unread.isEmpty()) {
+                    store.report(lease, p.toString(), "missing", 0, "nothing in the workdir matched " + p
+                            + " when the command ended");
+                } else {
+                    // The read stopped at a file too large to stream past: what came after it is unknown.
+                    store.report(lease, p.toString(), "over_limit", 0, "nothing matched " + p + " before the read stopped ("
+                            + unread.get(0) + "); keep files that large out of the directories you collect from");
+                }
             }
         }
     }

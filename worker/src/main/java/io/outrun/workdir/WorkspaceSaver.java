@@ -55,10 +55,18 @@ final class WorkspaceSaver {
                 run.readWorkdir("", new io.outrun.sandbox.files.WorkdirVisitor() {
                     @Override
                     public void visit(WorkdirEntry entry, InputStream content) throws IOException {
+                        if (entry.type() == WorkdirEntry.Type.FILE && entry.size() > limits.maxWorkspaceBytes()) {
+                            throw new OverLimit(entry.size()); // never streamed: it could not fit anyway
+                        }
                         if (!add(tar, entry, content)) {
                             left.add(entry.path() + " (" + (entry.type() == WorkdirEntry.Type.OTHER
                                     ? "a FIFO, socket or device" : "not a file, directory or link") + ")");
                         }
+                    }
+
+                    @Override
+                    public long maxFileBytes() {
+                        return limits.maxWorkspaceBytes();
                     }
 
                     @Override

@@ -307,6 +307,28 @@ class FilesIT {
         assertThat(second.path("stdout").path("text").asText()).isEqualTo("data\ndata\ndeep\n2\ndata\nmore\n");
     }
 
+    /**
+     * Issue 25 #1: a sparse file of a petabyte named as an artifact is reported over_limit from the
+     * engine's stat, never streamed, and the run ends at once; in a directory read, the read stops
+     * at it and says so, and the engine is not left streaming it.
+     */
+    @Test
+    void aPetabyteSparseFileIsReportedNotStreamed() throws Exception {
+        ObjectNode body = submission("truncate -s 1P big && mkdir d && truncate -s 1P d/a-big && echo hi > d/z-small"
+                + " && echo made");
+        body.put("timeoutMs", 5000);
+        body.putArray("artifacts").add("big").add("d/*");
+        // Before: the engine streamed zeros for as long as anyone watched, and the run never ended.
+        JsonNode done = awaitEnd(submit(alice, body));
+        assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("succeeded");
+        JsonNode list = json(get(nodeB, alice, "/v1/executions/" + done.path("executionId").asText() + "/artifacts"));
+        assertThat(status(list, "big")).isEqualTo("over_limit");
+        assertThat(field(list, "big", "size")).isEqualTo(Long.toString(1L << 50));
+        assertThat(status(list, "d/a-big")).isEqualTo("over_limit");
+        assertThat(status(list, "@unread/d")).isEqualTo("over_limit");
+        assertThat(field(list, "@unread/d", "detail")).contains("d/a-big");
+    }
+
     @Test
     void twoRunsOfOneWorkspaceNeverInterleave() throws Exception {
         String ws = "serial-" + System.nanoTime();

@@ -25,6 +25,13 @@ final class DockerClients implements AutoCloseable {
 
     final DockerClient control;
     final DockerClient streams;
+    /**
+     * The transport under {@link #control}, for a request whose answer may have to be abandoned
+     * unread: its {@code Response.close()} aborts the request first, where closing a docker-java
+     * stream reads the rest of a chunked body to its end (a 1 PB sparse file, streamed by the
+     * engine as zeros, would never end).
+     */
+    final com.github.dockerjava.transport.DockerHttpClient controlHttp;
 
     DockerClients(DockerSandboxConfig config) {
         // A Docker API is root on its host: over TCP it takes TLS (DOCKER_CERT_PATH, as the docker
@@ -44,6 +51,7 @@ final class DockerClients implements AutoCloseable {
         }
         DefaultDockerClientConfig clientConfig = builder.build();
         this.control = client(clientConfig, config, config.responseTimeout());
+        this.controlHttp = ((com.github.dockerjava.core.DockerClientImpl) control).getHttpClient();
         this.streams = client(clientConfig, config, null);
     }
 

@@ -157,14 +157,57 @@ final class WorkdirVolume implements AutoCloseable {
             return;
         }
         String remote = path.isEmpty() ? workdir : workdir + "/" + path;
-        InputStream tar;
+        // Through the transport, not docker-java's command: a read abandoned halfway (a file over
+        // the visitor's limit, a failure) must end the engine's stream, never read it to its end.
+        com.github.dockerjava.transport.DockerHttpClient.Response response = clients.controlHttp.execute(
+                new com.github.dockerjava.transport.DockerHttpClient.Request.Builder()
+                        .method(com.github.dockerjava.transport.DockerHttpClient.Request.Method.GET)
+                        .path("/containers/" + holderId + "/archive?path="
+                                + java.net.URLEncoder.encode(remote, java.nio.charset.StandardCharsets.UTF_8))
+                        .build());
         try {
-            tar = clients.control.copyArchiveFromContainerCmd(holderId, remote).exec();
-        } catch (NotFoundException e) {
-            return; // nothing at that path
+            int code = response.getStatusCode();
+            if (code == 404) {
+                return; // nothing at that path
+            }
+            if (code != 200) {
+                throw new IOException("the Docker engine answered " + code + " to reading " + remote + " from "
+                        + holderId);
+            }
+            // The engine states a path's size before its tar: a file over the limit is reported
+            // without one byte of it read (a sparse file may claim a petabyte).
+            PathStat stat = PathStat.of(response.getHeader("X-Docker-Container-Path-Stat"));
+            if (stat != null && stat.regular() && stat.size() > visitor.maxFileBytes() && !path.isEmpty()) {
+                visitor.visit(new io.outrun.sandbox.files.WorkdirEntry(path, io.outrun.sandbox.files.WorkdirEntry.Type.FILE,
+                        stat.size(), (int) (stat.mode() & 0777), null), InputStream.nullInputStream());
+                return;
+            }
+            TarEntries.visit(response.getBody(), path, visitor);
+        } finally {
+            response.close(); // aborts the request first: the rest of the body is never read
         }
-        try (tar) {
-            TarEntries.visit(tar, path, visitor);
+    }
+
+    /** The engine's {@code X-Docker-Container-Path-Stat}: base64 of {"name","size","mode","mtime","linkTarget"}. */
+    record PathStat(long size, long mode) {
+        /** Go's os.ModeType bits: a regular file has none of them. */
+        private static final long GO_MODE_TYPE = 0x8F280000L;
+
+        boolean regular() {
+            return (mode & GO_MODE_TYPE) == 0;
+        }
+
+        static PathStat of(String header) {
+            if (header == null || header.isBlank()) {
+                return null;
+            }
+            try {
+                com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(java.util.Base64.getDecoder().decode(header.strip()));
+                return new PathStat(json.path("size").asLong(-1), json.path("mode").asLong(0));
+            } catch (IOException | IllegalArgumentException e) {
+                return null; // read as before: the tar's own header gives the size
+            }
         }
     }
 

@@ -34,7 +34,12 @@ public final class TarEntries {
         return requested.isEmpty() ? rest : rest.isEmpty() ? requested : requested + "/" + rest;
     }
 
-    public static void visit(InputStream tar, String requested, WorkdirVisitor visitor) throws IOException {
+    /**
+     * @return true when the tar was read to its end; false when it stopped after a file over the
+     *         visitor's {@link WorkdirVisitor#maxFileBytes} (skipping it would read all of it): the
+     *         caller abandons the rest of the stream unread
+     */
+    public static boolean visit(InputStream tar, String requested, WorkdirVisitor visitor) throws IOException {
         TarArchiveInputStream in = new TarArchiveInputStream(tar);
         TarArchiveEntry entry;
         while ((entry = in.getNextEntry()) != null) {
@@ -67,8 +72,17 @@ public final class TarEntries {
                     : entry.isFile() ? WorkdirEntry.Type.FILE
                     : WorkdirEntry.Type.OTHER;
             long size = type == WorkdirEntry.Type.FILE ? entry.getSize() : 0;
+            boolean tooLarge = size > visitor.maxFileBytes();
             visitor.visit(new WorkdirEntry(path, type, size, entry.getMode() & 07777,
-                    type == WorkdirEntry.Type.SYMLINK ? entry.getLinkName() : linkedTo), in);
+                    type == WorkdirEntry.Type.SYMLINK ? entry.getLinkName() : linkedTo),
+                    tooLarge ? InputStream.nullInputStream() : in);
+            if (tooLarge) {
+                visitor.skipped(requested.isEmpty() ? "(the rest of the workdir)" : "(the rest of " + requested + ")",
+                        "not read: the archive stops at " + path + ", a file of " + size + " bytes over the limit of "
+                                + visitor.maxFileBytes());
+                return false;
+            }
         }
+        return true;
     }
 }

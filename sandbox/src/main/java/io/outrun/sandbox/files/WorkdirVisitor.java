@@ -18,4 +18,13 @@ public interface WorkdirVisitor {
      */
     default void skipped(String name, String why) throws IOException {
     }
+
+    /**
+     * The largest file whose content this visitor reads: a larger one is visited with its size and
+     * no content, and a read that cannot skip it (a stream) stops after it, reporting the rest as
+     * {@link #skipped}. A sparse file of a petabyte must never be streamed.
+     */
+    default long maxFileBytes() {
+        return Long.MAX_VALUE;
+    }
 }
