@@ -150,7 +150,7 @@ final class RecoveryBench {
         static JvmProcess worker(Path jar, DatabaseConfig db, String nodeId, Path logs) throws IOException {
             return of(logs, nodeId, "java", "-Xmx256m", "-jar", jar.toString(), "worker",
                     "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
-                    "--node-id", nodeId, "--sandbox", "process");
+                    "--node-id", nodeId, "--sandbox", "process", "--bubblewrap", "off");
         }
 
         static JvmProcess of(Path logs, String name, String... command) throws IOException {

@@ -155,7 +155,8 @@ final class DevCommand implements Callable<Integer> {
         String nodeId = WorkerCommand.defaultNodeId();
         Sandbox sandbox;
         try {
-            sandbox = sandboxOptions.open(nodeId);
+            // Its runs never see the data dir (the token, the database password), nor PostgreSQL's files.
+            sandbox = sandboxOptions.hide(dir).open(nodeId);
         } catch (RuntimeException e) {
             lock.close();
             throw e;
@@ -332,6 +333,13 @@ final class DevCommand implements Callable<Integer> {
         String tokenPath = shown(tokenFile, cwd);
         out.println();
         out.println("outrun dev is ready  (data in " + dir + ", sandbox " + sandbox + ")");
+        if (sandboxOptions.unisolatedReason() != null) {
+            out.println("  sandbox    host processes WITHOUT bubblewrap (" + sandboxOptions.unisolatedReason() + "):"
+                    + " runs can read your files and leave processes behind.");
+        } else if (sandbox.equals("process")) {
+            out.println("  sandbox    host processes in bubblewrap: each run in its own PID namespace, your files"
+                    + " read-only but its workdir, no network, " + dir.getFileName() + " hidden");
+        }
         if (sandboxOptions.fallbackReason() != null) {
             out.println("  sandbox    HOST PROCESSES, NO ISOLATION: commands run as this user on this machine. Docker was"
                     + " not usable: " + sandboxOptions.fallbackReason() + ". Build the sandbox image with"

@@ -22,6 +22,11 @@ public final class SandboxOptions {
                     + " host processes, said loudly). process offers NO isolation: local development only.")
     String kind;
 
+    @Option(names = "--bubblewrap", defaultValue = "auto", description = "auto | on | off: host-process runs in"
+            + " bubblewrap (their own PID namespace, the host read-only but their workdir, no network); auto (default) uses"
+            + " it when it works here and says loudly when not, on refuses to start without it")
+    String bubblewrap;
+
     @Option(names = "--image", description = "Docker image for executions (default outrun-sandbox:latest, built by sandbox/image/build.sh)")
     String image;
 
@@ -87,8 +92,49 @@ public final class SandboxOptions {
         };
     }
 
+    /** Paths host-process runs must not see (the dev's data dir): masked in their sandbox. */
+    private final java.util.List<java.nio.file.Path> hidden = new java.util.ArrayList<>();
+    /** Why host-process runs are not in bubblewrap (null: they are, or the sandbox is Docker). */
+    private String unisolatedReason;
+
+    /** Hides {@code path} from host-process runs (call before {@link #open}). */
+    public SandboxOptions hide(java.nio.file.Path path) {
+        hidden.add(path);
+        return this;
+    }
+
+    public String unisolatedReason() {
+        return unisolatedReason;
+    }
+
     private Sandbox process() {
+        if (!java.util.Set.of("auto", "on", "off").contains(bubblewrap)) {
+            throw new ConfigException("--bubblewrap must be auto, on or off, got: " + bubblewrap);
+        }
         ProcessSandbox sandbox = new ProcessSandbox();
+        if (bubblewrap.equals("off")) {
+            unisolatedReason = "--bubblewrap off";
+            return pooled(sandbox, sandbox::withPoolSize);
+        }
+        // Each run in bubblewrap when it can: its own PID namespace (nothing it starts outlives
+        // it), the host read-only but for its workdir, no network, the data dir out of sight.
+        try {
+            sandbox.isolated(hidden);
+        } catch (SandboxUnavailableException e) {
+            if (bubblewrap.equals("on")) {
+                sandbox.close();
+                throw new ConfigException("--bubblewrap on: " + e.getMessage());
+            }
+            unisolatedReason = e.getMessage();
+            LOG.warn("""
+
+                    ************************************************************************
+                    * Host-process runs are NOT sandboxed: {}.
+                    * Commands can read (and write) this user's files, reach the network,
+                    * and leave processes running after their end. Install bubblewrap to
+                    * give each run its own namespaces.
+                    ************************************************************************""", e.getMessage());
+        }
         return pooled(sandbox, sandbox::withPoolSize);
     }
 

@@ -93,6 +93,29 @@ public final class ProcessSandbox implements Sandbox {
     private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
     private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
     private final Path wrapper;
+    /** Each run in bubblewrap ({@link #isolated}), or null: plain host processes. */
+    private volatile Bubblewrap bubblewrap;
+
+    /**
+     * Runs every command in bubblewrap (see {@link Bubblewrap}), with {@code hidden} paths masked;
+     * spares are not used then (a spare cannot know its run's workdir in advance).
+     *
+     * @throws io.outrun.sandbox.SandboxUnavailableException when bubblewrap cannot run here
+     */
+    public ProcessSandbox isolated(java.util.List<Path> hidden) {
+        String why = Bubblewrap.unusableBecause();
+        if (why != null) {
+            throw new SandboxUnavailableException(why);
+        }
+        this.bubblewrap = new Bubblewrap(hidden);
+        return this;
+    }
+
+    /** Whether runs go through bubblewrap. */
+    public boolean isIsolated() {
+        return bubblewrap != null;
+    }
+
     /** Spare wrappers kept waiting ({@code --pool-size}); -1: as many as the node's slots. */
     private volatile int poolSize = -1;
     private SpareShells spares;
@@ -220,7 +243,7 @@ public final class ProcessSandbox implements Sandbox {
     /** Starts the spares: a run then skips its spawn and bash's start-up. */
     @Override
     public synchronized void prepare(NodeShape node) {
-        int size = poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
+        int size = bubblewrap != null ? 0 : poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
         if (size > 0 && spares == null) {
             spares = new SpareShells(size, this::spawnSpare);
         }
@@ -442,10 +465,26 @@ public final class ProcessSandbox implements Sandbox {
             // Before the run: a run must never be without its kill switch.
             watchdog.ensureRunning();
             // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
-            Process process = spec.stdin().open() ? null : handToSpare(script, lease, pidFile, workdir, spec.env());
+            Bubblewrap isolation = bubblewrap;
+            Process process = spec.stdin().open() || isolation != null ? null
+                    : handToSpare(script, lease, pidFile, workdir, spec.env());
             if (process == null) {
-                ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString(),
-                        script.toString(), lease, pidFile.toString());
+                java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
+                if (isolation != null) {
+                    java.util.List<Path> visible = new java.util.ArrayList<>(java.util.List.of(wrapper, script));
+                    if (spec.stdin() == io.outrun.inputs.StdinMode.TTY) {
+                        visible.add(ttyCommand(script));
+                    }
+                    if (spec.leaseFile() != null) {
+                        visible.add(spec.leaseFile());
+                    }
+                    argv.addAll(isolation.argv(visible, workdir, spec.limits().network()));
+                }
+                // Isolated, the wrapper's own pid ($$ in the run's PID namespace) means nothing
+                // outside: it writes a throwaway file, and the worker writes bwrap's below.
+                argv.addAll(java.util.List.of("/bin/bash", wrapper.toString(), script.toString(), lease,
+                        isolation != null ? Bubblewrap.INNER_PID_FILE : pidFile.toString()));
+                ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
                 builder.environment().putAll(spec.env());
                 if (workdir != null) {
@@ -458,6 +497,12 @@ public final class ProcessSandbox implements Sandbox {
                 } catch (IOException e) {
                     Files.deleteIfExists(pidFile);
                     throw e;
+                }
+                if (isolation != null) {
+                    // The process the watchdog and the clean-up kill (its group): bwrap, whose PID
+                    // namespace, and everything in it, dies with it.
+                    String start = RunGroups.startTime(process.pid());
+                    Files.writeString(pidFile, process.pid() + " " + (start == null ? "" : start) + " " + lease + "\n");
                 }
             }
             return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);

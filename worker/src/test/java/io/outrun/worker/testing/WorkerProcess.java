@@ -49,6 +49,11 @@ public final class WorkerProcess implements AutoCloseable {
                 javaBinary(), "-Xmx256m", "-jar", jar().toString(), "worker",
                 "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
                 "--node-id", nodeId, "--slots", String.valueOf(slots), "--sandbox", sandbox));
+        if (sandbox.equals("process") && java.util.Arrays.stream(extraArgs).noneMatch(a -> a.equals("--bubblewrap"))) {
+            // These workers' tests follow a run's processes by the pids it prints: plain host
+            // processes (BubblewrapIT covers the isolated ones, and outrun dev uses them).
+            cmd.addAll(List.of("--bubblewrap", "off"));
+        }
         if (!db.directUrl().equals(db.url())) {
             cmd.addAll(List.of("--db-direct-url", db.directUrl()));
         }
