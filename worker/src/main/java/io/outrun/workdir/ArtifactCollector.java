@@ -26,6 +26,17 @@ final class ArtifactCollector {
     private final Set<String> seen = new HashSet<>();
     private long totalBytes;
     private int stored;
+    /** Rows written for files not stored; past {@link #MAX_REPORTED} they are only counted. */
+    private int reported;
+    private long notReported;
+    private long notReportedBytes;
+
+    /**
+     * Rows of files not stored, per execution: a pattern over 20,000 files made 19,000 such rows
+     * in one listing. Past this many, one row ({@value #MORE}) counts the rest.
+     */
+    static final int MAX_REPORTED = 100;
+    static final String MORE = "@more";
 
     ArtifactCollector(ArtifactStore store, FilesConfig limits, Lease lease) {
         this.store = store;
@@ -91,25 +102,46 @@ final class ArtifactCollector {
                 }
             }
         }
+        finish();
+    }
+
+    /** Reports a file not stored: a row of its own while there are few, else counted into {@value #MORE}. */
+    private void report(String path, String status, long size, String detail) {
+        if (reported < MAX_REPORTED) {
+            reported++;
+            store.report(lease, path, status, size, detail);
+        } else {
+            notReported++;
+            notReportedBytes += size;
+        }
+    }
+
+    /** After every read: the one row that counts what had no row of its own. */
+    private void finish() {
+        if (notReported > 0) {
+            store.report(lease, MORE, "over_limit", notReportedBytes, notReported + " more files matched but were not"
+                    + " collected (over a limit, links, FIFOs or devices); only the first " + MAX_REPORTED
+                    + " such files get a row of their own. Collect fewer, larger files (a tar of the directory).");
+        }
     }
 
     private void take(WorkdirEntry entry, java.io.InputStream content) throws IOException {
         switch (entry.type()) {
-            case SYMLINK -> store.report(lease, entry.path(), "not_regular", 0, "a symbolic link to " + entry.linkTarget()
+            case SYMLINK -> report(entry.path(), "not_regular", 0, "a symbolic link to " + entry.linkTarget()
                     + "; links are not followed: copy the file itself into the workdir");
-            case OTHER -> store.report(lease, entry.path(), "not_regular", 0,
+            case OTHER -> report(entry.path(), "not_regular", 0,
                     "not a regular file (a FIFO or a device); only regular files are collected");
-            case HARDLINK -> store.report(lease, entry.path(), "not_regular", 0, "a second name (hard link) of "
+            case HARDLINK -> report(entry.path(), "not_regular", 0, "a second name (hard link) of "
                     + entry.linkTarget() + ", which holds its content: name that one in artifacts");
             case FILE -> {
                 if (entry.size() > limits.maxArtifactBytes()) {
-                    store.report(lease, entry.path(), "over_limit", entry.size(), "larger than the limit of "
+                    report(entry.path(), "over_limit", entry.size(), "larger than the limit of "
                             + limits.maxArtifactBytes() + " bytes per file");
                 } else if (stored >= limits.maxArtifacts()) {
-                    store.report(lease, entry.path(), "over_limit", entry.size(), "past the limit of "
+                    report(entry.path(), "over_limit", entry.size(), "past the limit of "
                             + limits.maxArtifacts() + " files per execution");
                 } else if (totalBytes + entry.size() > limits.maxArtifactsBytes()) {
-                    store.report(lease, entry.path(), "over_limit", entry.size(), "past the limit of "
+                    report(entry.path(), "over_limit", entry.size(), "past the limit of "
                             + limits.maxArtifactsBytes() + " bytes of artifacts per execution");
                 } else {
                     store.store(lease, entry.path(), content, "identity", 0, null, true, null);

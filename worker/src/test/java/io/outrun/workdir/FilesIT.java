@@ -329,6 +329,19 @@ class FilesIT {
         assertThat(field(list, "@unread/d", "detail")).contains("d/a-big");
     }
 
+    /** Issue 25 (low): a pattern over many files not collected lists 100 rows and one that counts the rest. */
+    @Test
+    void manyFilesNotCollectedAreCountedNotListedOneByOne() throws Exception {
+        ObjectNode body = submission("for i in $(seq 150); do ln -s nowhere l$i; done; echo ok");
+        body.putArray("artifacts").add("l*");
+        JsonNode done = awaitEnd(submit(alice, body));
+        assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("succeeded");
+        JsonNode list = json(get(nodeB, alice, "/v1/executions/" + done.path("executionId").asText() + "/artifacts"));
+        assertThat(list.path("artifacts").size()).isEqualTo(101);
+        assertThat(status(list, "@more")).isEqualTo("over_limit");
+        assertThat(field(list, "@more", "detail")).startsWith("50 more files");
+    }
+
     @Test
     void twoRunsOfOneWorkspaceNeverInterleave() throws Exception {
         String ws = "serial-" + System.nanoTime();
