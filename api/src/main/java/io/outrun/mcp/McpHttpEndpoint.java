@@ -181,13 +181,21 @@ public final class McpHttpEndpoint implements AutoCloseable {
                             + " on this node.", "Initialize a new session: send initialize without an Mcp-Session-Id."));
                     return;
                 }
-                chain.doFilter(forward, res);
+                forward(chain, forward, response);
                 if ("DELETE".equals(request.getMethod()) || response.getStatus() == 404) {
                     sessions.closed(sessionId);
                 }
                 return;
             }
-            chain.doFilter(forward, res); // no session: the SDK answers as MCP says
+            forward(chain, forward, response); // no session: the SDK answers as MCP says
+        }
+
+        /** Passes the request to the SDK, its error answers made plain JSON-RPC errors (see {@link PlainErrors}). */
+        private void forward(FilterChain chain, ServletRequest request, HttpServletResponse response)
+                throws IOException, ServletException {
+            PlainErrors plain = new PlainErrors(response);
+            chain.doFilter(request, plain);
+            plain.finish();
         }
 
         private boolean isInitialize(byte[] body) {
@@ -249,7 +257,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
                 }
             };
             try {
-                chain.doFilter(request, watched);
+                forward(chain, request, watched);
             } finally {
                 if (!opened.get()) {
                     sessions.notOpened(owner);

@@ -101,6 +101,29 @@ class McpSessionLimitsIT {
         delete(api.aliceToken, opened.get(0));
     }
 
+    /**
+     * Issue 25 (low): the SDK's transport answered a bad request with its serialized Java
+     * exception (class, cause, about 40 stack frames); now a plain JSON-RPC error.
+     */
+    @Test
+    void aBadRequestAnswersAPlainJsonRpcErrorWithoutAStackTrace() throws Exception {
+        String session = open(api.aliceToken);
+        for (String body : new String[] {"{not json", "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}", "[]", "42"}) {
+            HttpResponse<String> r = post(api.aliceToken, session, body);
+            assertThat(r.statusCode()).as(body).isGreaterThanOrEqualTo(400);
+            assertThat(r.body()).as(body).doesNotContain("stackTrace").doesNotContain("java.").doesNotContain("at io.")
+                    .contains("\"jsonrpc\":\"2.0\"").contains("\"error\"");
+        }
+        HttpResponse<String> noAccept = HTTP.send(HttpRequest.newBuilder(URI.create(api.base() + "/mcp"))
+                .header("Authorization", "Bearer " + api.aliceToken).header("Content-Type", "application/json")
+                .header("Mcp-Session-Id", session)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(noAccept.statusCode()).isEqualTo(400);
+        assertThat(noAccept.body()).doesNotContain("stackTrace").contains("\"error\"");
+        delete(api.aliceToken, session);
+    }
+
     @Test
     void aBrowserPageOfAnotherSiteIsRefused() throws Exception {
         for (String origin : new String[] {"http://evil.example", "null", "file://x", "http://evil.example:" + api.base().getPort()}) {
