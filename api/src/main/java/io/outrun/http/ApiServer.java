@@ -124,6 +124,8 @@ public final class ApiServer implements AutoCloseable {
         });
         app.before("/v1/*", ctx -> {
             ExecutionMdc.clear();
+            // Guidance is worded for the caller's channel: a shared cache must not mix them.
+            ctx.header("Vary", Channel.HEADER);
             authenticate(ctx, auth);
             tagLogs(ctx);
         });

@@ -23,8 +23,8 @@ final class StdinParser {
     }
 
     private static final Set<String> FIELDS = Set.of("text", "data", "eof");
-    /** The body limit: a write's bytes in base64 (4/3) and a little JSON around them. */
-    static final int MAX_BODY_BYTES = StdinStore.MAX_WRITE_BYTES / 3 * 4 + 8192;
+    /** The body limit: a write's bytes as JSON text at its widest (a control character escaped in 6). */
+    static final int MAX_BODY_BYTES = StdinStore.MAX_WRITE_BYTES * 6 + 8192;
 
     private static final ObjectReader JSON = Json.mapper().reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)

@@ -34,7 +34,9 @@ class CliIT {
     @BeforeAll
     static void start() {
         api = ApiHarness.start();
-        worker = WorkerNode.start(api.core(), WorkerConfig.defaults("w-cli-it"), new ProcessSandbox(), Limits.DEFAULTS);
+        // In bubblewrap, as outrun dev runs them (a terminal needs it on host processes).
+        worker = WorkerNode.start(api.core(), WorkerConfig.defaults("w-cli-it"), new ProcessSandbox().isolated(java.util.List.of()),
+                Limits.DEFAULTS);
     }
 
     @AfterAll

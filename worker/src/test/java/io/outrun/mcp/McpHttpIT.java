@@ -86,7 +86,7 @@ class McpHttpIT {
                 scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
-                scenario.writeStdinAnswersPromptsLineByLine();
+                scenario.writeStdinAnswersPromptsLineByLine(true);
                 scenario.aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt();
 
                 // Owner scoping: bob's session cannot see alice's execution.

@@ -257,7 +257,8 @@ final class McpScenario {
     }
 
     /** A prompt answered line by line with write_stdin, each answer carrying what the command printed in reply. */
-    void writeStdinAnswersPromptsLineByLine() {
+    /** {@code terminal}: whether the workers can give a run a terminal (Docker, or host processes in bubblewrap). */
+    void writeStdinAnswersPromptsLineByLine(boolean terminal) {
         Answer started = call("run_command", Map.of("command", "read a; echo got:$a; read b; echo got:$b; cat; echo end",
                 "background", true, "stdin", true));
         String id = started.text("executionId");
@@ -290,6 +291,13 @@ final class McpScenario {
         // A terminal.
         String tty = call("run_command", Map.of("command", "test -t 0 && echo is-a-tty; read a; echo got:$a",
                 "background", true, "tty", true)).text("executionId");
+        if (!terminal) {
+            Answer refused = call("get_execution", Map.of("executionId", tty, "waitMs", 20_000));
+            assertThat(refused.text("status")).isEqualTo("failed");
+            assertThat(refused.json().path("error").path("code").asText()).isEqualTo("sandbox_error");
+            assertThat(refused.json().path("error").path("message").asText()).contains("bubblewrap");
+            return;
+        }
         Answer typed = call("write_stdin", Map.of("executionId", tty, "text", "hi\n", "waitMs", 20_000));
         Answer ttyDone = call("get_execution", Map.of("executionId", tty, "waitMs", 20_000));
         assertThat(ttyDone.text("status")).as(typed.json().toString()).isEqualTo("succeeded");

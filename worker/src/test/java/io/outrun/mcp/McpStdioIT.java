@@ -37,7 +37,7 @@ class McpStdioIT {
                 scenario.anIdempotencyKeyRunsTheCommandOnce();
                 scenario.readOutputPagesEveryByteByCursor(id -> api.alice().output(id, null, 0).stdout().text());
                 scenario.filesInAndArtifactsOut();
-                scenario.writeStdinAnswersPromptsLineByLine();
+                scenario.writeStdinAnswersPromptsLineByLine(false);
                 scenario.aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt();
                 scenario.waitForOutputThenCursorThenCancel();
                 scenario.badIdAnswersWithItsErrorCode();

@@ -82,7 +82,8 @@ class StdinIT {
     @Test
     void aConversationOnHostProcesses() throws Exception {
         try (ApiHarness api = ApiHarness.start()) {
-            WorkerNode worker = WorkerNode.start(api.core(), WorkerConfig.defaults("w-stdin"), new ProcessSandbox(), Limits.DEFAULTS);
+            WorkerNode worker = WorkerNode.start(api.core(), WorkerConfig.defaults("w-stdin"),
+                    new ProcessSandbox().isolated(java.util.List.of()), Limits.DEFAULTS);
             try {
                 converse(api.alice());
                 terminal(api.alice());

@@ -116,19 +116,26 @@ final class ContainerRecipe {
             "got() { s=; [ \"$1\" -gt 0 ] 2>/dev/null || return 0",
             "  if [ \"$1\" -le " + BUILTIN_READ_MAX + " ]; then IFS= read -r -N \"$1\" s; [ \"${#s}\" = \"$1\" ]; return; fi",
             "  head -c \"$1\" > \"$2\" && [ \"$(stat -c %s \"$2\")\" = \"$1\" ]; }",
-            "ev=; ef=",
-            "if [ \"${e:-0}\" != 0 ]; then ef=/tmp/.outrun-env; got \"$e\" \"$ef\" || { echo 'outrun: the environment arrived truncated' >&2;"
-                    + " exit " + BOOTSTRAP_FAILED + "; }; ev=$s; fi",
+            // The run's environment goes to a file that only the dropped command reads (see START):
+            // nothing of it may reach this root shell or what it execs (BASH_ENV, LD_PRELOAD, PATH).
+            "ef=/tmp/.outrun-env; umask 022",
+            "got \"${e:-0}\" \"$ef\" || { echo 'outrun: the environment arrived truncated' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "[ \"${e:-0}\" -gt " + BUILTIN_READ_MAX + " ] 2>/dev/null || printf '%s' \"$s\" > \"$ef\"",
             "if [ \"$n\" -le " + BUILTIN_READ_MAX + " ] 2>/dev/null; then got \"$n\" && printf '%s' \"$s\" > /tmp/.outrun-command",
             "else got \"$n\" /tmp/.outrun-command; fi || { echo 'outrun: the command arrived truncated' >&2; exit "
                     + BOOTSTRAP_FAILED + "; }",
             "s=; if [ -n \"${ol+x}\" ]; then LC_ALL=$ol; else unset LC_ALL; fi",
             // A run with stdin open: its pipe and the watchdog's own sleep device (the watchdog must
             // not read the attach, which now carries the owner's bytes). A terminal needs script.
+            // The tick fifo is opened once, as fd 7, and unlinked at once: the watchdog reopens it
+            // through /proc (its own fd), never by a path in /tmp, where the command could plant a
+            // link or replace it (and then fork-bomb the sleep that replaced the read). The stdin
+            // fifo is readable by the command (/dev/stdin reopens it), never writable.
             "tk=/proc/self/fd/9; case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
                     + " (tty) needs " + SCRIPT_TOOL + " (util-linux) in the image' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "  mkfifo -m 600 /tmp/.outrun-in /tmp/.outrun-tick || { echo 'outrun: cannot make the stdin pipe' >&2; exit "
-                    + BOOTSTRAP_FAILED + "; }; tk=/tmp/.outrun-tick;;",
+            "  mkfifo -m 644 /tmp/.outrun-in && mkfifo -m 600 /tmp/.outrun-tick && exec 7<>/tmp/.outrun-tick"
+                    + " || { echo 'outrun: cannot make the stdin pipe' >&2; exit " + BOOTSTRAP_FAILED + "; }",
+            "  rm -f /tmp/.outrun-tick; tk=/proc/self/fd/7;;",
             "  *) echo 'outrun: unknown stdin mode' >&2; exit " + BOOTSTRAP_FAILED + ";; esac",
             // The kill switch: once the moment written in the lease file ($2) passes, the worker has
             // stopped confirming the lease (dead, paused, cut off from the database), another node
@@ -166,9 +173,9 @@ final class ContainerRecipe {
                     + " > /tmp/.outrun-in ) <&0 &",
             "  exec 0</tmp/.outrun-in; fi",
             "set -- \"$1\" \"$2\" \"${i:-0}\"",
-            // ev is left as it is: unexported, it dies with the exec, and a run's own variable
-            // named ev (exported by the line above) must keep its value.
-            "if [ -n \"$ef\" ]; then if [ -f \"$ef\" ]; then . \"$ef\"; rm -f \"$ef\"; else eval \"$ev\"; fi; fi",
+            // START: what the dropped command's first bash runs: the run's environment, then the
+            // command's own bash (so that BASH_ENV, SHELLOPTS and the like act as in a fresh bash).
+            "printf '%s\\n' '. /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command' > /tmp/.outrun-start",
             // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
             // without it runs without the backstop rather than not at all. The command's file is
             // named literally: the run's environment may set any variable.
@@ -176,12 +183,12 @@ final class ContainerRecipe {
             // A terminal: script waits for every child of its process (util-linux #2562: it spins
             // otherwise), so it must not be the process that forked the watchdog and the relay.
             "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + DROP + " " + SCRIPT_TOOL
-                    + " -qfec 'exec bash /tmp/.outrun-command' /dev/null",
-            "  if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" \"${@:3}\"; fi",
-            "  \"${@:3}\" 9<&-; exit; fi",
-            "set -- \"$1\" \"$2\" " + DROP + " bash /tmp/.outrun-command",
-            "if [ -z \"$2\" ] && command -v timeout >/dev/null; then exec timeout -s KILL \"$1\" \"${@:3}\"; fi",
-            "exec \"${@:3}\" 9<&-");
+                    + " -qfec '/bin/bash /tmp/.outrun-start' /dev/null",
+            "  if [ -z \"$2\" ] && [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\" 7<&-; fi",
+            "  \"${@:3}\" 9<&- 7<&-; exit; fi",
+            "set -- \"$1\" \"$2\" " + DROP + " /bin/bash /tmp/.outrun-start",
+            "if [ -z \"$2\" ] && [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\" 7<&-; fi",
+            "exec \"${@:3}\" 9<&- 7<&-");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
 
@@ -201,7 +208,9 @@ final class ContainerRecipe {
                         spec.leaseFile() == null ? "" : LEASE_MOUNT)
                 .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(workdir)
-                .withEnv(env(spec.env(), workdir))
+                // The container's own environment (the root bootstrap's) is the defaults alone; the
+                // run's variables reach only the command (see runBytes). Checked here all the same.
+                .withEnv(withoutRunEnv(env(spec.env(), workdir), workdir))
                 .withLabels(labels(spec, owner))
                 .withAttachStdin(true)
                 .withStdinOpen(true)
@@ -293,19 +302,29 @@ final class ContainerRecipe {
     }
 
     static GatedStdin pooledStdin(RunSpec spec) {
+        long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
+        return new GatedStdin(runBytes(spec, backstop));
+    }
+
+    /**
+     * The header ({@code n b e i}: the command's byte count, the backstop in seconds or 0 when it
+     * came as an argument, the environment's byte count, the stdin mode), then the run's
+     * environment as {@code export} lines with every value single-quoted (sourced by the dropped
+     * command only, never by the root bootstrap), then the command's bytes.
+     */
+    private static byte[] runBytes(RunSpec spec, long backstop) {
         StringBuilder exports = new StringBuilder();
         spec.env().forEach((name, value) -> exports.append("export ").append(name).append("='")
                 .append(value.replace("'", "'\\''")).append("'\n"));
         byte[] envBytes = exports.toString().getBytes(StandardCharsets.UTF_8);
         byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
-        long backstop = (spec.timeout().toMillis() + 999) / 1000 + BACKSTOP_GRACE_S;
         byte[] header = (script.length + " " + backstop + " " + envBytes.length + " " + stdinField(spec) + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
         java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(header.length + envBytes.length + script.length);
         all.writeBytes(header);
         all.writeBytes(envBytes);
         all.writeBytes(script);
-        return new GatedStdin(all.toByteArray());
+        return all.toByteArray();
     }
 
     static HostConfig hostConfig(Limits limits, String workdir, Collection<String> imageVolumes) {
@@ -318,7 +337,9 @@ final class ContainerRecipe {
             tmpfsMounts.put(volume, tmpfs);
         }
         tmpfsMounts.put(workdir, tmpfs);
-        tmpfsMounts.put("/tmp", tmpfs);
+        // Root's, sticky and open to all: the bootstrap's files there (the command, its
+        // environment, the fifos) cannot be replaced or unlinked by the command (10001).
+        tmpfsMounts.put("/tmp", "rw,exec,nosuid,nodev,size=" + limits.tmpfsBytes() + ",mode=1777");
         return HostConfig.newHostConfig()
                 .withCapDrop(Capability.ALL)
                 // Root's, for the bootstrap (see BOOTSTRAP_USER); the command gets none of them.
@@ -382,6 +403,11 @@ final class ContainerRecipe {
         return list;
     }
 
+    /** The defaults of {@link #env} alone, once the run's variables passed its checks. */
+    private static List<String> withoutRunEnv(List<String> checked, String workdir) {
+        return env(Map.of(), workdir);
+    }
+
     static String workdir(RunSpec spec) {
         String workdir = spec.workdir() == null || spec.workdir().isBlank() ? DEFAULT_WORKDIR : spec.workdir();
         try {
@@ -400,13 +426,8 @@ final class ContainerRecipe {
         };
     }
 
-    /** What goes to the container's stdin: the header (byte count, no backstop, no environment, stdin mode), the command's bytes. */
+    /** What goes to a fresh container's stdin: see {@link #runBytes} (its backstop came as an argument). */
     static InputStream commandStdin(RunSpec spec) {
-        byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
-        byte[] header = (script.length + " 0 0 " + stdinField(spec) + "\n").getBytes(StandardCharsets.US_ASCII);
-        byte[] all = new byte[header.length + script.length];
-        System.arraycopy(header, 0, all, 0, header.length);
-        System.arraycopy(script, 0, all, header.length, script.length);
-        return new ByteArrayInputStream(all);
+        return new ByteArrayInputStream(runBytes(spec, 0));
     }
 }

@@ -278,8 +278,18 @@ final class DockerRun implements Run {
         return true;
     }
 
-    /** Attaches again (new output only: there is no log to replay) and arms a fresh wait. */
+    /**
+     * Attaches again (new output only: there is no log to replay) and arms a fresh wait. A run
+     * with stdin open has lost it: the old attach's end closed the container's stdin (stdin once),
+     * so the command read end of file; writes from now on fail instead of vanishing.
+     */
     private void reattach(String awayFor) {
+        StdinFrames in = stdin;
+        if (in != null) {
+            in.abort();
+            log.warn("container {}: its stdin ended with the engine's restart; what is written to it from now on is"
+                    + " not delivered to this attempt", containerId);
+        }
         OutputCallback before = output;
         before.closeQuietly();
         String marker = "\n[outrun: the Docker engine was away" + awayFor

@@ -180,6 +180,7 @@ public final class DockerSandbox implements Sandbox {
             throw e;
         }
         OutputCallback output = null;
+        StdinFrames frames = null;
         watch.track(containerId);
         try {
             // Who ends the container is told by the engine's events: be listening before it starts.
@@ -188,7 +189,7 @@ public final class DockerSandbox implements Sandbox {
             watch.awaitConnected(config.connectTimeout().toMillis());
             long lossesAtStart = watch.losses();
             InputStream header = ContainerRecipe.commandStdin(spec);
-            StdinFrames frames = spec.stdin().open() ? new StdinFrames(header) : null;
+            frames = spec.stdin().open() ? new StdinFrames(header) : null;
             output = attach(containerId, frames != null ? frames : header, spec);
             // Attach before start, or the first output would be lost (there is no log to replay).
             awaitAttached(output, "container " + containerId);
@@ -202,11 +203,13 @@ public final class DockerSandbox implements Sandbox {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             watch.untrack(containerId);
+            abort(frames);
             discard(containerId, output);
             closeQuietly(workdir);
             throw new SandboxException("interrupted while starting container " + containerId, e);
         } catch (RuntimeException e) {
             watch.untrack(containerId);
+            abort(frames); // else docker-java's stdin copier waits in it for ever
             discard(containerId, output);
             closeQuietly(workdir);
             if (e instanceof SandboxException) {
@@ -304,6 +307,12 @@ public final class DockerSandbox implements Sandbox {
         long attachMillis = config.connectTimeout().plus(config.responseTimeout()).toMillis();
         if (!output.awaitAttached(attachMillis, TimeUnit.MILLISECONDS)) {
             throw new SandboxException("attaching to " + what + " failed or took over " + attachMillis + " ms");
+        }
+    }
+
+    private static void abort(StdinFrames frames) {
+        if (frames != null) {
+            frames.abort();
         }
     }
 

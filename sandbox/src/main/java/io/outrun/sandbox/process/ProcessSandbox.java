@@ -427,6 +427,13 @@ public final class ProcessSandbox implements Sandbox {
             throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
                     + " (util-linux) on the node, which is missing");
         }
+        if (spec.stdin() == io.outrun.inputs.StdinMode.TTY && bubblewrap == null) {
+            // script gives the command a session of its own: outside a PID namespace a kill of the
+            // run's process group would miss it, and whatever ignores SIGHUP would outlive the run.
+            throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) on host processes needs"
+                    + " bubblewrap (apt-get install bubblewrap; --bubblewrap auto or on), or the Docker sandbox: without"
+                    + " a PID namespace the terminal's session would escape the run's kill");
+        }
         Path workdir = spec.workdir() == null || spec.workdir().isBlank() ? null : Path.of(spec.workdir());
         if (workdir != null && !Files.isDirectory(workdir)) {
             throw new io.outrun.sandbox.RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"

@@ -118,6 +118,46 @@ class DockerSandboxIT {
         }
     }
 
+    /**
+     * Review: with stdin open, the watchdog reopened a fifo by its path in /tmp, which the command
+     * could replace, then exhaust the pids its fallback sleep needed. Now the fifo is an fd of
+     * root's, /tmp is root's (sticky), and the kill switch still fires with every pid taken.
+     */
+    @Test
+    void withStdinOpenACommandThatTakesEveryPidStillDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path lease = dir.resolve("lease");
+        long deadline = System.currentTimeMillis() / 1000 + 6;
+        java.nio.file.Files.writeString(lease, String.format("%012d%n", deadline));
+        String attack = "rm -rf /tmp/.outrun-tick /tmp/.outrun-in 2>/dev/null; mkdir /tmp/.outrun-tick 2>/dev/null;"
+                + " ln -s /dev/planted /tmp/.outrun-tick 2>/dev/null; ls -la /tmp >&2;"
+                + " python3 -c 'import os, time\nkids = 0\nwhile True:\n  try:\n    if os.fork() == 0:\n      time.sleep(300)\n"
+                + "      os._exit(0)\n    kids += 1\n  except OSError:\n    break\nprint(\"held\", kids, flush=True)\ntime.sleep(300)';"
+                + " echo survived";
+        try (Run run = sandbox.start(spec(attack).withLeaseFile(lease).withStdin(io.outrun.inputs.StdinMode.PIPE))) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(40)).orElseThrow(() -> new AssertionError(
+                    "the run outlived its lease deadline: its kill switch was disabled; stdout: " + run.stdout().text()
+                            + " stderr: " + run.stderr().text()));
+            long endedAt = System.currentTimeMillis() / 1000;
+            assertThat(endedAt - deadline).as("seconds past the deadline").isLessThanOrEqualTo(4);
+            assertThat(run.stdout().text()).contains("held").doesNotContain("survived");
+            assertThat(exit.exitCode()).isNotZero();
+        }
+    }
+
+    /**
+     * Review: the run's environment reached the root bootstrap (BASH_ENV ran as root in a fresh
+     * container; LD_PRELOAD and PATH reached what root execs). It reaches the command alone.
+     */
+    @Test
+    void theRunsEnvironmentReachesOnlyTheCommand() throws Exception {
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "cat /tmp/who 2>/dev/null; echo \"$GREETING\"", null,
+                null, Map.of("BASH_ENV", "$(id -u >> /tmp/who)", "GREETING", "it's me"), Duration.ofSeconds(30), 4096,
+                Limits.DEFAULTS, null);
+        Result r = run(spec);
+        assertThat(r.out()).as("BASH_ENV ran once, in the command's own bash, as 10001").isEqualTo("10001\nit's me\n");
+    }
+
     @Test
     void theCommandRunsUnprivilegedWhileItsBootstrapIsRoot() throws Exception {
         Result r = run("id -u; id -g; grep -E '^Cap(Prm|Eff|Bnd|Inh|Amb)' /proc/self/status | awk '{print $2}' | sort -u;"
