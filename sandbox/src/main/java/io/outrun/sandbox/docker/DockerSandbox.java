@@ -325,7 +325,7 @@ public final class DockerSandbox implements Sandbox {
     /** The workdir volume of a run that carries files in or out, with its inputs already written. */
     private WorkdirVolume openWorkdir(RunSpec spec, String image) {
         try {
-            return WorkdirVolume.open(clients, spec, image, owner);
+            return WorkdirVolume.open(clients, spec, image, owner, volumesOf(image));
         } catch (NotFoundException e) {
             throw new ImageNotFoundException(image, EngineCheck.missingImageMessage(image), e);
         } catch (BadRequestException e) {

@@ -59,7 +59,8 @@ final class WorkdirVolume implements AutoCloseable {
     }
 
     /** Creates the volume and starts its holder; closes what it made when a step fails. */
-    static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, ContainerRecipe.Owner owner) {
+    static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, ContainerRecipe.Owner owner,
+                              java.util.Collection<String> imageVolumes) {
         String workdir = ContainerRecipe.workdir(spec);
         WorkdirVolume made = new WorkdirVolume(clients, volumeName(spec), workdir);
         Map<String, String> labels = ContainerRecipe.labels(spec, owner);
@@ -88,6 +89,9 @@ final class WorkdirVolume implements AutoCloseable {
                             .withPidsLimit(4L)
                             .withInit(true)
                             .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
+                            // The image's VOLUMEs: small tmpfs, not an anonymous volume per run
+                            // that nothing labels or removes (issue 25, low).
+                            .withTmpFs(holderTmpfs(imageVolumes, workdir))
                             .withMounts(List.of(made.mount())))
                     .exec().getId();
             clients.control.startContainerCmd(made.holderId).exec();
@@ -117,6 +121,16 @@ final class WorkdirVolume implements AutoCloseable {
                     .withTarInputStream(tar)
                     .exec();
         }
+    }
+
+    private static Map<String, String> holderTmpfs(java.util.Collection<String> imageVolumes, String workdir) {
+        Map<String, String> tmpfs = new LinkedHashMap<>();
+        for (String volume : imageVolumes) {
+            if (!volume.equals(workdir)) {
+                tmpfs.put(volume, "rw,noexec,nosuid,nodev,size=1m");
+            }
+        }
+        return tmpfs;
     }
 
     /** The command's container mounts this volume on its workdir instead of a plain tmpfs. */
@@ -215,7 +229,7 @@ final class WorkdirVolume implements AutoCloseable {
     public void close() {
         if (holderId != null) {
             try {
-                clients.control.removeContainerCmd(holderId).withForce(true).exec();
+                clients.control.removeContainerCmd(holderId).withForce(true).withRemoveVolumes(true).exec();
             } catch (NotFoundException e) {
                 log.debug("holder {} already removed", holderId);
             } catch (RuntimeException e) {

@@ -222,9 +222,25 @@ class DockerSandboxIT {
                 assertThat(run.awaitExit(Duration.ofSeconds(60))).isPresent();
                 assertThat(run.stdout().text()).startsWith("tmpfs").endsWith("bounded\n");
             }
+            // A run that carries its workdir back (artifacts, workspace) has a holder container of
+            // the same image: its VOLUME must not leave an anonymous volume behind either.
+            Set<String> before = volumes();
+            try (Run run = withVolume.start(spec.withFiles(new io.outrun.sandbox.files.RunFiles(List.of(), true, 0, null)))) {
+                assertThat(run.awaitExit(Duration.ofSeconds(60))).isPresent();
+            }
+            assertThat(volumes()).as("volumes left by a file-carrying run").isEqualTo(before);
         } finally {
             docker("docker", "rmi", "-f", image);
         }
+    }
+
+    private static Set<String> volumes() throws Exception {
+        Process p = new ProcessBuilder("docker", "volume", "ls", "-q").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        // Anonymous volumes only (64 hex digits): Outrun's own workdir volumes have names.
+        return Arrays.stream(out.split("\n")).map(String::strip).filter(v -> v.matches("[0-9a-f]{64}"))
+                .collect(Collectors.toSet());
     }
 
     private static void docker(String... command) throws Exception {
