@@ -193,9 +193,10 @@ class DockerSandboxIT {
         // The worker enforces the deadline; `timeout` above bash ends an orphaned run 30 s later.
         RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "ps -o args= -p $PPID", null, null, Map.of(),
                 Duration.ofSeconds(5), 4096, Limits.DEFAULTS, null);
-        // timeout stays root (the command cannot kill it); setpriv drops to 10001 and execs bash.
-        assertThat(run(spec).out()).isEqualTo("timeout -s KILL 35 /usr/bin/setpriv --reuid=10001 --regid=10001"
-                + " --clear-groups --inh-caps=-all --bounding-set=-all bash /tmp/.outrun-command\n");
+        // timeout stays root (the command cannot kill it); setpriv drops to 10001 and execs the
+        // start script's bash, which execs the command's.
+        assertThat(run(spec).out()).isEqualTo("/usr/bin/timeout -s KILL 35 /usr/bin/setpriv --reuid=10001 --regid=10001"
+                + " --clear-groups --inh-caps=-all --bounding-set=-all /bin/bash /tmp/.outrun-start\n");
     }
 
     @Test
