@@ -98,12 +98,18 @@ class DockerSandboxIT {
         assertThat(plain.exit().memoryKill()).isFalse();
     }
 
+    /** A lease file as a worker writes it, due at {@code deadline} (epoch seconds), never renewed. */
+    static java.nio.file.Path leaseFile(java.nio.file.Path dir, long deadline) throws java.io.IOException {
+        java.nio.file.Path lease = dir.resolve("lease");
+        java.nio.file.Files.writeString(lease, String.format("%012d%n", deadline));
+        return lease;
+    }
+
     @Test
     void aCommandThatKillsEveryProcessItSeesStillDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        java.nio.file.Path lease = dir.resolve("lease");
         long deadline = System.currentTimeMillis() / 1000 + 5;
-        java.nio.file.Files.writeString(lease, String.format("%012d%n", deadline));
+        java.nio.file.Path lease = leaseFile(dir, deadline);
         String killer = "for i in $(seq 200); do for p in /proc/[0-9]*; do q=${p#/proc/}; [ \"$q\" = 1 ] || [ \"$q\" = $$ ]"
                 + " || kill -9 \"$q\" 2>/dev/null; done; kill -STOP -1 2>/dev/null; pkill -9 -f outrun-bootstrap; sleep 0.1; done;"
                 + " echo survived; sleep 300";
@@ -126,9 +132,8 @@ class DockerSandboxIT {
     @Test
     void withStdinOpenACommandThatTakesEveryPidStillDiesAtItsLeaseDeadline(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        java.nio.file.Path lease = dir.resolve("lease");
         long deadline = System.currentTimeMillis() / 1000 + 6;
-        java.nio.file.Files.writeString(lease, String.format("%012d%n", deadline));
+        java.nio.file.Path lease = leaseFile(dir, deadline);
         String attack = "rm -rf /tmp/.outrun-tick /tmp/.outrun-in 2>/dev/null; mkdir /tmp/.outrun-tick 2>/dev/null;"
                 + " ln -s /dev/planted /tmp/.outrun-tick 2>/dev/null; ls -la /tmp >&2;"
                 + " python3 -c 'import os, time\nkids = 0\nwhile True:\n  try:\n    if os.fork() == 0:\n      time.sleep(300)\n"
