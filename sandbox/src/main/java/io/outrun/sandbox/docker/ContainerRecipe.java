@@ -127,42 +127,15 @@ final class ContainerRecipe {
             "s=; if [ -n \"${ol+x}\" ]; then LC_ALL=$ol; else unset LC_ALL; fi",
             // A run with stdin open: its pipe and the watchdog's own sleep device (the watchdog must
             // not read the attach, which now carries the owner's bytes). A terminal needs script.
-            // The tick fifo is opened once, as fd 7, and unlinked at once: the watchdog reopens it
-            // through /proc (its own fd), never by a path in /tmp, where the command could plant a
-            // link or replace it (and then fork-bomb the sleep that replaced the read). The stdin
-            // fifo is readable by the command (/dev/stdin reopens it), never writable.
-            "tk=/proc/self/fd/9; case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
+            "case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
                     + " (tty) needs " + SCRIPT_TOOL + " (util-linux) in the image' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "  mkfifo -m 644 /tmp/.outrun-in && mkfifo -m 600 /tmp/.outrun-tick && exec 7<>/tmp/.outrun-tick"
-                    + " || { echo 'outrun: cannot make the stdin pipe' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "  rm -f /tmp/.outrun-tick; tk=/proc/self/fd/7;;",
+            "  mkfifo -m 644 /tmp/.outrun-in || { echo 'outrun: cannot make the stdin pipe' >&2; exit " + BOOTSTRAP_FAILED + "; };;",
             "  *) echo 'outrun: unknown stdin mode' >&2; exit " + BOOTSTRAP_FAILED + ";; esac",
-            // The kill switch: once the moment written in the lease file ($2) passes, the worker has
-            // stopped confirming the lease (dead, paused, cut off from the database), another node
-            // may soon run the next attempt, so everything of this run is killed from inside,
-            // whatever state the worker is in. The watchdog is root (with CAP_KILL) and the command
-            // the sandbox user, so the command can neither kill nor stop it; kill -1 reaches every
-            // process but the watchdog itself and docker-init, which then exits. Once a
-            // second, with builtins only, so a fork bomb's pids limit cannot stop it (a fork that
-            // fails for good ends a non-interactive bash, so `sleep` would end the watchdog): the
-            // sleep is read -t 1 on the container's stdin pipe (the attach), taken as fd 9 by the
-            // bootstrap itself, since an asynchronous list's own stdin is /dev/null, and opened
-            // read-write at each read, so the pipe never reads as ended even once the attach has
-            // closed (the worker died); sleep 1 only if that open fails. A missing or
-            // half-written file is read again a second later. The same loop is the backstop
-            // deadline ($1 seconds from now): the worker kills at the run's deadline, but if the
-            // worker dies the run must still end. First look before the command starts: a run
-            // whose lease lapsed already (its worker paused between claim and start, a start
-            // slower than the lease) never starts. The watchdog starts before the run's
-            // environment is set, so no variable of the run can change it.
+            // First look at the lease ($2) before the command starts: a run whose lease lapsed
+            // already (its worker paused between claim and start, a start slower than the lease)
+            // never starts.
             "if [ -n \"$2\" ]; then d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
-            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi",
-            "  end=$((now + $1)); exec 9<&0",
-            "  ( exec </dev/null >/dev/null 2>&1",
-            "    while :; do read -r -t 1 -u 8 _ 8<>\"$tk\"; [ $? -gt 128 ] || sleep 1; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
-            "      if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 0; fi;"
-                    + " done ) &",
-            "fi",
+            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi; end=$((now + $1)); fi",
             // The relay (stdin open): each frame from the attach, a decimal byte count and a
             // newline, then that many bytes (head -c reads no more than it writes), goes to the
             // command's stdin; the frame 0 (or the attach's end) closes it. Frames, since
@@ -174,21 +147,39 @@ final class ContainerRecipe {
             "  exec 0</tmp/.outrun-in; fi",
             "set -- \"$1\" \"$2\" \"${i:-0}\"",
             // START: what the dropped command's first bash runs: the run's environment, then the
-            // command's own bash (so that BASH_ENV, SHELLOPTS and the like act as in a fresh bash).
-            "printf '%s\\n' '. /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command' > /tmp/.outrun-start",
-            // Without a lease file (no watchdog), coreutils' timeout is the backstop; an image
-            // without it runs without the backstop rather than not at all. The command's file is
-            // named literally: the run's environment may set any variable.
-            // The command as the unprivileged user; this bootstrap, its watchdog and its relay stay root.
-            // A terminal: script waits for every child of its process (util-linux #2562: it spins
-            // otherwise), so it must not be the process that forked the watchdog and the relay.
+            // command's own bash (so that BASH_ENV and the like act as in a fresh bash). With
+            // stdin open the command reads an anonymous pipe of its own (a cat from the fifo): a
+            // fifo would block /dev/stdin reopened after its writer left, a pipe answers EOF.
+            "if [ \"$3\" = 1 ]; then printf '%s\\n' 'exec 0< <(exec /bin/cat); . /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command'"
+                    + " > /tmp/.outrun-start",
+            "else printf '%s\\n' '. /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command' > /tmp/.outrun-start; fi",
+            // The command as the unprivileged user; this bootstrap (and the relay) stay root.
             "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + DROP + " " + SCRIPT_TOOL
                     + " -qfec '/bin/bash /tmp/.outrun-start' /dev/null",
-            "  if [ -z \"$2\" ] && [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\" 7<&-; fi",
-            "  \"${@:3}\" 9<&- 7<&-; exit; fi",
-            "set -- \"$1\" \"$2\" " + DROP + " /bin/bash /tmp/.outrun-start",
-            "if [ -z \"$2\" ] && [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\" 7<&-; fi",
-            "exec \"${@:3}\" 9<&- 7<&-");
+            "else set -- \"$1\" \"$2\" " + DROP + " /bin/bash /tmp/.outrun-start; fi",
+            // Without a lease file, coreutils' timeout (root, the command's parent) is the
+            // backstop; an image without it runs without the backstop rather than not at all.
+            "if [ -z \"$2\" ]; then if [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\"; fi",
+            "  \"${@:3}\"; exit; fi",
+            // The kill switch: this very process, the container's main one (docker-init's child),
+            // is the watchdog; the command runs as its grandchild. Whatever kills the watchdog
+            // (the memory killer when the command fills tmpfs; nothing else can: root, and the
+            // command has no capabilities) ends the container with it: fail-closed. Once the
+            // moment written in the lease file passes, the worker has stopped confirming the
+            // lease (dead, paused, cut off from the database) and another node may soon run the
+            // next attempt, so everything of this run is killed from inside, whatever state the
+            // worker is in. The same loop is the backstop deadline ($1 seconds from now). Each
+            // second with builtins only (no fork: a fork bomb's pids limit cannot stop it): the
+            // sleep is read -t 1 on a pipe only root holds (fd 7), on which the runner, a root
+            // subshell that waits for the command, writes its exit status the moment it ends.
+            // A missing or half-written lease file is read again a second later. A terminal's
+            // script is thus never the process that forked the relay (util-linux #2562: it spins).
+            "exec 7<> <(:)",
+            "( \"${@:3}\" 7>&-; echo \"$?\" >&7 ) <&0 &",
+            "exec 0</dev/null",
+            "while :; do if read -r -t 1 -u 7 st; then exit \"$st\"; fi; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
+            "  if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 137; fi;"
+                    + " done");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
 
@@ -294,6 +285,14 @@ final class ContainerRecipe {
             throw new io.outrun.sandbox.RunRefusedException("the command contains a NUL byte, which a bash script cannot hold");
         }
         spec.env().forEach((name, value) -> {
+            // The environment travels as export lines that the command's first bash sources: a
+            // name must be one bash takes as a variable, and not one of bash's own (read-only ones
+            // would stop it, BASH* would change it).
+            if (name.indexOf('\0') < 0 && !poolableEnv(Map.of(name, ""))) {
+                throw new io.outrun.sandbox.RunRefusedException("the environment variable " + name + " cannot be set for a"
+                        + " run in a container: " + (SHELL_NAME.matcher(name).matches()
+                        ? "bash owns it" : "it is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)"));
+            }
             if (name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
                 throw new io.outrun.sandbox.RunRefusedException("the environment variable " + name.replace('\0', '?')
                         + " contains a NUL byte, which an environment cannot hold");

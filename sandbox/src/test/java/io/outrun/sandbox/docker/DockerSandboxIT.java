@@ -152,15 +152,60 @@ class DockerSandboxIT {
 
     /**
      * Review: the run's environment reached the root bootstrap (BASH_ENV ran as root in a fresh
-     * container; LD_PRELOAD and PATH reached what root execs). It reaches the command alone.
+     * container; LD_PRELOAD and PATH reached what root execs). It now reaches the command alone,
+     * through a file its own first bash sources; names bash owns are refused up front.
      */
     @Test
     void theRunsEnvironmentReachesOnlyTheCommand() throws Exception {
-        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "cat /tmp/who 2>/dev/null; echo \"$GREETING\"", null,
-                null, Map.of("BASH_ENV", "$(id -u >> /tmp/who)", "GREETING", "it's me"), Duration.ofSeconds(30), 4096,
-                Limits.DEFAULTS, null);
+        Map<String, String> env = Map.of("GREETING", "it's \"me\" $(id -u) `x`\nsecond line", "PATH",
+                "/nowhere:/usr/bin:/bin", "LD_PRELOAD", "/nowhere/lib.so");
+        RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "printf '%s|' \"$GREETING\" \"$PATH\"; id -u", null,
+                null, env, Duration.ofSeconds(30), 4096, Limits.DEFAULTS, null);
         Result r = run(spec);
-        assertThat(r.out()).as("BASH_ENV ran once, in the command's own bash, as 10001").isEqualTo("10001\nit's me\n");
+        assertThat(r.out()).isEqualTo("it's \"me\" $(id -u) `x`\nsecond line|/nowhere:/usr/bin:/bin|10001\n");
+        for (String owned : List.of("BASH_ENV", "SHELLOPTS", "UID")) {
+            RunSpec refused = new RunSpec(UUID.randomUUID(), 1, 1, NODE, NODE, "true", null, null, Map.of(owned, "x"),
+                    Duration.ofSeconds(30), 4096, Limits.DEFAULTS, null);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.start(refused)).as(owned)
+                    .isInstanceOf(io.outrun.sandbox.RunRefusedException.class).hasMessageContaining("bash owns it");
+        }
+    }
+
+    /**
+     * Review: tmpfs pages count against the container's memory and no process owns them, so a
+     * command that fills its tmpfs got the root watchdog (the largest process left) killed by the
+     * memory killer, then outlived its lease. The watchdog is now the container's main process:
+     * whatever kills it ends the run.
+     */
+    @Test
+    void aCommandThatFillsMemoryWithTmpfsCannotOutliveItsLease(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        long deadline = System.currentTimeMillis() / 1000 + 15;
+        java.nio.file.Path lease = leaseFile(dir, deadline);
+        String fill = "head -c 50M /dev/zero > /work/a; head -c 50M /dev/zero > /tmp/b; i=0;"
+                + " while [ $i -lt 3000 ]; do head -c 65536 /dev/zero > /dev/shm/c$i 2>/dev/null || break; i=$((i+1)); done;"
+                + " echo filled $i; sleep 60; echo SURVIVED";
+        RunSpec spec = spec(fill).withLeaseFile(lease).withLimits(new Limits(128L << 20, Limits.DEFAULTS.nanoCpus(),
+                Limits.DEFAULTS.pids(), Limits.DEFAULTS.tmpfsBytes(), null));
+        try (Run run = sandbox.start(spec)) {
+            run.awaitExit(Duration.ofSeconds(50)).orElseThrow(() -> new AssertionError(
+                    "the run outlived its lease deadline: " + run.stdout().text() + run.stderr().text()));
+            assertThat(System.currentTimeMillis() / 1000 - deadline).as("seconds past the deadline").isLessThanOrEqualTo(4);
+            assertThat(run.stdout().text()).doesNotContain("SURVIVED");
+        }
+    }
+
+    /** Review: with stdin open, /dev/stdin reopened after the last write still reads to end of file. */
+    @Test
+    void devStdinCanBeReopenedAfterTheLastWrite() throws Exception {
+        try (Run run = sandbox.start(spec("sleep 1; timeout 10 cat /dev/stdin; echo \"rc=$?\"")
+                .withStdin(io.outrun.inputs.StdinMode.PIPE))) {
+            run.writeStdin("hello\n".getBytes(StandardCharsets.UTF_8));
+            run.closeStdin();
+            Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
+            assertThat(exit.exitCode()).isZero();
+            assertThat(run.stdout().text()).isEqualTo("hello\nrc=0\n");
+        }
     }
 
     @Test
