@@ -99,7 +99,7 @@ final class ContainerRecipe {
             // own environment was fixed at its creation). A pooled container waits here for its
             // run; one of a node that is gone gives up after POOL_IDLE_S (no lease to watch yet).
             // The fourth field, i, is the run's stdin: 0 /dev/null, 1 a pipe its owner writes to, 2 a
-            // terminal (see STDIN_RELAY below). A fresh container's header is "n 0 0 i".
+            // terminal (see the relay below). A fresh container's header is "n 0 e i".
             "read -r " + (IDLE_WAIT_MARK) + " n b e i || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
             "[ \"${b:-0}\" = 0 ] || set -- \"$b\" \"$2\"",
             // Fail closed: without setpriv the command would run as root.
@@ -125,8 +125,8 @@ final class ContainerRecipe {
             "else got \"$n\" /tmp/.outrun-command; fi || { echo 'outrun: the command arrived truncated' >&2; exit "
                     + BOOTSTRAP_FAILED + "; }",
             "s=; if [ -n \"${ol+x}\" ]; then LC_ALL=$ol; else unset LC_ALL; fi",
-            // A run with stdin open: its pipe and the watchdog's own sleep device (the watchdog must
-            // not read the attach, which now carries the owner's bytes). A terminal needs script.
+            // A run with stdin open gets a fifo the relay below fills from the attach (readable by
+            // the command, never writable). A terminal needs script.
             "case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
                     + " (tty) needs " + SCRIPT_TOOL + " (util-linux) in the image' >&2; exit " + BOOTSTRAP_FAILED + "; }",
             "  mkfifo -m 644 /tmp/.outrun-in || { echo 'outrun: cannot make the stdin pipe' >&2; exit " + BOOTSTRAP_FAILED + "; };;",
@@ -194,7 +194,7 @@ final class ContainerRecipe {
         return client.createContainerCmd(image)
                 .withName(name(spec))
                 // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
-                // backstop (seconds) is the bootstrap's $1, so the environment stays the spec's.
+                // backstop (seconds) is the bootstrap's $1.
                 .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop),
                         spec.leaseFile() == null ? "" : LEASE_MOUNT)
                 .withUser(BOOTSTRAP_USER)
