@@ -37,7 +37,7 @@ class WorkspaceCrashIT {
             }
             try (WorkerProcess b = WorkerProcess.startWith(db, "ws-b", 2, "docker", "--cleanup-interval-s", "2")) {
                 Execution done = awaitEnd(api, second);
-                assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+                assertThat(done.status()).as(done.stderr().text() + " / " + done.stdout().text()).isEqualTo(ExecutionStatus.SUCCEEDED);
                 assertThat(done.attempt()).isEqualTo(2);
                 assertThat(done.stdout().text()).as("the dead run's changes were never saved").isEqualTo("saved\nstarted\n");
                 UUID check = submit(api, "cat state; ls mid");

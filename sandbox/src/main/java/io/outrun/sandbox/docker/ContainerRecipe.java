@@ -177,7 +177,9 @@ final class ContainerRecipe {
             "exec 7<> <(:)",
             "( \"${@:3}\" 7>&-; echo \"$?\" >&7 ) <&0 &",
             "exec 0</dev/null",
-            "while :; do if read -r -t 1 -u 7 st; then exit \"$st\"; fi; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
+            // read -t reads a pipe a byte at a time: a timeout between the status's digits and its
+            // newline keeps what it read in st (p collects it), so the exit is never cut.
+            "p=; while :; do if read -r -t 1 -u 7 st; then exit \"$p$st\"; fi; p=$p$st; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
             "  if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 137; fi;"
                     + " done");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
