@@ -74,7 +74,9 @@ final class ExecutionRoutes {
             }
         }
         ctx.header("Location", "/v1/executions/" + e.id());
-        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, view(ctx, shown, mode)
+        // Only a submission that names a workspace can wait for one: no query for the others.
+        ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, view(ctx, shown, mode,
+                        parsed.submission().inputs().workspace() != null)
                 .withWaitMsClamped(parsed.waitMsClamped()));
     }
 
@@ -232,7 +234,12 @@ final class ExecutionRoutes {
      * names the run that holds it.
      */
     private ExecutionView view(Context ctx, Execution e, OutputMode mode) {
-        SubmissionStore.WorkspaceHeld held = e.status() == ExecutionStatus.QUEUED
+        return view(ctx, e, mode, true);
+    }
+
+    /** {@code mayWait}: false when the execution is known to name no workspace (its submit). */
+    private ExecutionView view(Context ctx, Execution e, OutputMode mode, boolean mayWait) {
+        SubmissionStore.WorkspaceHeld held = mayWait && e.status() == ExecutionStatus.QUEUED
                 ? service.workspaceHolder(e.id(), e.owner()).orElse(null) : null;
         return views.of(e, mode, Channel.of(ctx), held);
     }
