@@ -16,7 +16,18 @@ SUITE="${OUTRUN_DEBIAN_SUITE:-bookworm}"
 # The unprivileged user every container runs as (DockerSandbox uses --user 10001:10001).
 SANDBOX_UID=10001
 # Bump when the image's content changes, so that cached images of older recipes are rebuilt.
-RECIPE=2
+RECIPE=3
+# What commands find in the default image: a toolchain for the builds, test suites and data
+# sweeps Outrun exists to run (issue 27). --no-install-recommends keeps it to these and their
+# dependencies. OUTRUN_IMAGE_VARIANT=slim builds the old minimal image (bash, coreutils, python3).
+TOOLCHAIN="git make gcc g++ libc6-dev python3 python3-pip python3-venv nodejs npm curl jq zip unzip tar
+  xz-utils gzip bzip2 procps ca-certificates less file patch diffutils findutils sed gawk grep socat"
+VARIANT="${OUTRUN_IMAGE_VARIANT:-full}"
+case "$VARIANT" in
+  full) ;;
+  slim) TOOLCHAIN=""; RECIPE="$RECIPE-slim" ;;
+  *) printf 'OUTRUN_IMAGE_VARIANT must be full or slim, not %s\n' "$VARIANT" >&2; exit 2 ;;
+esac
 
 log() { printf '== sandbox image: %s\n' "$*" >&2; }
 
@@ -35,10 +46,29 @@ WORK="$(mktemp -d /tmp/outrun-image.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 ROOTFS="$WORK/rootfs"
 
+STARTED=$(date +%s)
 log "debootstrap $SUITE from $MIRROR into $ROOTFS (about a minute)"
 debootstrap --variant=minbase --include=bash,coreutils,procps,python3 \
   "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
   || { tail -n 40 "$WORK/debootstrap.log" >&2; log "debootstrap failed"; exit 1; }
+
+if [ -n "$TOOLCHAIN" ]; then
+  # apt inside the new root resolves the toolchain's dependencies as a Debian system would;
+  # /proc is mounted for the packages' scripts and unmounted whatever happens.
+  log "installing the toolchain with apt in the rootfs (a few minutes): $(echo $TOOLCHAIN)"
+  echo "deb $MIRROR $SUITE main" >"$ROOTFS/etc/apt/sources.list"
+  mount -t proc proc "$ROOTFS/proc"
+  trap 'umount "$ROOTFS/proc" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  # shellcheck disable=SC2086 # the package list is meant to split
+  if ! chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+      bash -c "apt-get update && apt-get install -y --no-install-recommends $TOOLCHAIN && apt-get clean" \
+      >"$WORK/apt.log" 2>&1; then
+    tail -n 40 "$WORK/apt.log" >&2
+    log "apt-get install in the rootfs failed"
+    exit 1
+  fi
+  umount "$ROOTFS/proc"
+fi
 
 log "adding user outrun ($SANDBOX_UID:$SANDBOX_UID) and trimming caches"
 # Written directly rather than with useradd: no chroot tooling needed, and the ids are fixed.
@@ -62,8 +92,14 @@ tar -C "$ROOTFS" -c . | docker import \
   - "$IMAGE" >/dev/null
 
 # Prove the image is usable the way the sandbox uses it before declaring success.
-if ! docker run --rm --network none "$IMAGE" bash -c 'test "$(id -u)" = 10001 && python3 -c "pass" && ps -p 1 >/dev/null && command -v timeout >/dev/null \
-    && test -z "$(find / -xdev -perm /6000 -type f 2>/dev/null)"'; then
+SMOKE='test "$(id -u)" = 10001 && python3 -c "pass" && ps -p 1 >/dev/null && command -v timeout >/dev/null && test -x /usr/bin/setpriv
+    && test -z "$(find / -xdev -perm /6000 -type f 2>/dev/null)"'
+if [ -n "$TOOLCHAIN" ]; then
+  SMOKE="$SMOKE"' && git --version && make --version && gcc --version && g++ --version && python3 -m pip --version
+    && python3 -m venv /tmp/v && node --version && npm --version && curl --version && jq --version && zip -v && unzip -v'
+fi
+if ! docker run --rm --network none "$IMAGE" bash -c "$SMOKE" >"$WORK/smoke.log" 2>&1; then
+  cat "$WORK/smoke.log" >&2
   docker rmi "$IMAGE" >/dev/null 2>&1 || true
   log "the imported image failed its smoke test; removed"
   exit 1
@@ -71,4 +107,4 @@ fi
 if [ -n "${OLD_ID:-}" ]; then
   docker rmi "$OLD_ID" >/dev/null 2>&1 || log "the image of the older recipe ($OLD_ID) is still in use; left in place"
 fi
-log "built $IMAGE ($(docker image inspect -f '{{.Size}}' "$IMAGE") bytes)"
+log "built $IMAGE ($VARIANT, recipe $RECIPE): $(( $(docker image inspect -f '{{.Size}}' "$IMAGE") / 1048576 )) MiB in $(( $(date +%s) - STARTED )) s"

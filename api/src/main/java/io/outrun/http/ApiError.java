@@ -78,4 +78,22 @@ public final class ApiError extends RuntimeException {
                         + " the database is back; a submit that got this answer was not accepted, so send it again"
                         + " (with the same " + ch.idempotencyKey() + ", if you used one).");
     }
+
+    /** 503: the database answers but its disk is full, so it can store nothing new. */
+    public static ApiError databaseDiskFull() {
+        return new ApiError(503, "database_disk_full", "This node's database cannot store anything: its disk is full."
+                + " Nothing new can be queued or run until the operator frees space.",
+                ch -> "Retry later (see Retry-After); a submit that got this answer was not accepted, so send it again"
+                        + " (with the same " + ch.idempotencyKey() + ", if you used one). Executions already accepted"
+                        + " are kept and run once the database has room. Operators: free space on the database's data"
+                        + " disk (PostgreSQL logs \"No space left on device\").");
+    }
+
+    /** 503: the database answers but takes no writes (a standby, or default_transaction_read_only). */
+    public static ApiError databaseReadOnly() {
+        return new ApiError(503, "database_read_only", "This node's database is read-only: nothing new can be queued"
+                + " or run.",
+                ch -> "Retry later (see Retry-After); a submit that got this answer was not accepted, so send it again."
+                        + " Operators: point the node at the primary (--db-url), not a standby.");
+    }
 }

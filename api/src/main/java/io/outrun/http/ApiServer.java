@@ -83,7 +83,7 @@ public final class ApiServer implements AutoCloseable {
         int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
         byte[] openApi = openApi();
         FleetMetrics metrics = new FleetMetrics(dataSource);
-        this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN);
+        this.healthCheck = new HealthCheck(dataSource, HealthCheck.DEFAULT_WITHIN, service.diskFull());
         // The tools call this node's own /v1 with the caller's token: loopback unless bound to one interface.
         this.mcp = new McpHttpEndpoint(auth, () -> URI.create("http://" + (config.host().equals("0.0.0.0")
                 ? "127.0.0.1" : config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + port()),
@@ -148,6 +148,11 @@ public final class ApiServer implements AutoCloseable {
             if (Outage.is(e)) {
                 LOG.warn("{} {}: database unavailable ({})", ctx.method(), ctx.path(), rootMessage(e));
                 write(ctx, ApiError.databaseUnavailable());
+                return;
+            }
+            if (service.diskFull().note(e)) {
+                LOG.warn("{} {}: the database's disk is full ({})", ctx.method(), ctx.path(), rootMessage(e));
+                write(ctx, ApiError.databaseDiskFull());
                 return;
             }
             LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
@@ -245,10 +250,11 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private static void health(Context ctx, HealthCheck check) {
-        if (check.databaseReachable()) {
-            json(ctx, 200, Map.of("status", "ok"));
-        } else {
-            write(ctx, ApiError.databaseUnavailable());
+        switch (check.check()) {
+            case OK -> json(ctx, 200, Map.of("status", "ok"));
+            case DISK_FULL -> write(ctx, ApiError.databaseDiskFull());
+            case READ_ONLY -> write(ctx, ApiError.databaseReadOnly());
+            case UNREACHABLE -> write(ctx, ApiError.databaseUnavailable());
         }
     }
 
@@ -285,7 +291,8 @@ public final class ApiServer implements AutoCloseable {
             ctx.header("WWW-Authenticate", "Bearer");
         }
         if (e.httpStatus() == 503) {
-            ctx.header("Retry-After", "5");
+            // Freeing a disk or promoting a primary takes an operator: no point asking back in 5 s.
+            ctx.header("Retry-After", e.code().equals("database_disk_full") || e.code().equals("database_read_only") ? "30" : "5");
         }
         if (e.httpStatus() == 429) {
             ctx.header("Retry-After", String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));

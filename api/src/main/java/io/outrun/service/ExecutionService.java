@@ -8,6 +8,7 @@ import io.outrun.owner.QueueGate;
 import io.outrun.owner.TooManyQueuedException;
 import io.outrun.redrive.RedriveSweep;
 import io.outrun.store.Channels;
+import io.outrun.store.DiskFull;
 import io.outrun.store.OutputStore;
 import io.outrun.store.SubmissionStore;
 import io.outrun.store.SubmissionStore.CancelResult;
@@ -30,6 +31,7 @@ public final class ExecutionService {
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
+    private final DiskFull diskFull = new DiskFull();
 
     public ExecutionService(SubmissionStore store, io.outrun.store.StdinStore stdin, Dispatcher dispatcher,
                             RedriveSweep sweep, QueueGate queueGate) {
@@ -48,8 +50,10 @@ public final class ExecutionService {
      * A repeat with the same idempotency key returns the first execution and enqueues nothing.
      *
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
+     * @throws DiskFull.Refused when the database's disk was seen full moments ago
      */
     public Inserted submit(Submission submission) {
+        diskFull.check();
         try {
             queueGate.admit(submission.owner());
         } catch (TooManyQueuedException full) {
@@ -62,7 +66,13 @@ public final class ExecutionService {
             }
             throw full;
         }
-        Inserted inserted = store.insert(submission);
+        Inserted inserted;
+        try {
+            inserted = store.insert(submission);
+        } catch (RuntimeException e) {
+            diskFull.note(e);
+            throw e;
+        }
         if (inserted.created()) {
             try {
                 Execution e = inserted.execution();
@@ -71,11 +81,17 @@ public final class ExecutionService {
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.
+                diskFull.note(e);
                 LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
                         + " its next poll", inserted.execution().id(), e.toString());
             }
         }
         return inserted;
+    }
+
+    /** What this node knows of its database's disk (health and submits share it). */
+    public DiskFull diskFull() {
+        return diskFull;
     }
 
     /** Only the state, for a poll that waits: the reads before and after its wait re-drive, not each wake-up. */

@@ -29,4 +29,18 @@ public final class Outage {
         }
         return false;
     }
+
+    /**
+     * True when {@code failure} or one of its causes says the database's disk is full (SQLSTATE
+     * 53100): it answers, but stores nothing new until an operator frees space.
+     */
+    public static boolean diskFull(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof DiskFull.Refused
+                    || t instanceof SQLException sql && "53100".equals(sql.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -27,7 +27,10 @@ public final class ApiHarness implements AutoCloseable {
     public final String bobToken;
 
     private ApiHarness(ApiConfig config) {
-        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        this(TestDatabase.migrated(DatabaseConfig::new), config);
+    }
+
+    private ApiHarness(DatabaseConfig db, ApiConfig config) {
         this.core = Core.open(db, "api-test");
         this.api = ApiNode.start(core, config, "test");
         this.tokens = new TokenStore(core.pool());
@@ -41,6 +44,11 @@ public final class ApiHarness implements AutoCloseable {
 
     public static ApiHarness start(ApiConfig config) {
         return new ApiHarness(config);
+    }
+
+    /** A node on a database the test made itself (already migrated). */
+    public static ApiHarness start(DatabaseConfig db) {
+        return new ApiHarness(db, ApiConfig.defaults("127.0.0.1", 0));
     }
 
     public Core core() {

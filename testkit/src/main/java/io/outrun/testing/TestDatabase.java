@@ -3,6 +3,8 @@ package io.outrun.testing;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -58,10 +60,56 @@ public final class TestDatabase {
 
     /** A new empty database on the shared server; nothing migrated yet. */
     public static <T> T fresh(As<T> as) {
+        return create(null, as);
+    }
+
+    /**
+     * A fresh migrated database whose files live in {@code directory} (a tablespace there), for a
+     * test that must fill the database's disk without filling the shared server's: its WAL and
+     * catalogs stay where they were. The directory is handed to the server's own user.
+     */
+    public static <T> T migratedIn(Path directory, As<T> as) {
+        EmbeddedPostgres pg = server();
+        String tablespace = "ts" + ProcessHandle.current().pid() + "_" + COUNTER.incrementAndGet();
+        try (Connection c = pg.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            try (var rs = st.executeQuery("SHOW data_directory")) {
+                rs.next();
+                Files.setOwner(directory, Files.getOwner(Path.of(rs.getString(1))));
+            }
+            st.execute("CREATE TABLESPACE " + tablespace + " LOCATION '" + directory.toAbsolutePath() + "'");
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot create tablespace in " + directory, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return migrate(create(tablespace, (url, user, password) -> new String[] {url, user, password}), as);
+    }
+
+    /** Drops what {@link #migratedIn} made, once the test's pools are closed. */
+    public static void drop(String url) {
+        String name = url.substring(url.lastIndexOf('/') + 1).replaceAll("\\?.*", "");
+        try (Connection c = server().getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+            String tablespace = null;
+            try (var rs = st.executeQuery("SELECT t.spcname FROM pg_database d JOIN pg_tablespace t"
+                    + " ON t.oid = d.dattablespace WHERE d.datname = '" + name + "' AND t.spcname LIKE 'ts%'")) {
+                if (rs.next()) {
+                    tablespace = rs.getString(1);
+                }
+            }
+            st.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+            if (tablespace != null) {
+                st.execute("DROP TABLESPACE " + tablespace);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot drop test database " + name, e);
+        }
+    }
+
+    private static <T> T create(String tablespace, As<T> as) {
         EmbeddedPostgres pg = server();
         String name = "t" + ProcessHandle.current().pid() + "_" + COUNTER.incrementAndGet();
         try (Connection c = pg.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
-            st.execute("CREATE DATABASE " + name);
+            st.execute("CREATE DATABASE " + name + (tablespace == null ? "" : " TABLESPACE " + tablespace));
         } catch (SQLException e) {
             throw new IllegalStateException("cannot create test database " + name, e);
         }
@@ -74,7 +122,10 @@ public final class TestDatabase {
      * {@code TestDatabaseIT} in the api module checks that a node finds nothing left to do).
      */
     public static <T> T migrated(As<T> as) {
-        String[] coordinates = fresh((url, user, password) -> new String[] {url, user, password});
+        return migrate(fresh((url, user, password) -> new String[] {url, user, password}), as);
+    }
+
+    private static <T> T migrate(String[] coordinates, As<T> as) {
         Flyway.configure()
                 .dataSource(coordinates[0], coordinates[1], coordinates[2])
                 .locations("classpath:db/migration")

@@ -1,6 +1,7 @@
 package io.outrun.claim;
 
 import io.outrun.store.LeaseStore;
+import io.outrun.store.Outage;
 import io.outrun.store.LeaseStore.Batch;
 import io.outrun.store.LeaseStore.Claimed;
 import java.time.Duration;
@@ -163,7 +164,13 @@ public final class ClaimLoop implements AutoCloseable {
             looks.incrementAndGet();
             batch = claimer.claim(free);
         } catch (RuntimeException e) {
-            LOG.warn("could not claim executions ({}); looking again in {} ms", e.toString(), FAILED_PAUSE_MS);
+            if (Outage.diskFull(e)) {
+                // The claim is one statement: nothing was claimed, so no attempt is spent.
+                LOG.warn("could not claim executions: the database's disk is full; nothing starts until an operator"
+                        + " frees space (looking again in {} ms)", FAILED_PAUSE_MS);
+            } else {
+                LOG.warn("could not claim executions ({}); looking again in {} ms", e.toString(), FAILED_PAUSE_MS);
+            }
             synchronized (this) {
                 wanted = true;
             }
