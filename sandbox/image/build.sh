@@ -20,8 +20,8 @@ RECIPE=3
 # What commands find in the default image: a toolchain for the builds, test suites and data
 # sweeps Outrun exists to run (issue 27). --no-install-recommends keeps it to these and their
 # dependencies. OUTRUN_IMAGE_VARIANT=slim builds the old minimal image (bash, coreutils, python3).
-TOOLCHAIN="git make gcc g++ libc6-dev python3 python3-pip python3-venv nodejs npm curl jq zip unzip tar
-  xz-utils gzip bzip2 procps ca-certificates less file patch diffutils findutils sed gawk grep socat"
+TOOLCHAIN="git make gcc g++ libc6-dev python3 python3-pip python3-venv nodejs npm curl jq zip unzip tar"
+TOOLCHAIN="$TOOLCHAIN xz-utils gzip bzip2 procps ca-certificates less file patch diffutils findutils sed gawk grep socat"
 VARIANT="${OUTRUN_IMAGE_VARIANT:-full}"
 case "$VARIANT" in
   full) ;;
@@ -55,7 +55,7 @@ debootstrap --variant=minbase --include=bash,coreutils,procps,python3 \
 if [ -n "$TOOLCHAIN" ]; then
   # apt inside the new root resolves the toolchain's dependencies as a Debian system would;
   # /proc is mounted for the packages' scripts and unmounted whatever happens.
-  log "installing the toolchain with apt in the rootfs (a few minutes): $(echo $TOOLCHAIN)"
+  log "installing the toolchain with apt in the rootfs (a few minutes): $TOOLCHAIN"
   echo "deb $MIRROR $SUITE main" >"$ROOTFS/etc/apt/sources.list"
   mount -t proc proc "$ROOTFS/proc"
   trap 'umount "$ROOTFS/proc" 2>/dev/null || true; rm -rf "$WORK"' EXIT
