@@ -45,17 +45,19 @@ public record Execution(
         String errorMessage,
         Captured stdout,
         Captured stderr,
-        StdinState stdin) {
+        StdinState stdin,
+        Resources resources) {
 
     public Execution {
         stdin = stdin == null ? StdinState.NONE : stdin;
+        resources = resources == null ? Resources.NONE : resources;
     }
 
     /** The same execution with the output read for it. */
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin);
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param maxAttempts    attempts before a lost execution is reaped to failed
  * @param idempotencyKey a repeat with the same key from the same owner returns the first one
  * @param inputs         input files, artifacts to collect, workspace ({@link RunInputs#NONE}: none)
+ * @param stdin          whether the command's stdin stays open, and as a pipe or a terminal
+ * @param resources      memory, CPU, pids and tmpfs asked beyond the node's defaults ({@link Resources#NONE}: none)
  */
 public record Submission(
         String owner,
@@ -30,7 +32,15 @@ public record Submission(
         int maxAttempts,
         String idempotencyKey,
         RunInputs inputs,
-        io.outrun.inputs.StdinMode stdin) {
+        io.outrun.inputs.StdinMode stdin,
+        Resources resources) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
+                stdin, null);
+    }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
@@ -47,6 +57,7 @@ public record Submission(
     public Submission {
         inputs = inputs == null ? RunInputs.NONE : inputs;
         stdin = stdin == null ? io.outrun.inputs.StdinMode.NONE : stdin;
+        resources = resources == null ? Resources.NONE : resources;
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(command, "command");
         env = env == null ? Map.of() : Map.copyOf(env);
@@ -59,28 +70,33 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources);
     }
 
     public Submission withInputs(RunInputs value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin);
+                idempotencyKey, value, stdin, resources);
     }
 
     public Submission withStdin(io.outrun.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value);
+                idempotencyKey, inputs, value, resources);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources);
+    }
+
+    public Submission withResources(Resources value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, value);
     }
 }

@@ -30,6 +30,9 @@ import java.util.List;
  *                          ({@code --image-allow}); a submission naming another answers 400 at once instead of
  *                          failing on a worker. Should match the workers' {@code --image} and {@code --image-allow};
  *                          default {@code outrun-sandbox:latest}, the workers' default image
+ * @param maxResources      the most a submission's {@code memoryMb}, {@code cpus}, {@code pids} and {@code tmpfsMb} get
+ *                          ({@code --max-memory-mb}, {@code --max-cpus}, {@code --max-pids}, {@code --max-tmpfs-mb});
+ *                          above it they are clamped, and the answer shows what the run gets
  */
 public record ApiConfig(
         String host,
@@ -44,7 +47,8 @@ public record ApiConfig(
         List<String> envAllowlist,
         int maxLabels,
         int maxWaiters,
-        List<String> imageAllowlist) {
+        List<String> imageAllowlist,
+        io.outrun.execution.Resources maxResources) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -56,6 +60,12 @@ public record ApiConfig(
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
     public static final int DEFAULT_MAX_LABELS = 16;
     public static final int DEFAULT_MAX_WAITERS = 200;
+    public static final int DEFAULT_MAX_MEMORY_MB = 8192;
+    public static final double DEFAULT_MAX_CPUS = 4;
+    public static final int DEFAULT_MAX_PIDS = 4096;
+    public static final int DEFAULT_MAX_TMPFS_MB = 4096;
+    public static final io.outrun.execution.Resources DEFAULT_MAX_RESOURCES = new io.outrun.execution.Resources(
+            DEFAULT_MAX_MEMORY_MB, (int) (DEFAULT_MAX_CPUS * 1000), DEFAULT_MAX_PIDS, DEFAULT_MAX_TMPFS_MB);
 
     /** Variables that change how tools print, never what they can reach (as {@code --env-allow} takes them). */
     public static final String DEFAULT_ENV_ALLOW_TEXT = "LANG,LC_*,TZ,TERM,NO_COLOR,PAGER,CI,DEBUG";
@@ -112,50 +122,65 @@ public record ApiConfig(
         if (maxWaiters < 0) {
             throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
         }
+        maxResources = maxResources == null ? DEFAULT_MAX_RESOURCES : maxResources;
+        atLeast("--max-memory-mb", maxResources.memoryMb(), io.outrun.execution.Resources.MIN_MEMORY_MB);
+        atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), io.outrun.execution.Resources.MIN_CPU_MILLIS);
+        atLeast("--max-pids", maxResources.pids(), io.outrun.execution.Resources.MIN_PIDS);
+        atLeast("--max-tmpfs-mb", maxResources.tmpfsMb(), io.outrun.execution.Resources.MIN_TMPFS_MB);
+    }
+
+    private static void atLeast(String option, Integer value, int min) {
+        if (value == null || value < min) {
+            throw new ConfigException(option + " must be at least " + min + ", got: " + value);
+        }
     }
 
     /** The defaults, listening on {@code host:port}. */
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST);
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources);
     }
 
+    public ApiConfig withMaxResources(io.outrun.execution.Resources value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value);
+    }
 
     /** Whether a submission may name {@code image}. */
     public boolean imageAllowed(String image) {

@@ -278,7 +278,8 @@ final class ExecutionRoutes {
                 && first.timeoutMs() == repeat.timeoutMs()
                 && first.maxAttempts() == repeat.maxAttempts()
                 && first.maxOutputBytes() == repeat.maxOutputBytes()
-                && first.stdin().mode() == repeat.stdin();
+                && first.stdin().mode() == repeat.stdin()
+                && first.resources().equals(repeat.resources());
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
                     + " was already used for a different request (execution " + first.id() + ").",

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.outrun.execution.Resources;
 import io.outrun.execution.Submission;
 import io.outrun.http.wire.Json;
 import io.outrun.inputs.Workdir;
@@ -24,7 +25,7 @@ final class SubmissionParser {
 
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
-                    "labels", "files", "artifacts", "workspace", "stdin", "tty");
+                    "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -70,7 +71,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -107,8 +108,42 @@ final class SubmissionParser {
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root), stdinMode(root)), waitMs, waitForOutput,
-                clampedWait(root, waitMs));
+                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root), stdinMode(root), resources(root)),
+                waitMs, waitForOutput, clampedWait(root, waitMs));
+    }
+
+    /**
+     * What the run asks of its sandbox beyond the node's defaults, each clamped to the operator's
+     * maximum like timeoutMs (the answer shows what the run gets). {@code cpus} may be a fraction.
+     */
+    private Resources resources(JsonNode root) {
+        Resources max = config.maxResources();
+        Integer memoryMb = clampedInt(root, "memoryMb", Resources.MIN_MEMORY_MB, max.memoryMb());
+        Integer pids = clampedInt(root, "pids", Resources.MIN_PIDS, max.pids());
+        Integer tmpfsMb = clampedInt(root, "tmpfsMb", Resources.MIN_TMPFS_MB, max.tmpfsMb());
+        Integer cpuMillis = null;
+        JsonNode cpus = root.get("cpus");
+        if (cpus != null && !cpus.isNull()) {
+            if (!cpus.isNumber()) {
+                throw ApiError.invalid("cpus", "must be a number of CPUs such as 0.5 or 2");
+            }
+            double asked = cpus.doubleValue();
+            if (!(asked * 1000 >= Resources.MIN_CPU_MILLIS)) {
+                throw ApiError.invalid("cpus", "must be at least " + Resources.MIN_CPU_MILLIS / 1000.0 + ", got "
+                        + cpus.asText());
+            }
+            cpuMillis = (int) Math.min(Math.round(Math.min(asked, 1e6) * 1000), max.cpuMillis());
+        }
+        Resources r = new Resources(memoryMb, cpuMillis, pids, tmpfsMb);
+        return r.isEmpty() ? Resources.NONE : r;
+    }
+
+    private static Integer clampedInt(JsonNode root, String field, int min, int max) {
+        JsonNode node = root.get(field);
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        return (int) Math.min(positive(root, field, min, min), max);
     }
 
     /** The wait used when the one asked for was above the server's maximum, else null (the answer says so). */

@@ -44,7 +44,13 @@ final class Views {
                 e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
-                guidance.forExecution(e, ch, held), cursor, stdin(e), null);
+                guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null);
+    }
+
+    private static io.outrun.http.wire.ResourcesView resources(Execution e) {
+        io.outrun.execution.Resources r = e.resources();
+        return r.isEmpty() ? null : new io.outrun.http.wire.ResourcesView(r.memoryMb(),
+                r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb());
     }
 
     private static io.outrun.http.wire.StdinView stdin(Execution e) {

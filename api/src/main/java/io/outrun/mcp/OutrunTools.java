@@ -127,7 +127,11 @@ public final class OutrunTools {
                           "artifacts":{"type":"array","items":{"type":"string"},"description":"paths or globs relative to the workdir to keep after the command ends, e.g. dist/*.tar or report.xml"},
                           "workspace":{"type":"string","description":"a name: restore that workspace into the workdir before the run and save it back after"},
                           "stdin":{"type":"boolean","description":"keep the command's stdin open for write_stdin (default false: it reads nothing)"},
-                          "tty":{"type":"boolean","description":"give the command a terminal: stdin open, output through it, input echoed (default false)"}
+                          "tty":{"type":"boolean","description":"give the command a terminal: stdin open, output through it, input echoed (default false)"},
+                          "memoryMb":{"type":"integer","minimum":16,"description":"memory limit in MiB for a container run (default: the node's; clamped to the operator's maximum)"},
+                          "cpus":{"type":"number","minimum":0.01,"description":"CPUs for a container run, fractions allowed (default: the node's; clamped)"},
+                          "pids":{"type":"integer","minimum":8,"description":"most processes at once in a container run (default: the node's; clamped)"},
+                          "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
@@ -263,7 +267,9 @@ public final class OutrunTools {
                 .withArtifacts(strings("artifacts", args.list("artifacts")))
                 .withWorkspace(args.string("workspace"))
                 .withStdin(args.bool("stdin", false))
-                .withTty(args.bool("tty", false));
+                .withTty(args.bool("tty", false))
+                .withResources(args.smallInteger("memoryMb"), args.number("cpus"), args.smallInteger("pids"),
+                        args.smallInteger("tmpfsMb"));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }

@@ -52,6 +52,23 @@ final class ToolArgs {
         throw new InvalidArgument(name + ": must be an integer");
     }
 
+    Double number(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (v instanceof Number n) {
+            return n.doubleValue();
+        }
+        throw new InvalidArgument(name + ": must be a number");
+    }
+
+    /** An integer argument as an int (null when absent); beyond int's range it saturates, for the server to clamp. */
+    Integer smallInteger(String name) {
+        Long v = integer(name);
+        return v == null ? null : (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v));
+    }
+
     boolean bool(String name, boolean fallback) {
         Object v = raw.get(name);
         if (v == null) {

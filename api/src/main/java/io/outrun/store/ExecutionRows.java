@@ -38,7 +38,7 @@ final class ExecutionRows {
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at""";
+              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -158,12 +158,19 @@ final class ExecutionRows {
                 rs.getString("error_message"),
                 streams == null ? null : streams[0],
                 streams == null ? null : streams[1],
-                stdin(rs));
+                stdin(rs),
+                resources(rs));
         if (output == null) {
             return e;
         }
         Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
         return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    private static io.outrun.execution.Resources resources(ResultSet rs) throws SQLException {
+        io.outrun.execution.Resources r = new io.outrun.execution.Resources((Integer) rs.getObject("memory_mb"),
+                (Integer) rs.getObject("cpu_millis"), (Integer) rs.getObject("pids"), (Integer) rs.getObject("tmpfs_mb"));
+        return r.isEmpty() ? io.outrun.execution.Resources.NONE : r;
     }
 
     private static io.outrun.execution.StdinState stdin(ResultSet rs) throws SQLException {

@@ -24,9 +24,9 @@ public final class SubmissionStore {
 
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-              max_output_bytes, max_attempts, idempotency_key, stdin)
+              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb)
             VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, :stdin)
+              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb)
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at""";
     private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
@@ -82,7 +82,11 @@ public final class SubmissionStore {
                 .and("max_output_bytes", s.maxOutputBytes())
                 .and("max_attempts", s.maxAttempts())
                 .and("idempotency_key", s.idempotencyKey())
-                .and("stdin", s.stdin().wire());
+                .and("stdin", s.stdin().wire())
+                .and("memory_mb", s.resources().memoryMb())
+                .and("cpu_millis", s.resources().cpuMillis())
+                .and("pids", s.resources().pids())
+                .and("tmpfs_mb", s.resources().tmpfsMb());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();
@@ -129,7 +133,7 @@ public final class SubmissionStore {
                 none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
                 ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
-                new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()));
+                new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources());
     }
 
     /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */

@@ -197,6 +197,28 @@ class ApiIT {
     }
 
     @Test
+    void resourcesAskedAreClampedAndShownInEveryAnswer() {
+        HttpResponse<String> r = api.send("POST", "/v1/executions", api.aliceToken,
+                "{\"command\": \"true\", \"memoryMb\": 999999, \"cpus\": 0.25, \"tmpfsMb\": 64}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        JsonNode resources = json(r).path("resources");
+        assertThat(resources.path("memoryMb").asInt()).isEqualTo(ApiConfig.DEFAULT_MAX_MEMORY_MB);
+        assertThat(resources.path("cpus").asDouble()).isEqualTo(0.25);
+        assertThat(resources.has("pids")).as("not asked: the node's default, not shown").isFalse();
+        assertThat(resources.path("tmpfsMb").asInt()).isEqualTo(64);
+        String id = json(r).path("executionId").asText();
+        assertThat(json(api.send("GET", "/v1/executions/" + id, api.aliceToken, null)).path("resources")).isEqualTo(resources);
+        // Asked for nothing: no resources field at all.
+        assertThat(json(api.send("POST", "/v1/executions", api.aliceToken, "{\"command\": \"true\"}")).has("resources")).isFalse();
+        // The same key with other resources is another request.
+        String key = "res-" + java.util.UUID.randomUUID();
+        assertThat(api.alice().submit(SubmitRequest.of("true").withResources(128, null, null, null), key).resources().memoryMb())
+                .isEqualTo(128);
+        assertThatThrownBy(() -> api.alice().submit(SubmitRequest.of("true").withResources(256, null, null, null), key))
+                .isInstanceOf(ApiException.class).hasMessageContaining("Idempotency-Key");
+    }
+
+    @Test
     void anImageOffTheAllowlistIsRefusedAtSubmit() {
         assertError(api.send("POST", "/v1/executions", api.aliceToken, "{\"command\": \"x\", \"image\": \"debian:12\"}"),
                 400, "image_not_allowed", "debian:12");

@@ -99,6 +99,40 @@ class SubmissionParserTest {
     }
 
     @Test
+    void resourcesAreClampedToTheOperatorsMaximaAndAbsentOnesLeftToTheNode() {
+        var r = parse("{\"command\": \"x\", \"memoryMb\": 100000, \"cpus\": 0.5, \"pids\": 64, \"tmpfsMb\": 99999999999}")
+                .submission().resources();
+        assertThat(r).isEqualTo(new io.outrun.execution.Resources(ApiConfig.DEFAULT_MAX_MEMORY_MB, 500, 64,
+                ApiConfig.DEFAULT_MAX_TMPFS_MB));
+        assertThat(parse("{\"command\": \"x\", \"cpus\": 64}").submission().resources())
+                .isEqualTo(new io.outrun.execution.Resources(null, 4000, null, null));
+        assertThat(parse("{\"command\": \"x\"}").submission().resources()).isEqualTo(io.outrun.execution.Resources.NONE);
+        SubmissionParser strict = new SubmissionParser(ApiConfig.defaults("127.0.0.1", 0)
+                .withMaxResources(new io.outrun.execution.Resources(256, 1500, 100, 64)));
+        assertThat(strict.parse("{\"command\": \"x\", \"memoryMb\": 1024, \"cpus\": 2, \"pids\": 1000, \"tmpfsMb\": 128}"
+                .getBytes(StandardCharsets.UTF_8), "o", null).submission().resources())
+                .isEqualTo(new io.outrun.execution.Resources(256, 1500, 100, 64));
+    }
+
+    @Test
+    void resourcesThatMakeNoSenseAreRefusedNamingTheField() {
+        for (String[] c : new String[][] {
+                {"\"memoryMb\": 8", "memoryMb: must be at least 16"},
+                {"\"memoryMb\": \"1g\"", "memoryMb: must be an integer"},
+                {"\"cpus\": 0", "cpus: must be at least 0.01"},
+                {"\"cpus\": \"two\"", "cpus: must be a number"},
+                {"\"pids\": 1", "pids: must be at least 8"},
+                {"\"tmpfsMb\": 0", "tmpfsMb: must be at least 1"},
+                {"\"tmpfsMb\": 1.5", "tmpfsMb: must be an integer"}}) {
+            assertThatThrownBy(() -> parse("{\"command\": \"x\", " + c[0] + "}"))
+                    .isInstanceOfSatisfying(ApiError.class, e -> {
+                        assertThat(e.httpStatus()).isEqualTo(400);
+                        assertThat(e.getMessage()).startsWith(c[1]);
+                    });
+        }
+    }
+
+    @Test
     void unspecifiedLimitsTakeTheServersDefaults() {
         var parsed = parse("{\"command\": \"x\"}").submission();
         assertThat(parsed.timeoutMs()).isEqualTo(ApiConfig.DEFAULT_TIMEOUT_MS);

@@ -1,5 +1,6 @@
 package io.outrun.cli;
 
+import io.outrun.execution.Resources;
 import io.outrun.http.ApiConfig;
 import io.outrun.redrive.RedriveSweep;
 import java.time.Duration;
@@ -32,6 +33,21 @@ public final class ApiOptions {
             description = "Env names callers may set: NAME, PREFIX* or * (default ${DEFAULT-VALUE})")
     List<String> envAllow;
 
+    @Option(names = "--max-memory-mb", defaultValue = "" + ApiConfig.DEFAULT_MAX_MEMORY_MB,
+            description = "Most memory a submission's memoryMb gets, in MiB (default ${DEFAULT-VALUE})")
+    int maxMemoryMb;
+
+    @Option(names = "--max-cpus", defaultValue = "" + ApiConfig.DEFAULT_MAX_CPUS,
+            description = "Most CPUs a submission's cpus gets (default ${DEFAULT-VALUE})")
+    double maxCpus;
+
+    @Option(names = "--max-pids", defaultValue = "" + ApiConfig.DEFAULT_MAX_PIDS,
+            description = "Most processes a submission's pids gets (default ${DEFAULT-VALUE})")
+    int maxPids;
+
+    @Option(names = "--max-tmpfs-mb", defaultValue = "" + ApiConfig.DEFAULT_MAX_TMPFS_MB,
+            description = "Largest workdir and /tmp a submission's tmpfsMb gets, in MiB (default ${DEFAULT-VALUE})")
+    int maxTmpfsMb;
 
     ApiConfig toConfig(String defaultBind) {
         return ApiConfig.defaults(bind != null ? bind : defaultBind, port)
@@ -39,6 +55,7 @@ public final class ApiOptions {
                 .withMaxOutputBytes(maxOutputBytes)
                 .withMaxBodyBytes(maxBodyBytes)
                 .withMaxAttempts(maxAttempts)
-                .withEnvAllowlist(envAllow);
+                .withEnvAllowlist(envAllow)
+                .withMaxResources(new Resources(maxMemoryMb, (int) Math.round(maxCpus * 1000), maxPids, maxTmpfsMb));
     }
 }

@@ -255,8 +255,24 @@ public final class WorkerNode implements AutoCloseable {
 
     static RunSpec spec(Execution e, String node, Limits limits) {
         return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
-                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits, null)
+                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits(limits, e.resources()), null)
                 .withStdin(e.stdin().mode());
+    }
+
+    /**
+     * The node's limits with what the execution asked for in their place (the API clamped it to
+     * the operator's maxima); the node's network setting is the node's.
+     */
+    static Limits limits(Limits node, io.outrun.execution.Resources asked) {
+        if (asked.isEmpty()) {
+            return node;
+        }
+        return new Limits(
+                asked.memoryMb() == null ? node.memoryBytes() : (long) asked.memoryMb() << 20,
+                asked.cpuMillis() == null ? node.nanoCpus() : asked.cpuMillis() * 1_000_000L,
+                asked.pids() == null ? node.pids() : asked.pids(),
+                asked.tmpfsMb() == null ? node.tmpfsBytes() : (long) asked.tmpfsMb() << 20,
+                node.network());
     }
 
     /**

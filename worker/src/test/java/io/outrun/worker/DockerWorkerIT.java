@@ -48,6 +48,29 @@ class DockerWorkerIT {
     }
 
     @Test
+    void aRunGetsTheResourcesItAskedForAndOthersTheNodesDefaults() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        // cgroup v2 files where the engine has them, v1 otherwise.
+        String probe = "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes;"
+                + " cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max;"
+                + " cut -d' ' -f1 /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us;"
+                + " df -m /work | awk 'NR==2 {print $2}'";
+        try (Core api = Core.open(db, "api");
+             WorkerProcess w = WorkerProcess.startWith(db, "docker-res", 2, "docker", "--memory-mb", "256",
+                     "--pids", "128", "--cpus", "1", "--tmpfs-mb", "32")) {
+            UUID asked = api.service().submit(Submission.of("alice", probe)
+                    .withResources(new io.outrun.execution.Resources(64, 500, 32, 8))).execution().id();
+            UUID defaults = api.service().submit(Submission.of("alice", probe)).execution().id();
+            Execution a = Await.until("end", Duration.ofSeconds(60),
+                    () -> api.submissions().find(asked).filter(e -> e.status().isTerminal()).orElse(null));
+            Execution d = Await.until("end", Duration.ofSeconds(60),
+                    () -> api.submissions().find(defaults).filter(e -> e.status().isTerminal()).orElse(null));
+            assertThat(a.stdout().text()).as(a.stderr().text()).isEqualTo((64L << 20) + "\n32\n50000\n8\n");
+            assertThat(d.stdout().text()).as(d.stderr().text()).isEqualTo((256L << 20) + "\n128\n100000\n32\n");
+        }
+    }
+
+    @Test
     void sigkilledWorkersContainerIsRemovedAndTheExecutionRedriven() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api")) {

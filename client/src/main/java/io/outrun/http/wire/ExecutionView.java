@@ -23,6 +23,7 @@ import java.util.Map;
  * @param cursor          output cursor at the end of the output printed so far: pass it to
  *                        {@code GET …/output?cursor=} to read only what comes after this answer
  * @param stdin           the stdin of a run submitted with it open (pipe or tty), else absent
+ * @param resources       memory, CPUs, pids and tmpfs the run asked for, as clamped (absent: the node's defaults)
  * @param waitMsClamped   present when the waitMs asked for was above this server's maximum: the wait it used
  */
 public record ExecutionView(
@@ -46,13 +47,14 @@ public record ExecutionView(
         String guidance,
         String cursor,
         StdinView stdin,
+        ResourcesView resources,
         Long waitMsClamped) {
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
                 startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, usedMs);
+                cursor, stdin, resources, usedMs);
     }
 
     /** True once the status can no longer change. */

@@ -23,6 +23,10 @@ import java.util.Map;
  * @param workspace      the owner's workspace restored before the run and saved after it
  * @param stdin          true: the command's stdin stays open for {@code POST …/stdin} (else /dev/null)
  * @param tty            true: the command gets a pseudo-terminal (stdin open too)
+ * @param memoryMb       memory limit in MiB (container runs; clamped to the server's maximum), or null for the node's default
+ * @param cpus           CPUs, a fraction allowed (clamped), or null
+ * @param pids           most processes at once (clamped), or null
+ * @param tmpfsMb        size of the workdir and of /tmp in MiB (clamped), or null
  */
 public record SubmitRequest(
         String command,
@@ -39,14 +43,18 @@ public record SubmitRequest(
         java.util.List<String> artifacts,
         String workspace,
         Boolean stdin,
-        Boolean tty) {
+        Boolean tty,
+        Integer memoryMb,
+        Double cpus,
+        Integer pids,
+        Integer tmpfsMb) {
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
                          Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
                          String waitFor, java.util.List<InputFileSpec> files, java.util.List<String> artifacts,
                          String workspace) {
         this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts,
-                workspace, null, null);
+                workspace, null, null, null, null, null, null);
     }
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
@@ -61,66 +69,72 @@ public record SubmitRequest(
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, value, artifacts, workspace, stdin, tty);
+                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withArtifacts(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, value, workspace, stdin, tty);
+                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     public SubmitRequest withWorkspace(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, value, stdin, tty);
+                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     /** Keeps the command's stdin open for writes ({@code POST …/stdin}). */
     public SubmitRequest withStdin(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty);
+                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb);
     }
 
     /** Gives the command a pseudo-terminal (stdin open too). */
     public SubmitRequest withTty(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null);
+                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb);
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb);
+    }
+
+    /** Asks the run's sandbox for these resources (each null: the node's default); the server clamps them. */
+    public SubmitRequest withResources(Integer memoryMbValue, Double cpusValue, Integer pidsValue, Integer tmpfsMbValue) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue);
     }
 }

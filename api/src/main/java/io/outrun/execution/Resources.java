@@ -1,0 +1,26 @@
+package io.outrun.execution;
+
+/**
+ * What one execution asked of its sandbox beyond the node's defaults, already clamped to the
+ * operator's maxima; a null component means "the node's default" (its --memory-mb, --cpus, --pids,
+ * --tmpfs-mb). Container runs only: the host-process sandbox enforces none of them.
+ *
+ * @param memoryMb  memory limit in MiB, swap included
+ * @param cpuMillis CPU quota in thousandths of a CPU (the API's {@code cpus} × 1000)
+ * @param pids      most processes and threads at once
+ * @param tmpfsMb   size of the writable workdir and of /tmp, each, in MiB
+ */
+public record Resources(Integer memoryMb, Integer cpuMillis, Integer pids, Integer tmpfsMb) {
+
+    public static final Resources NONE = new Resources(null, null, null, null);
+
+    /** Smallest values a run may ask (below them the sandbox cannot start a shell). */
+    public static final int MIN_MEMORY_MB = 16;
+    public static final int MIN_CPU_MILLIS = 10;
+    public static final int MIN_PIDS = 8;
+    public static final int MIN_TMPFS_MB = 1;
+
+    public boolean isEmpty() {
+        return memoryMb == null && cpuMillis == null && pids == null && tmpfsMb == null;
+    }
+}
