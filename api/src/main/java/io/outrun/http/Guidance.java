@@ -162,6 +162,10 @@ final class Guidance {
                 + " fewer parallel jobs) or split the work.";
     }
 
+    /** What sandbox/image/build.sh puts in the default image (keep the two together). */
+    static final String DEFAULT_IMAGE_TOOLS = "bash, coreutils, git, make, gcc/g++, python3 with pip and venv,"
+            + " node with npm, curl, jq, zip/unzip, tar/xz/gzip/bzip2, procps, file, patch, diff, sed, gawk, grep and socat";
+
     private String commandFailed(Execution e, Channel ch) {
         String text = "The command exited with code " + e.exitCode() + "." + memoryKill(e);
         if (e.exitCode() != null && e.exitCode() == 137) {
@@ -171,8 +175,9 @@ final class Guidance {
         }
         if (e.exitCode() != null && e.exitCode() == 127) {
             text += " 127 means a command was not found: that tool is not in the sandbox ("
-                    + (e.image() == null ? "the default sandbox image" : "the image " + e.image())
-                    + ", or the host's PATH when the workers run host processes). Use what it has, bring the tool in "
+                    + (e.image() == null ? "the default sandbox image, which has " + DEFAULT_IMAGE_TOOLS
+                            : "the image " + e.image())
+                    + "; or the host's PATH when the workers run host processes). Use what it has, bring the tool in "
                     + ch.field("files") + " or a " + ch.field("workspace") + ", or submit with " + ch.field("image")
                     + " naming one the operator allows that has it.";
         } else if (e.exitCode() != null && e.exitCode() == 126) {

@@ -131,7 +131,7 @@ class GuidanceTest {
     void exit127SaysTheToolIsNotInTheImage() {
         String g = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 127, "command_failed",
                 Captured.EMPTY, text("bash: line 1: make: command not found\n")));
-        assertThat(g).contains("127 means a command was not found").contains("default sandbox image").contains("with image naming");
+        assertThat(g).contains("127 means a command was not found").contains("default sandbox image, which has bash, coreutils, git, make").contains("with image naming");
         String g126 = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 126, "command_failed",
                 Captured.EMPTY, text("bash: ./run.sh: Permission denied\n")));
         assertThat(g126).contains("could not be executed").doesNotContain("127");

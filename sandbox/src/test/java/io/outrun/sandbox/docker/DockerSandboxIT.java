@@ -83,6 +83,25 @@ class DockerSandboxIT {
      * were it the same user) is still killed from inside once its lease's deadline passes, with
      * nobody renewing the lease, as after its worker's SIGKILL.
      */
+    /**
+     * Issue 27: the default image has the toolchain builds and test suites need, usable by the
+     * sandbox's user in its read-only root: a C program compiled and run, a venv made, a node
+     * script run, a git repository committed to.
+     */
+    @Test
+    void theDefaultImageHasAWorkingToolchain() throws Exception {
+        Result r = run("set -e; cd /work; for t in git make gcc g++ python3 curl jq zip unzip node npm file patch; do"
+                + " command -v $t >/dev/null || echo missing:$t; done;"
+                + " python3 -m pip --version >/dev/null; python3 -m venv /tmp/venv && /tmp/venv/bin/python -c 'print(\"venv ok\")';"
+                + " printf '#include <stdio.h>\\nint main(void){puts(\"cc ok\");return 0;}\\n' > a.c;"
+                + " printf 'all:\\n\\tgcc -o a a.c\\n' > Makefile; make -s; ./a;"
+                + " node -e 'console.log(\"node ok\")'; npm --version >/dev/null;"
+                + " git init -q r && cd r && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && echo git ok;"
+                + " echo '{\"a\":1}' | jq -c .a");
+        assertThat(r.exit().exitCode()).as(r.stderr().text()).isZero();
+        assertThat(r.out()).isEqualTo("venv ok\ncc ok\nnode ok\ngit ok\n1\n");
+    }
+
     /** Issue 25 #12: a child killed for memory inside a script that goes on is reported, the exit its own. */
     @Test
     void aChildKilledForMemoryInAScriptThatGoesOnIsReported() throws Exception {
