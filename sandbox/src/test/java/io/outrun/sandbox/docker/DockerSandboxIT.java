@@ -102,6 +102,38 @@ class DockerSandboxIT {
         assertThat(r.out()).isEqualTo("venv ok\ncc ok\nnode ok\ngit ok\n1\n");
     }
 
+    /**
+     * Issue 27: a run that asks for no network reaches nothing: not the host's listener on the
+     * engine's bridge, not its loopback. The same command on the bridge network does reach it,
+     * so the probe can tell.
+     */
+    @Test
+    void aRunWithoutNetworkReachesNothing() throws Exception {
+        String gateway = java.net.NetworkInterface.getByName("docker0").inetAddresses()
+                .filter(a -> a instanceof java.net.Inet4Address).findFirst().orElseThrow().getHostAddress();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("0.0.0.0", 0), 8);
+        server.createContext("/", x -> {
+            byte[] body = "reached".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.sendResponseHeaders(200, body.length);
+            x.getResponseBody().write(body);
+            x.close();
+        });
+        server.start();
+        try {
+            int port = server.getAddress().getPort();
+            String probe = "for u in http://" + gateway + ":" + port + "/ http://127.0.0.1:" + port + "/; do"
+                    + " curl -sS -m 5 \"$u\" 2>/dev/null || echo refused; echo; done";
+            Result none = run(probe);
+            assertThat(none.out()).isEqualTo("refused\n\nrefused\n\n");
+            Result bridged = run(spec(probe).withLimits(new Limits(Limits.DEFAULTS.memoryBytes(), Limits.DEFAULTS.nanoCpus(),
+                    Limits.DEFAULTS.pids(), Limits.DEFAULTS.tmpfsBytes(), "bridge")));
+            assertThat(bridged.out()).as("the control: on the bridge the same probe reaches the host").startsWith("reached\n");
+        } finally {
+            server.stop(0);
+        }
+    }
+
     /** Issue 25 #12: a child killed for memory inside a script that goes on is reported, the exit its own. */
     @Test
     void aChildKilledForMemoryInAScriptThatGoesOnIsReported() throws Exception {
