@@ -60,10 +60,13 @@ public record ApiConfig(
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
     public static final int DEFAULT_MAX_LABELS = 16;
     public static final int DEFAULT_MAX_WAITERS = 200;
-    public static final int DEFAULT_MAX_MEMORY_MB = 8192;
-    public static final double DEFAULT_MAX_CPUS = 4;
-    public static final int DEFAULT_MAX_PIDS = 4096;
-    public static final int DEFAULT_MAX_TMPFS_MB = 4096;
+    // The maxima default to the workers' own defaults (--memory-mb 512, --cpus 1, --pids 256,
+    // --tmpfs-mb 256): a caller may ask for less, and for more only once the operator allows it,
+    // so nodes sized as slots × their limits are not oversubscribed by an upgrade.
+    public static final int DEFAULT_MAX_MEMORY_MB = 512;
+    public static final double DEFAULT_MAX_CPUS = 1;
+    public static final int DEFAULT_MAX_PIDS = 256;
+    public static final int DEFAULT_MAX_TMPFS_MB = 256;
     public static final io.outrun.execution.Resources DEFAULT_MAX_RESOURCES = new io.outrun.execution.Resources(
             DEFAULT_MAX_MEMORY_MB, (int) (DEFAULT_MAX_CPUS * 1000), DEFAULT_MAX_PIDS, DEFAULT_MAX_TMPFS_MB);
 

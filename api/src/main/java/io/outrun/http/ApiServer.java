@@ -155,6 +155,11 @@ public final class ApiServer implements AutoCloseable {
                 write(ctx, ApiError.databaseDiskFull());
                 return;
             }
+            if (Outage.readOnly(e)) {
+                LOG.warn("{} {}: the database is read-only ({})", ctx.method(), ctx.path(), rootMessage(e));
+                write(ctx, ApiError.databaseReadOnly());
+                return;
+            }
             LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
             write(ctx, internal());
         });

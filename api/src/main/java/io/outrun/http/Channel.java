@@ -114,7 +114,9 @@ public enum Channel {
             Map.entry("timeoutMs", "--timeout-ms"), Map.entry("maxOutputBytes", "--max-output-bytes"),
             Map.entry("maxAttempts", "--max-attempts"), Map.entry("image", "--image"), Map.entry("files", "--file"),
             Map.entry("artifacts", "--artifact"), Map.entry("workspace", "--workspace"), Map.entry("stdin", "--stdin"),
-            Map.entry("tty", "--tty"), Map.entry("env", "--env"), Map.entry("workdir", "--workdir"));
+            Map.entry("tty", "--tty"), Map.entry("env", "--env"), Map.entry("workdir", "--workdir"),
+            Map.entry("memoryMb", "--memory-mb"), Map.entry("cpus", "--cpus"), Map.entry("pids", "--pids"),
+            Map.entry("tmpfsMb", "--tmpfs-mb"));
 
     /** A field of a submission as the caller sets it: a JSON field, a tool argument, a CLI option. */
     String field(String name) {

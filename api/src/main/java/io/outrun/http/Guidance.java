@@ -143,7 +143,8 @@ final class Guidance {
                     + ch.field("image") + " to use the default sandbox image.";
             case "out_of_memory" -> "The kernel killed the command for memory: it used more than the sandbox's limit"
                     + " (error.message names it). Make it use less (smaller inputs, stream instead of loading everything,"
-                    + " fewer parallel jobs) or split it into several executions, then submit again.";
+                    + " fewer parallel jobs) or split it into several executions, then submit again; or ask for more with "
+                    + ch.field("memoryMb") + " (container runs, up to the operator's maximum).";
             default -> "It failed (see error). Fix what the message names and submit it again.";
         };
     }

@@ -46,6 +46,10 @@ final class ToolArgs {
         if (v == null) {
             return null;
         }
+        if (v instanceof java.math.BigInteger big) {
+            // Beyond 64 bits: saturate (longValue would wrap), so the server clamps it as over HTTP.
+            return big.signum() > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+        }
         if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
             return n.longValue();
         }
@@ -58,7 +62,9 @@ final class ToolArgs {
             return null;
         }
         if (v instanceof Number n) {
-            return n.doubleValue();
+            double d = n.doubleValue();
+            // 1e309 parses as infinity, which JSON cannot carry on: the largest finite value is clamped the same.
+            return Double.isNaN(d) ? null : Math.max(-Double.MAX_VALUE, Math.min(Double.MAX_VALUE, d));
         }
         throw new InvalidArgument(name + ": must be a number");
     }

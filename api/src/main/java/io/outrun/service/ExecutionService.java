@@ -53,7 +53,17 @@ public final class ExecutionService {
      * @throws DiskFull.Refused when the database's disk was seen full moments ago
      */
     public Inserted submit(Submission submission) {
-        diskFull.check();
+        try {
+            diskFull.check();
+        } catch (DiskFull.Refused refused) {
+            // A repeat of an accepted submission is answered as accepted, full disk or not.
+            Optional<Execution> first = submission.idempotencyKey() == null ? Optional.empty()
+                    : store.findByIdempotencyKey(submission.owner(), submission.idempotencyKey());
+            if (first.isPresent()) {
+                return new Inserted(first.get(), false);
+            }
+            throw refused;
+        }
         try {
             queueGate.admit(submission.owner());
         } catch (TooManyQueuedException full) {

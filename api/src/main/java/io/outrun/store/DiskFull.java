@@ -35,13 +35,27 @@ public final class DiskFull {
         seen = false;
     }
 
-    /** Records {@code failure} when it says the disk is full; returns whether it did. */
+    /**
+     * Records {@code failure} when a write failed for the disk; returns whether {@code failure}
+     * says the disk is full. A {@link Refused} says so without being news: counting it would keep
+     * the window open for as long as callers retry, and the node would never write again.
+     */
     public boolean note(Throwable failure) {
-        if (Outage.diskFull(failure)) {
-            seen();
-            return true;
+        if (!Outage.diskFull(failure)) {
+            return false;
         }
-        return false;
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof Refused) {
+                return true;
+            }
+        }
+        seen();
+        return true;
+    }
+
+    /** Whether a write failed for the disk after {@code nanoTime} (a {@link System#nanoTime()} reading). */
+    public boolean seenAfter(long nanoTime) {
+        return seen && seenAt - nanoTime > 0;
     }
 
     /** Throws {@link Refused} while a full disk was seen within the window. */

@@ -31,6 +31,19 @@ public final class Outage {
     }
 
     /**
+     * True when {@code failure} or one of its causes says the database takes no writes (SQLSTATE
+     * 25006: a standby, or default_transaction_read_only).
+     */
+    public static boolean readOnly(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql && "25006".equals(sql.getSQLState())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * True when {@code failure} or one of its causes says the database's disk is full (SQLSTATE
      * 53100): it answers, but stores nothing new until an operator frees space.
      */

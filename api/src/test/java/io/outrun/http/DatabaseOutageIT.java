@@ -55,6 +55,46 @@ class DatabaseOutageIT {
         }
     }
 
+    /**
+     * A database that takes no writes (a standby, or default_transaction_read_only): health says
+     * database_read_only, and a submit is answered the same way, never 500.
+     */
+    @Test
+    void aReadOnlyDatabaseIsNamedAsSuchByHealthAndSubmits() throws Exception {
+        try (ApiHarness api = ApiHarness.start()) {
+            DatabaseConfig db = api.core().config();
+            setReadOnly(db, true);
+            try {
+                // The pool's sessions were ended: the first call may meet a dead one (database_unavailable).
+                for (String[] call : new String[][] {{"GET", "/health", null}, {"POST", "/v1/executions", SUBMIT}}) {
+                    HttpResponse<String> r = Await.until(call[1] + " answered database_read_only", Duration.ofSeconds(20), () -> {
+                        HttpResponse<String> a = api.send(call[0], call[1], api.aliceToken, call[2]);
+                        return a.body().contains("database_unavailable") ? null : a;
+                    });
+                    assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
+                    assertThat(r.headers().firstValue("Retry-After")).hasValue("30");
+                    assertThat(json(r).path("error").path("code").asText()).as(r.body()).isEqualTo("database_read_only");
+                }
+            } finally {
+                setReadOnly(db, false);
+            }
+            Await.until("health back to 200", Duration.ofSeconds(30), () -> api.send("GET", "/health", null, null).statusCode() == 200);
+            assertThat(api.send("POST", "/v1/executions", api.aliceToken, SUBMIT).statusCode()).isEqualTo(202);
+        }
+    }
+
+    /** Sets the database read-only (or not) and ends its sessions, so the pool's new ones take the setting. */
+    private static void setReadOnly(DatabaseConfig db, boolean readOnly) throws Exception {
+        Matcher m = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]+)(.*)").matcher(db.url());
+        assertThat(m.matches()).as(db.url()).isTrue();
+        String name = m.group(2);
+        try (Connection c = DriverManager.getConnection(m.group(1) + "postgres" + m.group(3), db.user(), db.password());
+             Statement st = c.createStatement()) {
+            st.execute("ALTER DATABASE " + name + " SET default_transaction_read_only = " + (readOnly ? "on" : "off"));
+            st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "'");
+        }
+    }
+
     private static void assertUnavailable(HttpResponse<String> r) throws Exception {
         assertThat(r.statusCode()).as(r.body()).isEqualTo(503);
         assertThat(r.headers().firstValue("Retry-After")).hasValue("5");

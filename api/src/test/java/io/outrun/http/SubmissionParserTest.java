@@ -105,7 +105,7 @@ class SubmissionParserTest {
         assertThat(r).isEqualTo(new io.outrun.execution.Resources(ApiConfig.DEFAULT_MAX_MEMORY_MB, 500, 64,
                 ApiConfig.DEFAULT_MAX_TMPFS_MB));
         assertThat(parse("{\"command\": \"x\", \"cpus\": 64}").submission().resources())
-                .isEqualTo(new io.outrun.execution.Resources(null, 4000, null, null));
+                .isEqualTo(new io.outrun.execution.Resources(null, (int) (ApiConfig.DEFAULT_MAX_CPUS * 1000), null, null));
         assertThat(parse("{\"command\": \"x\"}").submission().resources()).isEqualTo(io.outrun.execution.Resources.NONE);
         SubmissionParser strict = new SubmissionParser(ApiConfig.defaults("127.0.0.1", 0)
                 .withMaxResources(new io.outrun.execution.Resources(256, 1500, 100, 64)));

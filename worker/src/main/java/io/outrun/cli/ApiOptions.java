@@ -56,6 +56,6 @@ public final class ApiOptions {
                 .withMaxBodyBytes(maxBodyBytes)
                 .withMaxAttempts(maxAttempts)
                 .withEnvAllowlist(envAllow)
-                .withMaxResources(new Resources(maxMemoryMb, (int) Math.round(maxCpus * 1000), maxPids, maxTmpfsMb));
+                .withMaxResources(new Resources(maxMemoryMb, (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, Math.round(maxCpus * 1000))), maxPids, maxTmpfsMb));
     }
 }

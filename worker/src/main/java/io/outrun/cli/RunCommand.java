@@ -89,6 +89,18 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--tty", description = "Give the command a terminal (stdin open too): for programs that want one")
     boolean tty;
 
+    @Option(names = "--memory-mb", description = "Memory for the run's container in MiB (server clamps to its maximum)")
+    Integer memoryMb;
+
+    @Option(names = "--cpus", description = "CPUs for the run's container, fractions allowed (clamped)")
+    Double cpus;
+
+    @Option(names = "--pids", description = "Most processes at once in the run's container (clamped)")
+    Integer pids;
+
+    @Option(names = "--tmpfs-mb", description = "Size of the run's workdir and /tmp in MiB (clamped)")
+    Integer tmpfsMb;
+
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
@@ -103,7 +115,7 @@ final class RunCommand extends ClientCommand {
         SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
                 waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
-                .withStdin(stdin).withTty(tty);
+                .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb);
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
         if (waitForOutput && !v.finished()) {
             if (json) {

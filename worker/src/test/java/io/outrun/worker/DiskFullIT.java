@@ -50,6 +50,8 @@ class DiskFullIT {
                         new ProcessSandbox().isolated(List.of()), Limits.DEFAULTS);
                 try {
                     String before = submit(api, "echo before").path("executionId").asText();
+                    HttpResponse<String> keyed = submitWithKey(api, "echo keyed", "disk-full-key");
+                    assertThat(keyed.statusCode()).as(keyed.body()).isEqualTo(202);
                     assertThat(end(api, before).path("status").asText()).isEqualTo("succeeded");
                     assertThat(api.send("GET", "/health", null, null).statusCode()).isEqualTo(200);
 
@@ -73,14 +75,31 @@ class DiskFullIT {
                     assertDiskFull(api.send("GET", "/health", null, null));
                     // The probe's finding holds submits back at once, whatever room a page has left.
                     assertDiskFull(api.send("POST", "/v1/executions", api.aliceToken, "{\"command\":\"echo refused\"}"));
+                    // A retry of a submission accepted before is answered as accepted, full disk or not.
+                    HttpResponse<String> replay = submitWithKey(api, "echo keyed", "disk-full-key");
+                    assertThat(replay.statusCode()).as(replay.body()).isIn(200, 202); // 200 once it has ended
+                    assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
                     System.out.printf("DISK FULL: %d submits stored into pages with room, then %d %s%n",
                             accepted.size(), refused.statusCode(), JSON.readTree(refused.body()).path("error").path("code").asText());
 
                     Files.delete(disk.resolve("filler"));
+                    // Nobody probes /health now: refused submits must not keep the node refusing,
+                    // so one is accepted once the window has passed.
+                    String[] after = new String[1];
+                    Await.until("a submit accepted once space is freed, without /health", Duration.ofSeconds(30), () -> {
+                        HttpResponse<String> r = api.send("POST", "/v1/executions", api.aliceToken, "{\"command\":\"echo after\"}");
+                        if (r.statusCode() == 202) {
+                            after[0] = tree(r.body()).path("executionId").asText();
+                            return true;
+                        }
+                        // Retried every 50 ms: a refusal must not re-arm the window it comes from.
+                        assertThat(tree(r.body()).path("error").path("code").asText()).isEqualTo("database_disk_full");
+                        return false;
+                    });
+                    accepted.add(after[0]);
+                    accepted.add(tree(keyed.body()).path("executionId").asText());
                     Await.until("health ok once space is freed", Duration.ofSeconds(30),
                             () -> api.send("GET", "/health", null, null).statusCode() == 200);
-                    String after = submit(api, "echo after").path("executionId").asText();
-                    accepted.add(after);
                     for (String id : accepted) {
                         JsonNode done = end(api, id);
                         assertThat(done.path("status").asText()).as(done.toString()).isEqualTo("succeeded");
@@ -112,6 +131,14 @@ class DiskFullIT {
         HttpResponse<String> r = api.send("POST", "/v1/executions", api.aliceToken, "{\"command\":\"" + command + "\"}");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
         return JSON.readTree(r.body());
+    }
+
+    private static HttpResponse<String> submitWithKey(ApiHarness api, String command, String key) throws Exception {
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(api.base().resolve("/v1/executions"))
+                .header("Authorization", "Bearer " + api.aliceToken).header("Content-Type", "application/json")
+                .header("Idempotency-Key", key)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"command\":\"" + command + "\"}")).build();
+        return java.net.http.HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
     }
 
     private static JsonNode end(ApiHarness api, String id) throws Exception {
