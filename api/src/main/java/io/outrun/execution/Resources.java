@@ -9,10 +9,33 @@ package io.outrun.execution;
  * @param cpuMillis CPU quota in thousandths of a CPU (the API's {@code cpus} × 1000)
  * @param pids      most processes and threads at once
  * @param tmpfsMb   size of the writable workdir and of /tmp, each, in MiB
+ * @param network   {@link #EGRESS}: out through the node's egress proxy to the operator's allowlist;
+ *                  null: no network
  */
-public record Resources(Integer memoryMb, Integer cpuMillis, Integer pids, Integer tmpfsMb) {
+public record Resources(Integer memoryMb, Integer cpuMillis, Integer pids, Integer tmpfsMb, String network) {
 
-    public static final Resources NONE = new Resources(null, null, null, null);
+    /** The one network a run may ask for. */
+    public static final String EGRESS = "egress";
+
+    public static final Resources NONE = new Resources(null, null, null, null, null);
+
+    public Resources(Integer memoryMb, Integer cpuMillis, Integer pids, Integer tmpfsMb) {
+        this(memoryMb, cpuMillis, pids, tmpfsMb, null);
+    }
+
+    public Resources {
+        if (network != null && !network.equals(EGRESS)) {
+            throw new IllegalArgumentException("network must be " + EGRESS + " or null, got: " + network);
+        }
+    }
+
+    public boolean egress() {
+        return EGRESS.equals(network);
+    }
+
+    public Resources withNetwork(String value) {
+        return new Resources(memoryMb, cpuMillis, pids, tmpfsMb, value);
+    }
 
     /** Smallest values a run may ask (below them the sandbox cannot start a shell). */
     public static final int MIN_MEMORY_MB = 16;
@@ -21,6 +44,6 @@ public record Resources(Integer memoryMb, Integer cpuMillis, Integer pids, Integ
     public static final int MIN_TMPFS_MB = 1;
 
     public boolean isEmpty() {
-        return memoryMb == null && cpuMillis == null && pids == null && tmpfsMb == null;
+        return memoryMb == null && cpuMillis == null && pids == null && tmpfsMb == null && network == null;
     }
 }

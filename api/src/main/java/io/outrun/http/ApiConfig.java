@@ -33,6 +33,8 @@ import java.util.List;
  * @param maxResources      the most a submission's {@code memoryMb}, {@code cpus}, {@code pids} and {@code tmpfsMb} get
  *                          ({@code --max-memory-mb}, {@code --max-cpus}, {@code --max-pids}, {@code --max-tmpfs-mb});
  *                          above it they are clamped, and the answer shows what the run gets
+ * @param egress            hosts a run with {@code "network": "egress"} may reach ({@code --egress-allow}; empty:
+ *                          such a submission is refused, naming the option). The workers enforce their own list
  */
 public record ApiConfig(
         String host,
@@ -48,7 +50,8 @@ public record ApiConfig(
         int maxLabels,
         int maxWaiters,
         List<String> imageAllowlist,
-        io.outrun.execution.Resources maxResources) {
+        io.outrun.execution.Resources maxResources,
+        io.outrun.egress.EgressPolicy egress) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -126,6 +129,7 @@ public record ApiConfig(
             throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
         }
         maxResources = maxResources == null ? DEFAULT_MAX_RESOURCES : maxResources;
+        egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
         atLeast("--max-memory-mb", maxResources.memoryMb(), io.outrun.execution.Resources.MIN_MEMORY_MB);
         atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), io.outrun.execution.Resources.MIN_CPU_MILLIS);
         atLeast("--max-pids", maxResources.pids(), io.outrun.execution.Resources.MIN_PIDS);
@@ -142,47 +146,52 @@ public record ApiConfig(
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES);
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress);
     }
 
     public ApiConfig withMaxResources(io.outrun.execution.Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress);
+    }
+
+    public ApiConfig withEgress(io.outrun.egress.EgressPolicy value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -25,7 +25,7 @@ final class SubmissionParser {
 
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
-                    "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb");
+                    "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -71,7 +71,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -134,8 +134,26 @@ final class SubmissionParser {
             }
             cpuMillis = (int) Math.min(Math.round(Math.min(asked, 1e6) * 1000), max.cpuMillis());
         }
-        Resources r = new Resources(memoryMb, cpuMillis, pids, tmpfsMb);
+        Resources r = new Resources(memoryMb, cpuMillis, pids, tmpfsMb, network(root));
         return r.isEmpty() ? Resources.NONE : r;
+    }
+
+    /** {@code "network": "egress"}: out through the node's proxy, to the operator's allowlist only. */
+    private String network(JsonNode root) {
+        String network = string(root, "network", 32);
+        if (network == null || network.equals("none")) {
+            return null;
+        }
+        if (!network.equals(Resources.EGRESS)) {
+            throw ApiError.invalid("network", "must be \"egress\" (out through the node's proxy to the hosts the"
+                    + " operator allows) or absent (no network), got: " + network);
+        }
+        if (config.egress().isEmpty()) {
+            throw new ApiError(400, "egress_not_allowed", "network: this server allows no egress: its --egress-allow"
+                    + " list is empty.", "Submit without network (the run has none), bring what it needs as files,"
+                    + " or ask the operator to allow the hosts it needs with --egress-allow HOST[:PORT],….");
+        }
+        return network;
     }
 
     private static Integer clampedInt(JsonNode root, String field, int min, int max) {

@@ -50,7 +50,7 @@ final class Views {
     private static io.outrun.http.wire.ResourcesView resources(Execution e) {
         io.outrun.execution.Resources r = e.resources();
         return r.isEmpty() ? null : new io.outrun.http.wire.ResourcesView(r.memoryMb(),
-                r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb());
+                r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb(), r.network());
     }
 
     private static io.outrun.http.wire.StdinView stdin(Execution e) {

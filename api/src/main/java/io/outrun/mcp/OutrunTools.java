@@ -131,7 +131,8 @@ public final class OutrunTools {
                           "memoryMb":{"type":"integer","minimum":16,"description":"memory limit in MiB for a container run (default: the node's; clamped to the operator's maximum)"},
                           "cpus":{"type":"number","minimum":0.01,"description":"CPUs for a container run, fractions allowed (default: the node's; clamped)"},
                           "pids":{"type":"integer","minimum":8,"description":"most processes at once in a container run (default: the node's; clamped)"},
-                          "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"}
+                          "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"},
+                          "network":{"type":"string","enum":["egress"],"description":"egress: the run reaches the hosts the operator allows (--egress-allow) through its node's proxy (HTTP_PROXY/HTTPS_PROXY are set); absent: no network"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
@@ -269,7 +270,8 @@ public final class OutrunTools {
                 .withStdin(args.bool("stdin", false))
                 .withTty(args.bool("tty", false))
                 .withResources(args.smallInteger("memoryMb"), args.number("cpus"), args.smallInteger("pids"),
-                        args.smallInteger("tmpfsMb"));
+                        args.smallInteger("tmpfsMb"))
+                .withNetwork(args.string("network"));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }

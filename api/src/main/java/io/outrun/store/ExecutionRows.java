@@ -38,7 +38,7 @@ final class ExecutionRows {
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb""";
+              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -169,7 +169,8 @@ final class ExecutionRows {
 
     private static io.outrun.execution.Resources resources(ResultSet rs) throws SQLException {
         io.outrun.execution.Resources r = new io.outrun.execution.Resources((Integer) rs.getObject("memory_mb"),
-                (Integer) rs.getObject("cpu_millis"), (Integer) rs.getObject("pids"), (Integer) rs.getObject("tmpfs_mb"));
+                (Integer) rs.getObject("cpu_millis"), (Integer) rs.getObject("pids"), (Integer) rs.getObject("tmpfs_mb"),
+                rs.getString("network"));
         return r.isEmpty() ? io.outrun.execution.Resources.NONE : r;
     }
 

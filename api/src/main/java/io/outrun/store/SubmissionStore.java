@@ -24,9 +24,9 @@ public final class SubmissionStore {
 
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb)
+              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network)
             VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb)
+              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network)
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at""";
     private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
@@ -86,7 +86,8 @@ public final class SubmissionStore {
                 .and("memory_mb", s.resources().memoryMb())
                 .and("cpu_millis", s.resources().cpuMillis())
                 .and("pids", s.resources().pids())
-                .and("tmpfs_mb", s.resources().tmpfsMb());
+                .and("tmpfs_mb", s.resources().tmpfsMb())
+                .and("network", s.resources().network());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();

@@ -115,6 +115,23 @@ class SubmissionParserTest {
     }
 
     @Test
+    void egressIsRefusedNamingTheFlagUnlessTheOperatorAllowsSomeHost() {
+        assertThatThrownBy(() -> parse("{\"command\": \"x\", \"network\": \"egress\"}"))
+                .isInstanceOfSatisfying(ApiError.class, e -> {
+                    assertThat(e.code()).isEqualTo("egress_not_allowed");
+                    assertThat(e.guidance()).contains("--egress-allow");
+                });
+        SubmissionParser allowing = new SubmissionParser(ApiConfig.defaults("127.0.0.1", 0)
+                .withEgress(io.outrun.egress.EgressPolicy.parse(List.of("pypi.org"))));
+        assertThat(allowing.parse("{\"command\": \"x\", \"network\": \"egress\"}".getBytes(StandardCharsets.UTF_8), "o", null)
+                .submission().resources().egress()).isTrue();
+        assertThat(parse("{\"command\": \"x\", \"network\": \"none\"}").submission().resources().isEmpty()).isTrue();
+        assertThatThrownBy(() -> allowing.parse("{\"command\": \"x\", \"network\": \"bridge\"}"
+                .getBytes(StandardCharsets.UTF_8), "o", null))
+                .isInstanceOfSatisfying(ApiError.class, e -> assertThat(e.getMessage()).startsWith("network: must be \"egress\""));
+    }
+
+    @Test
     void resourcesThatMakeNoSenseAreRefusedNamingTheField() {
         for (String[] c : new String[][] {
                 {"\"memoryMb\": 8", "memoryMb: must be at least 16"},

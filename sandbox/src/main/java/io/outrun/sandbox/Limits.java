@@ -8,10 +8,22 @@ package io.outrun.sandbox;
  * @param pids         maximum number of processes and threads; default 256
  * @param tmpfsBytes   size of the writable workdir and of /tmp, each; default 256 MiB
  * @param network      Docker network to attach, or null for none (loopback only)
+ * @param egressSocket the node's egress proxy socket, bind-mounted into the run's container (which
+ *                     keeps network none), or null: no way out
  */
-public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
+public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network,
+                     java.nio.file.Path egressSocket) {
 
     public static final Limits DEFAULTS = new Limits(512L << 20, 1_000_000_000L, 256, 256L << 20, null);
+
+    public Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
+        this(memoryBytes, nanoCpus, pids, tmpfsBytes, network, null);
+    }
+
+    /** The same limits with the egress proxy's socket mounted in (such a run is never pooled). */
+    public Limits withEgressSocket(java.nio.file.Path socket) {
+        return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, socket);
+    }
 
     public Limits {
         if (memoryBytes < (4L << 20)) throw new IllegalArgumentException("memoryBytes below 4 MiB: " + memoryBytes);

@@ -33,6 +33,11 @@ final class ApiCommand implements Callable<Integer> {
             + " * leaves the check to the workers)")
     List<String> imageAllow;
 
+    @Option(names = "--egress-allow", split = ",", defaultValue = "${env:OUTRUN_EGRESS_ALLOW}",
+            description = "Hosts a submission with network=egress may reach (give the workers' list); empty: such"
+                    + " submissions answer 400 (env OUTRUN_EGRESS_ALLOW; default none)")
+    List<String> egressAllow;
+
     @Spec
     CommandSpec spec;
 
@@ -42,6 +47,11 @@ final class ApiCommand implements Callable<Integer> {
         ApiConfig config = apiOptions.toConfig("0.0.0.0");
         if (imageAllow != null) {
             config = config.withImageAllowlist(imageAllow);
+        }
+        try {
+            config = config.withEgress(io.outrun.egress.EgressPolicy.parse(egressAllow));
+        } catch (IllegalArgumentException e) {
+            throw new io.outrun.config.ConfigException(e.getMessage());
         }
         Core core = Core.open(db.toConfig(), "api", owners.toLimits());
         ApiNode api;

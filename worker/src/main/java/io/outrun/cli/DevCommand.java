@@ -145,7 +145,8 @@ final class DevCommand implements Callable<Integer> {
 
     Stack start(PrintWriter out, PrintWriter err) {
         // The worker runs in this process: the API refuses at submit what it would refuse.
-        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed());
+        ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed())
+                .withEgress(sandboxOptions.egress());
         Path dir = dataDir.toAbsolutePath().normalize();
         DataDirLock lock = DataDirLock.acquire(dir);
         // The sandbox first: a Docker engine or image that is not there fails (or falls back) in
@@ -188,7 +189,7 @@ final class DevCommand implements Callable<Integer> {
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             // Its runs' lease files in its own data dir, not the host's shared /tmp/outrun-leases.
             WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots).withLeaseDir(dir.resolve("leases"))
-                    .withLimits(sandboxOptions.limits())
+                    .withLimits(sandboxOptions.limits()).withEgress(sandboxOptions.egress())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
             worker = WorkerNode.start(core, workerConfig, sandbox);

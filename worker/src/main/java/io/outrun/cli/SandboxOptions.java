@@ -34,6 +34,12 @@ public final class SandboxOptions {
             description = "Other images executions may ask for: NAME, PREFIX* or * (default: only --image)")
     java.util.List<String> imageAllow;
 
+    @Option(names = "--egress-allow", split = ",", defaultValue = "${env:OUTRUN_EGRESS_ALLOW}",
+            description = "Hosts runs with network=egress may reach through this node's proxy: HOST, *.DOMAIN or an IP,"
+                    + " each with :PORT (without: 80 and 443); internal addresses only when listed literally"
+                    + " (env OUTRUN_EGRESS_ALLOW; default none)")
+    java.util.List<String> egressAllow;
+
     @Option(names = "--docker-host", description = "Docker engine (default unix:///var/run/docker.sock)")
     String dockerHost;
 
@@ -63,6 +69,15 @@ public final class SandboxOptions {
 
     @Option(names = "--network", description = "Docker network executions may use (default: none, loopback only)")
     String network;
+
+    /** The parsed --egress-allow (empty when not given). */
+    public io.outrun.egress.EgressPolicy egress() {
+        try {
+            return io.outrun.egress.EgressPolicy.parse(egressAllow);
+        } catch (IllegalArgumentException e) {
+            throw new io.outrun.config.ConfigException(e.getMessage());
+        }
+    }
 
     /** What an API node in the same process lets submissions name: the default image and --image-allow. */
     public java.util.List<String> imagesAllowed() {

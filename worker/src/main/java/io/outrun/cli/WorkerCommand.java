@@ -88,7 +88,7 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofMillis(WorkerConfig.DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(sweepMs),
                 Duration.ofSeconds(pollSeconds), Duration.ofSeconds(cleanupSeconds),
                 dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
-                new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth));
+                new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth), sandboxOptions.egress());
         if (drainTimeoutMs < 0) {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }

@@ -63,6 +63,14 @@ public final class NodeMetrics implements AutoCloseable {
         Gauge.builder(name, value, DoubleSupplier::getAsDouble).description(help).strongReference(true).register(registry);
     }
 
+    /**
+     * A counter kept by {@code state} (monotonic), read at every scrape; {@code tags} as key, value
+     * pairs. Micrometer holds {@code state} weakly: pass an object its owner keeps, not a lambda.
+     */
+    public <T> void counter(String name, String help, T state, java.util.function.ToDoubleFunction<T> value, String... tags) {
+        io.micrometer.core.instrument.FunctionCounter.builder(name, state, value).description(help).tags(tags).register(registry);
+    }
+
     /** This node wrote the end of a run. */
     public void ended(ExecutionStatus status) {
         Counter c = ended.get(status);

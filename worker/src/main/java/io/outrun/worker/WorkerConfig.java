@@ -29,6 +29,8 @@ import java.time.Duration;
  * @param limits              resources of each run ({@code --memory-mb}, {@code --cpus}, {@code --pids}, {@code --tmpfs-mb},
  *                            {@code --network})
  * @param dashboardAccess     who may open the dashboard; a dashboard port needs credentials or {@code --dashboard-no-auth}
+ * @param egress              hosts runs that asked for {@code "network": "egress"} may reach through this node's proxy
+ *                            ({@code --egress-allow}; empty: such runs reach nothing)
  */
 public record WorkerConfig(
         String nodeId,
@@ -42,7 +44,8 @@ public record WorkerConfig(
         int metricsPort,
         Path leaseDir,
         Limits limits,
-        DashboardAccess dashboardAccess) {
+        DashboardAccess dashboardAccess,
+        io.outrun.egress.EgressPolicy egress) {
 
     public static final int DEFAULT_SLOTS = 4;
     public static final long DEFAULT_LEASE_TTL_MS = 8_000;
@@ -54,6 +57,7 @@ public record WorkerConfig(
     public static final Path DEFAULT_LEASE_DIR = Path.of(DEFAULT_LEASE_DIR_TEXT);
 
     public WorkerConfig {
+        egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException("--node-id must be 1-64 characters of A-Z a-z 0-9 . _ -, got: " + nodeId);
         }
@@ -107,7 +111,7 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
                 Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
                 Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S),
-                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE);
+                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null);
     }
 
     public Duration heartbeat() {
@@ -115,37 +119,41 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
     }
 
     /** A dashboard on {@code port} (0: none), opened to {@code access}. */
     public WorkerConfig withDashboard(int port, DashboardAccess access) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress);
     }
 
 
     public WorkerConfig withSweepInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
     }
 
     public WorkerConfig withLimits(Limits value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress);
+    }
+
+    public WorkerConfig withEgress(io.outrun.egress.EgressPolicy value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value);
     }
 
     private static void required(Duration value, String option) {

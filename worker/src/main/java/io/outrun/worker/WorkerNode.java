@@ -50,6 +50,8 @@ public final class WorkerNode implements AutoCloseable {
     private final boolean ownsCore;
     private final Sandbox sandbox;
     private final NodeMetrics metrics;
+    /** This node's egress proxy, when its --egress-allow names anything; else null. */
+    private io.outrun.proxy.EgressProxy egress;
     // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
     private LeaseKeeper keeper;
     private volatile BackgroundJobServer server;
@@ -104,6 +106,14 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseTtl().multipliedBy(3), core.deployment());
         cleaner.clean();
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
+        this.egress = startEgress(config, node);
+        io.outrun.proxy.EgressProxy proxy = this.egress;
+        if (proxy != null) {
+            metrics.counter("outrun.node.egress.connections", "Connections runs opened through this node's egress proxy",
+                    proxy, p -> p.allowedConnections(), "result", "allowed");
+            metrics.counter("outrun.node.egress.connections", "Connections runs opened through this node's egress proxy",
+                    proxy, p -> p.refusedConnections(), "result", "refused");
+        }
 
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
         // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.
@@ -121,7 +131,7 @@ public final class WorkerNode implements AutoCloseable {
         Integer defaultMaxRunning = core.limits().maxRunning();
         StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
         AttemptRunner runner = new AttemptRunner(core.leases(), core.submissions(), core.dispatcher(), sandbox, keeper,
-                node, config.leaseTtl(), e -> spec(e, node, limits), metrics, books,
+                node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
                 stdinFeeds);
@@ -254,9 +264,54 @@ public final class WorkerNode implements AutoCloseable {
     static final Duration JOBRUNR_POLL = Duration.ofSeconds(5);
 
     static RunSpec spec(Execution e, String node, Limits limits) {
-        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), e.command(), e.image(), e.workdir(),
-                withIdentity(e), Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), limits(limits, e.resources()), null)
+        return spec(e, node, limits, null);
+    }
+
+    static RunSpec spec(Execution e, String node, Limits limits, io.outrun.proxy.EgressProxy egress) {
+        Limits runLimits = limits(limits, e.resources());
+        java.util.Map<String, String> env = withIdentity(e);
+        String command = e.command();
+        if (e.resources().egress() && egress != null) {
+            runLimits = runLimits.withEgressSocket(egress.socket());
+            env.putAll(EGRESS_ENV);
+            // On the command's first line, so bash's line numbers in its errors stay the user's.
+            command = EGRESS_RELAY + command;
+        }
+        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), command, e.image(), e.workdir(),
+                env, Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), runLimits, null)
                 .withStdin(e.stdin().mode());
+    }
+
+    private static final String PROXY_URL = "http://127.0.0.1:" + io.outrun.proxy.EgressProxy.CONTAINER_PORT;
+
+    /** What makes pip, npm, git and curl go through the relay; the container's own loopback stays direct. */
+    static final java.util.Map<String, String> EGRESS_ENV = java.util.Map.of(
+            "HTTP_PROXY", PROXY_URL, "HTTPS_PROXY", PROXY_URL, "http_proxy", PROXY_URL, "https_proxy", PROXY_URL,
+            "NO_PROXY", "localhost,127.0.0.1,::1", "no_proxy", "localhost,127.0.0.1,::1");
+
+    /**
+     * The relay in the run's container (network none): 127.0.0.1:3128 to the proxy's socket,
+     * started in the background and waited for (up to 1 s) before the command's first line.
+     */
+    static final String EGRESS_RELAY = "(exec socat TCP-LISTEN:" + io.outrun.proxy.EgressProxy.CONTAINER_PORT
+            + ",bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:" + io.outrun.proxy.EgressProxy.CONTAINER_SOCKET
+            + " </dev/null >/dev/null 2>&1 &); for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do"
+            + " (: </dev/tcp/127.0.0.1/" + io.outrun.proxy.EgressProxy.CONTAINER_PORT + ") 2>/dev/null && break;"
+            + " sleep 0.05; done; unset _i; ";
+
+    /** The egress proxy, listening on a socket in the lease dir (the engine sees that path already). */
+    private static io.outrun.proxy.EgressProxy startEgress(WorkerConfig config, String node) {
+        if (config.egress().isEmpty()) {
+            return null;
+        }
+        java.nio.file.Path socket = config.leaseDir().resolve("egress-" + node + ".sock");
+        try {
+            io.outrun.proxy.EgressProxy proxy = io.outrun.proxy.EgressProxy.start(socket, config.egress());
+            LOG.info("egress proxy on {}: runs with network=egress reach {}", socket, config.egress().text());
+            return proxy;
+        } catch (java.io.IOException e) {
+            throw new io.outrun.config.ConfigException("--egress-allow: cannot listen on " + socket + ": " + e.getMessage());
+        }
     }
 
     /**
@@ -404,6 +459,9 @@ public final class WorkerNode implements AutoCloseable {
             }
         }
         sandbox.close();
+        if (egress != null) {
+            egress.close();
+        }
         if (listener != null) {
             listener.close();
         }

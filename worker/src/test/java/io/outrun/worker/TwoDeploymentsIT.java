@@ -66,7 +66,7 @@ class TwoDeploymentsIT {
     private static WorkerConfig config() {
         WorkerConfig d = WorkerConfig.defaults("dev");
         return new WorkerConfig(d.nodeId(), d.slots(), d.leaseTtl(), d.outputFlush(), d.sweepInterval(), d.pollInterval(),
-                Duration.ofSeconds(1), 0, 0, d.leaseDir(), d.limits(), d.dashboardAccess());
+                Duration.ofSeconds(1), 0, 0, d.leaseDir(), d.limits(), d.dashboardAccess(), null);
     }
 
     private static void assertSucceeded(Core core, UUID id) throws InterruptedException {

@@ -8,6 +8,7 @@ package io.outrun.http.wire;
  * @param cpus     CPUs (a fraction allowed)
  * @param pids     most processes and threads at once
  * @param tmpfsMb  size of the writable workdir and of /tmp, each, in MiB
+ * @param network  {@code egress} when the run goes out through its node's proxy; absent: no network
  */
-public record ResourcesView(Integer memoryMb, Double cpus, Integer pids, Integer tmpfsMb) {
+public record ResourcesView(Integer memoryMb, Double cpus, Integer pids, Integer tmpfsMb, String network) {
 }

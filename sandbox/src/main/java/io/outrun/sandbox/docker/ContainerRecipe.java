@@ -211,7 +211,8 @@ final class ContainerRecipe {
                 .withAttachStdout(true)
                 .withAttachStderr(true)
                 .withTty(false)
-                .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec.leaseFile()));
+                .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec.leaseFile(),
+                        spec.limits().egressSocket()));
     }
 
     /**
@@ -366,11 +367,26 @@ final class ContainerRecipe {
 
     /** The lease file, bind-mounted read-only: the command can read its deadline, never move it. */
     static HostConfig withLeaseFile(HostConfig host, Path leaseFile) {
-        if (leaseFile == null) {
-            return host;
-        }
-        return host.withBinds(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
+        return withLeaseFile(host, leaseFile, null);
     }
+
+    /**
+     * The lease file (read-only) and, for a run that asked for egress, the node's egress proxy
+     * socket: the container's network stays none, so the socket is its only way out.
+     */
+    static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket) {
+        java.util.List<Bind> binds = new java.util.ArrayList<>();
+        if (leaseFile != null) {
+            binds.add(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
+        }
+        if (egressSocket != null) {
+            binds.add(new Bind(egressSocket.toAbsolutePath().toString(), new Volume(EGRESS_SOCKET), AccessMode.rw));
+        }
+        return binds.isEmpty() ? host : host.withBinds(binds);
+    }
+
+    /** Where a run that asked for egress finds its node's proxy socket. */
+    public static final String EGRESS_SOCKET = "/run/outrun-egress.sock";
 
     static Map<String, String> labels(RunSpec spec, Owner owner) {
         Map<String, String> labels = new LinkedHashMap<>();

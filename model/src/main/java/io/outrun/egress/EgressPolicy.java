@@ -1,0 +1,225 @@
+package io.outrun.egress;
+
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Where a run that asked for {@code "network": "egress"} may connect: the operator's
+ * {@code --egress-allow HOST[:PORT],…} list. An entry is a host name, a {@code *.suffix} pattern
+ * (any name under it, not the suffix itself) or a literal IP address; without a port it allows 80
+ * and 443 only, the ports of the package registries and web APIs runs fetch from.
+ *
+ * <p>Names are resolved here, by the node, and the connection goes to the address checked (no
+ * second lookup a DNS rebinding could change). An address that is loopback, link-local, private
+ * (RFC 1918, unique-local IPv6, shared CGNAT space), unspecified or multicast is refused unless an
+ * entry names that very address: allowing {@code registry.example.org} never lets a run reach the
+ * fleet's own network because the name happens to resolve into it.
+ */
+public final class EgressPolicy {
+
+    /** Where to connect, once allowed: the address checked and the port. */
+    public record Target(InetAddress address, int port) {
+    }
+
+    /** The decision: a target, or why not in words a run's user can act on. */
+    public record Decision(Target target, String refusal) {
+        public boolean allowed() {
+            return target != null;
+        }
+    }
+
+    /** How names are resolved (the system resolver; tests may pass their own). */
+    @FunctionalInterface
+    public interface Resolver {
+        InetAddress[] resolve(String host) throws UnknownHostException;
+    }
+
+    private record Entry(String host, boolean wildcard, InetAddress literal, int port) {
+        boolean matchesName(String name) {
+            return wildcard ? name.endsWith(host) && name.length() > host.length() : name.equals(host);
+        }
+
+        boolean matchesPort(int p) {
+            return port == 0 ? p == 80 || p == 443 : p == port;
+        }
+    }
+
+    public static final EgressPolicy NONE = new EgressPolicy(List.of(), "", InetAddress::getAllByName);
+
+    private final List<Entry> entries;
+    private final String text;
+    private final Resolver resolver;
+
+    private EgressPolicy(List<Entry> entries, String text, Resolver resolver) {
+        this.entries = entries;
+        this.text = text;
+        this.resolver = resolver;
+    }
+
+    /** Parses {@code --egress-allow}; throws IllegalArgumentException naming a bad entry. */
+    public static EgressPolicy parse(List<String> allow) {
+        return parse(allow, InetAddress::getAllByName);
+    }
+
+    public static EgressPolicy parse(List<String> allow, Resolver resolver) {
+        List<Entry> entries = new ArrayList<>();
+        List<String> kept = new ArrayList<>();
+        for (String raw : allow == null ? List.<String>of() : allow) {
+            String e = raw.strip().toLowerCase(Locale.ROOT);
+            if (e.isEmpty()) {
+                continue;
+            }
+            entries.add(entry(e));
+            kept.add(e);
+        }
+        return new EgressPolicy(List.copyOf(entries), String.join(",", kept), resolver);
+    }
+
+    private static Entry entry(String e) {
+        String host = e;
+        int port = 0;
+        int colon = e.lastIndexOf(':');
+        boolean bracketed = e.startsWith("[");
+        if (bracketed) {
+            int close = e.indexOf(']');
+            if (close < 0) {
+                throw new IllegalArgumentException("--egress-allow entry " + e + ": an IPv6 address is written [addr] or [addr]:port");
+            }
+            host = e.substring(1, close);
+            if (close + 1 < e.length()) {
+                if (e.charAt(close + 1) != ':') {
+                    throw new IllegalArgumentException("--egress-allow entry " + e + ": expected :PORT after ]");
+                }
+                port = port(e, e.substring(close + 2));
+            }
+        } else if (colon >= 0) {
+            if (e.indexOf(':') != colon) {
+                throw new IllegalArgumentException("--egress-allow entry " + e + ": write an IPv6 address as [addr] or [addr]:port");
+            }
+            host = e.substring(0, colon);
+            port = port(e, e.substring(colon + 1));
+        }
+        boolean wildcard = host.startsWith("*.");
+        if (wildcard) {
+            host = host.substring(1); // ".example.org": any name ending so
+            if (!host.substring(1).matches("[a-z0-9-]+(\\.[a-z0-9-]+)*")) {
+                throw new IllegalArgumentException("--egress-allow entry " + e + ": a pattern is *.domain");
+            }
+            return new Entry(host, true, null, port);
+        }
+        InetAddress literal = literal(host);
+        if (literal == null && !host.matches("[a-z0-9-]+(\\.[a-z0-9-]+)*")) {
+            throw new IllegalArgumentException("--egress-allow entry " + e + ": not a host name, *.domain or IP address");
+        }
+        return new Entry(literal == null ? host : literal.getHostAddress(), false, literal, port);
+    }
+
+    private static int port(String entry, String text) {
+        try {
+            int p = Integer.parseInt(text);
+            if (p >= 1 && p <= 65535) {
+                return p;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("--egress-allow entry " + entry + ": the port must be 1-65535");
+    }
+
+    /** A literal IPv4 or IPv6 address, without any lookup; null for a name. */
+    static InetAddress literal(String host) {
+        boolean v4 = host.matches("\\d{1,3}(\\.\\d{1,3}){3}");
+        boolean v6 = host.contains(":") && host.matches("[0-9a-f:.]+");
+        if (!v4 && !v6) {
+            return null;
+        }
+        try {
+            return InetAddress.getByName(host); // a literal: parsed, never resolved
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("--egress-allow entry " + host + ": not an IP address");
+        }
+    }
+
+    public boolean isEmpty() {
+        return entries.isEmpty();
+    }
+
+    /** The list as given (normalized), for messages. */
+    public String text() {
+        return text;
+    }
+
+    /** Whether a run may connect to {@code host:port}, and where to. */
+    public Decision decide(String rawHost, int port) {
+        String host = rawHost.toLowerCase(Locale.ROOT);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        if (host.endsWith(".")) {
+            host = host.substring(0, host.length() - 1);
+        }
+        InetAddress literal;
+        try {
+            literal = literal(host);
+        } catch (IllegalArgumentException e) {
+            return refuse(rawHost, port, "it is not a valid address");
+        }
+        String name = literal == null ? host : literal.getHostAddress();
+        boolean listed = false;
+        for (Entry e : entries) {
+            if (e.matchesPort(port) && (e.literal != null ? e.literal.equals(literal) : literal == null && e.matchesName(name))) {
+                listed = true;
+                break;
+            }
+        }
+        if (!listed) {
+            return refuse(rawHost, port, "it is not on the operator's --egress-allow list");
+        }
+        if (literal != null) {
+            return new Decision(new Target(literal, port), null); // named literally: allowed whatever its range
+        }
+        InetAddress[] addresses;
+        try {
+            addresses = resolver.resolve(host);
+        } catch (UnknownHostException e) {
+            return refuse(rawHost, port, "the name does not resolve");
+        }
+        for (InetAddress a : addresses) {
+            if (internal(a) && !listedLiterally(a, port)) {
+                return refuse(rawHost, port, "it resolves to " + a.getHostAddress()
+                        + ", an internal address (loopback, link-local or private), which is allowed only when listed literally");
+            }
+        }
+        return new Decision(new Target(addresses[0], port), null);
+    }
+
+    private boolean listedLiterally(InetAddress a, int port) {
+        return entries.stream().anyMatch(e -> e.literal != null && e.literal.equals(a) && e.matchesPort(port));
+    }
+
+    /** Loopback, link-local, private, unspecified, multicast, CGNAT (100.64/10) or unique-local IPv6. */
+    static boolean internal(InetAddress a) {
+        if (a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isSiteLocalAddress() || a.isAnyLocalAddress()
+                || a.isMulticastAddress()) {
+            return true;
+        }
+        byte[] b = a.getAddress();
+        if (a instanceof Inet4Address) {
+            return (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64 || (b[0] & 0xff) == 0;
+        }
+        if (a instanceof Inet6Address) {
+            return (b[0] & 0xfe) == 0xfc; // fc00::/7
+        }
+        return false;
+    }
+
+    private Decision refuse(String host, int port, String why) {
+        return new Decision(null, "outrun egress: " + host + ":" + port + " refused: " + why + ". The operator allows hosts"
+                + " with --egress-allow HOST[:PORT],… (now: " + (text.isEmpty() ? "none" : text) + ").");
+    }
+}

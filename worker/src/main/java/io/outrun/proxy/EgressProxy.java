@@ -1,0 +1,335 @@
+package io.outrun.proxy;
+
+import io.outrun.egress.EgressPolicy;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.StandardProtocolFamily;
+import java.net.URI;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's egress proxy: the only way out of a run that asked for {@code "network": "egress"}.
+ * It listens on a unix socket that such runs' containers get bind-mounted (their own network is
+ * still none; a relay in the container turns 127.0.0.1:3128 into that socket), speaks HTTP
+ * {@code CONNECT} (HTTPS, git over https, anything TLS) and plain HTTP with absolute URIs, and
+ * connects only where the {@link EgressPolicy} allows, to the address it checked. Anything else
+ * is answered {@code 403} with a body naming the host and the flag that allows it.
+ *
+ * <p>Bytes are relayed as they come, by two threads per connection; connections at once are
+ * bounded ({@link #MAX_CONNECTIONS}); past it a connection waits for a free one.
+ */
+public final class EgressProxy implements AutoCloseable {
+
+    /** Where the socket appears inside a run's container, and the relay's port there. */
+    public static final String CONTAINER_SOCKET = "/run/outrun-egress.sock";
+    public static final int CONTAINER_PORT = 3128;
+    static final int MAX_CONNECTIONS = 256;
+    private static final int MAX_HEAD = 16 * 1024;
+    private static final int CONNECT_TIMEOUT_MS = 10_000;
+    private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
+
+    private final Path socket;
+    private final EgressPolicy policy;
+    private final ServerSocketChannel server;
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "outrun-egress");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Semaphore room = new Semaphore(MAX_CONNECTIONS);
+    private final AtomicLong allowed = new AtomicLong();
+    private final AtomicLong refused = new AtomicLong();
+    private volatile boolean closed;
+
+    private EgressProxy(Path socket, EgressPolicy policy) throws IOException {
+        this.socket = socket;
+        this.policy = policy;
+        Files.createDirectories(socket.getParent());
+        Files.deleteIfExists(socket); // a stale socket of an earlier process of this node
+        this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        server.bind(UnixDomainSocketAddress.of(socket));
+        // The container's user (10001) connects; only what the policy allows is reachable through it.
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+        Thread accept = new Thread(this::acceptLoop, "outrun-egress-accept");
+        accept.setDaemon(true);
+        accept.start();
+    }
+
+    /** Starts listening on {@code socket}. */
+    public static EgressProxy start(Path socket, EgressPolicy policy) throws IOException {
+        return new EgressProxy(socket, policy);
+    }
+
+    public Path socket() {
+        return socket;
+    }
+
+    public long allowedConnections() {
+        return allowed.get();
+    }
+
+    public long refusedConnections() {
+        return refused.get();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            SocketChannel client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.warn("egress proxy: accept failed ({}); it stops", e.toString());
+                }
+                return;
+            }
+            try {
+                room.acquire();
+            } catch (InterruptedException e) {
+                closeQuietly(client);
+                return;
+            }
+            try {
+                threads.execute(() -> {
+                    try {
+                        serve(client);
+                    } finally {
+                        room.release();
+                    }
+                });
+            } catch (RuntimeException e) {
+                room.release();
+                closeQuietly(client);
+            }
+        }
+    }
+
+    private void serve(SocketChannel channel) {
+        try (channel) {
+            // Not Channels.newInputStream/newOutputStream: those take the channel's blocking lock
+            // for every read and write, so a relay's write would wait for its read forever.
+            InputStream in = input(channel);
+            OutputStream out = output(channel);
+            byte[] head = readHead(in);
+            if (head == null) {
+                return; // closed before a request (the relay's readiness check)
+            }
+            String text = new String(head, StandardCharsets.ISO_8859_1);
+            int lineEnd = text.indexOf("\r\n");
+            String[] requestLine = text.substring(0, lineEnd < 0 ? text.length() : lineEnd).split(" ");
+            if (requestLine.length != 3) {
+                answer(out, 400, "outrun egress: not an HTTP proxy request.");
+                return;
+            }
+            String method = requestLine[0];
+            String host;
+            int port;
+            String originRequest = null;
+            if (method.equals("CONNECT")) {
+                String authority = requestLine[1];
+                int colon = authority.lastIndexOf(':');
+                if (colon < 0 || authority.endsWith("]")) {
+                    answer(out, 400, "outrun egress: CONNECT needs host:port.");
+                    return;
+                }
+                host = authority.substring(0, colon);
+                port = parsePort(authority.substring(colon + 1));
+            } else {
+                URI uri;
+                try {
+                    uri = URI.create(requestLine[1]);
+                } catch (IllegalArgumentException e) {
+                    answer(out, 400, "outrun egress: not an absolute http:// URI: " + requestLine[1]);
+                    return;
+                }
+                if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
+                    answer(out, 400, "outrun egress: only http:// URIs and CONNECT go through this proxy, not "
+                            + requestLine[1]);
+                    return;
+                }
+                host = uri.getHost();
+                port = uri.getPort() < 0 ? 80 : uri.getPort();
+                String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+                if (uri.getRawQuery() != null) {
+                    path += "?" + uri.getRawQuery();
+                }
+                originRequest = method + " " + path + " " + requestLine[2] + "\r\n" + originHeaders(text, lineEnd);
+            }
+            if (port <= 0) {
+                answer(out, 400, "outrun egress: bad port in " + requestLine[1]);
+                return;
+            }
+            EgressPolicy.Decision decision = policy.decide(host, port);
+            if (!decision.allowed()) {
+                refused.incrementAndGet();
+                LOG.info("egress refused: {}", decision.refusal());
+                answer(out, 403, decision.refusal());
+                return;
+            }
+            Socket upstream = new Socket();
+            try (upstream) {
+                try {
+                    upstream.connect(new InetSocketAddress(decision.target().address(), port), CONNECT_TIMEOUT_MS);
+                } catch (IOException e) {
+                    answer(out, 502, "outrun egress: could not connect to " + host + ":" + port + " (" + e.getMessage() + ").");
+                    return;
+                }
+                allowed.incrementAndGet();
+                if (originRequest == null) {
+                    out.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                } else {
+                    upstream.getOutputStream().write(originRequest.getBytes(StandardCharsets.ISO_8859_1));
+                }
+                relay(in, out, upstream);
+            }
+        } catch (IOException e) {
+            // The run or the far end went away: nothing to answer.
+        }
+    }
+
+    /** Headers to send on: the proxy's own dropped, and one request per connection. */
+    private static String originHeaders(String head, int lineEnd) {
+        StringBuilder b = new StringBuilder();
+        for (String line : head.substring(lineEnd + 2).split("\r\n")) {
+            String lower = line.toLowerCase(Locale.ROOT);
+            if (line.isEmpty() || lower.startsWith("proxy-") || lower.startsWith("connection:") || lower.startsWith("keep-alive:")) {
+                continue;
+            }
+            b.append(line).append("\r\n");
+        }
+        return b.append("Connection: close\r\n\r\n").toString();
+    }
+
+    private void relay(InputStream fromRun, OutputStream toRun, Socket upstream) throws IOException {
+        InputStream fromFar = upstream.getInputStream();
+        OutputStream toFar = upstream.getOutputStream();
+        var up = threads.submit(() -> {
+            try {
+                fromRun.transferTo(toFar);
+                upstream.shutdownOutput();
+            } catch (IOException ignored) {
+                // Either side closed.
+            }
+        });
+        try {
+            fromFar.transferTo(toRun);
+        } finally {
+            up.cancel(true);
+        }
+    }
+
+    /** The request head up to its blank line (bounded); null when the client closed first. */
+    private static byte[] readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int matched = 0;
+        while (head.size() < MAX_HEAD) {
+            int b = in.read();
+            if (b < 0) {
+                return head.size() == 0 ? null : head.toByteArray();
+            }
+            head.write(b);
+            matched = (b == "\r\n\r\n".charAt(matched)) ? matched + 1 : (b == '\r' ? 1 : 0);
+            if (matched == 4) {
+                return head.toByteArray();
+            }
+        }
+        return head.toByteArray();
+    }
+
+    private static int parsePort(String text) {
+        try {
+            int p = Integer.parseInt(text);
+            return p >= 1 && p <= 65535 ? p : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static void answer(OutputStream out, int status, String message) throws IOException {
+        byte[] body = (message + "\n").getBytes(StandardCharsets.UTF_8);
+        String reason = switch (status) {
+            case 403 -> "Forbidden";
+            case 502 -> "Bad Gateway";
+            default -> "Bad Request";
+        };
+        out.write(("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
+                + body.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body);
+        out.flush();
+    }
+
+    private static InputStream input(SocketChannel c) {
+        return new InputStream() {
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                return len == 0 ? 0 : c.read(java.nio.ByteBuffer.wrap(b, off, len));
+            }
+        };
+    }
+
+    private static OutputStream output(SocketChannel c) {
+        return new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(b, off, len);
+                while (buf.hasRemaining()) {
+                    c.write(buf);
+                }
+            }
+        };
+    }
+
+    private static void closeQuietly(SocketChannel c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // Closing anyway.
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException ignored) {
+            // Closing anyway.
+        }
+        threads.shutdownNow();
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException ignored) {
+            // A stale socket is replaced at the next start.
+        }
+    }
+}
