@@ -50,6 +50,7 @@ public final class Bench {
             figures.put("sandbox", () -> SandboxBench.run(pg, image, quick ? 20 : 60, quick ? 40 : 120));
             figures.put("output", () -> OutputBench.run(pg, image));
             figures.put("recovery", () -> RecoveryBench.run(pg, jar, classes, logs, quick ? 1 : 3, true));
+            figures.put("egress", () -> EgressBench.run(quick ? 500 : 2000));
             figures.put("enqueue", () -> EnqueueBench.run(pg, Duration.ofSeconds(quick ? 5 : 10),
                     Duration.ofSeconds(quick ? 15 : 30)));
             for (Map.Entry<String, Figure> f : figures.entrySet()) {

@@ -106,7 +106,12 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseTtl().multipliedBy(3), core.deployment());
         cleaner.clean();
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
-        this.egress = startEgress(config, node);
+        // Only containers can be given the proxy alone (network none plus its socket); host
+        // processes have the host's network, or none under bubblewrap.
+        this.egress = "docker".equals(sandbox.name()) ? startEgress(config, node) : null;
+        if (this.egress == null && !config.egress().isEmpty()) {
+            LOG.warn("--egress-allow is ignored by the {} sandbox: egress runs are for container runs", sandbox.name());
+        }
         io.outrun.proxy.EgressProxy proxy = this.egress;
         if (proxy != null) {
             metrics.counter("outrun.node.egress.connections", "Connections runs opened through this node's egress proxy",
