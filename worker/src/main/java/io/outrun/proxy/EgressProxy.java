@@ -43,6 +43,8 @@ public final class EgressProxy implements AutoCloseable {
     static final int MAX_CONNECTIONS = 256;
     private static final int MAX_HEAD = 16 * 1024;
     private static final int CONNECT_TIMEOUT_MS = 10_000;
+    /** A connection that has not sent its request head by then is closed: idle ones would hold the node's room. */
+    private static final long HEAD_TIMEOUT_MS = 10_000;
     private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
 
     private final Path socket;
@@ -54,6 +56,11 @@ public final class EgressProxy implements AutoCloseable {
         return t;
     });
     private final Semaphore room = new Semaphore(MAX_CONNECTIONS);
+    private final java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "outrun-egress-timer");
+        t.setDaemon(true);
+        return t;
+    });
     private final AtomicLong allowed = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private volatile boolean closed;
@@ -127,7 +134,13 @@ public final class EgressProxy implements AutoCloseable {
             // for every read and write, so a relay's write would wait for its read forever.
             InputStream in = input(channel);
             OutputStream out = output(channel);
-            byte[] head = readHead(in);
+            var guard = timer.schedule(() -> closeQuietly(channel), HEAD_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            byte[] head;
+            try {
+                head = readHead(in);
+            } finally {
+                guard.cancel(false);
+            }
             if (head == null) {
                 return; // closed before a request (the relay's readiness check)
             }
@@ -326,6 +339,7 @@ public final class EgressProxy implements AutoCloseable {
             // Closing anyway.
         }
         threads.shutdownNow();
+        timer.shutdownNow();
         try {
             Files.deleteIfExists(socket);
         } catch (IOException ignored) {
