@@ -203,7 +203,7 @@ final class ContainerRecipe {
                 .withWorkingDir(workdir)
                 // The container's own environment (the root bootstrap's) is the defaults alone; the
                 // run's variables reach only the command (see runBytes). Checked here all the same.
-                .withEnv(withoutRunEnv(env(spec.env(), workdir), workdir))
+                .withEnv(defaultsAfterChecking(spec.env(), workdir))
                 .withLabels(labels(spec, owner))
                 .withAttachStdin(true)
                 .withStdinOpen(true)
@@ -420,8 +420,12 @@ final class ContainerRecipe {
         return list;
     }
 
-    /** The defaults of {@link #env} alone, once the run's variables passed its checks. */
-    private static List<String> withoutRunEnv(List<String> checked, String workdir) {
+    /**
+     * The defaults of {@link #env} alone, once the run's variables passed its checks (they reach
+     * only the command, through the env file; the root bootstrap never sees them).
+     */
+    private static List<String> defaultsAfterChecking(Map<String, String> runEnv, String workdir) {
+        env(runEnv, workdir); // throws RunRefusedException for a name or value no container can take
         return env(Map.of(), workdir);
     }
 
