@@ -38,19 +38,19 @@ final class EgressBench {
         server.start();
         Path dir = Files.createTempDirectory("outrun-egress-bench");
         int port = server.getAddress().getPort();
-        try (EgressProxy proxy = EgressProxy.start(dir.resolve("p.sock"),
-                EgressPolicy.parse(List.of("127.0.0.1:" + port)))) {
+        try (EgressProxy proxy = EgressProxy.start(dir.resolve("egress"), EgressPolicy.parse(List.of("127.0.0.1:" + port)));
+             EgressProxy.Listener run = proxy.open("bench")) {
             String viaProxy = "GET http://127.0.0.1:" + port + "/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
             String direct = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
             long[] ours = new long[requests];
             long[] base = new long[requests];
             for (int i = 0; i < 50; i++) { // warm-up
-                throughProxy(proxy.socket(), viaProxy);
+                throughProxy(run.socket(), viaProxy);
                 directly(port, direct);
             }
             for (int i = 0; i < requests; i++) {
                 long t0 = System.nanoTime();
-                throughProxy(proxy.socket(), viaProxy);
+                throughProxy(run.socket(), viaProxy);
                 long t1 = System.nanoTime();
                 directly(port, direct);
                 long t2 = System.nanoTime();

@@ -191,8 +191,9 @@ public final class EgressPolicy {
         }
         for (InetAddress a : addresses) {
             if (internal(a) && !listedLiterally(a, port)) {
-                return refuse(rawHost, port, "it resolves to " + a.getHostAddress()
-                        + ", an internal address (loopback, link-local or private), which is allowed only when listed literally");
+                // The address itself is not echoed: a run should not map the fleet's DNS through refusals.
+                return refuse(rawHost, port, "it resolves to an internal address (loopback, link-local, private or"
+                        + " reserved), which is allowed only when that address is listed literally");
             }
         }
         return new Decision(new Target(addresses[0], port), null);
@@ -202,7 +203,12 @@ public final class EgressPolicy {
         return entries.stream().anyMatch(e -> e.literal != null && e.literal.equals(a) && e.matchesPort(port));
     }
 
-    /** Loopback, link-local, private, unspecified, multicast, CGNAT (100.64/10) or unique-local IPv6. */
+    /**
+     * Loopback, link-local, private, unspecified, multicast, CGNAT (100.64/10), benchmarking
+     * (198.18/15), IETF (192.0.0/24), reserved (240/4, broadcast) or unique-local IPv6; an IPv6
+     * address that carries an IPv4 one (compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) is judged
+     * by that IPv4 address.
+     */
     static boolean internal(InetAddress a) {
         if (a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isSiteLocalAddress() || a.isAnyLocalAddress()
                 || a.isMulticastAddress()) {
@@ -210,16 +216,49 @@ public final class EgressPolicy {
         }
         byte[] b = a.getAddress();
         if (a instanceof Inet4Address) {
-            return (b[0] & 0xff) == 100 && (b[1] & 0xc0) == 64 || (b[0] & 0xff) == 0;
+            int b0 = b[0] & 0xff;
+            int b1 = b[1] & 0xff;
+            return b0 == 0 || b0 >= 240 || b0 == 100 && (b1 & 0xc0) == 64 || b0 == 198 && (b1 & 0xfe) == 18
+                    || b0 == 192 && b1 == 0 && (b[2] & 0xff) == 0;
         }
         if (a instanceof Inet6Address) {
-            return (b[0] & 0xfe) == 0xfc; // fc00::/7
+            if ((b[0] & 0xfe) == 0xfc) {
+                return true; // fc00::/7
+            }
+            byte[] v4 = embeddedIpv4(b);
+            if (v4 != null) {
+                try {
+                    return internal(InetAddress.getByAddress(v4));
+                } catch (java.net.UnknownHostException impossible) {
+                    return true;
+                }
+            }
         }
         return false;
     }
 
+    /** The IPv4 address inside an IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+    private static byte[] embeddedIpv4(byte[] b) {
+        boolean zeros96 = true;
+        for (int i = 0; i < 12; i++) {
+            zeros96 &= b[i] == 0;
+        }
+        boolean nat64 = (b[0] & 0xff) == 0 && (b[1] & 0xff) == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b;
+        for (int i = 4; nat64 && i < 12; i++) {
+            nat64 = b[i] == 0;
+        }
+        if (zeros96 || nat64) {
+            return new byte[] {b[12], b[13], b[14], b[15]};
+        }
+        if ((b[0] & 0xff) == 0x20 && (b[1] & 0xff) == 0x02) {
+            return new byte[] {b[2], b[3], b[4], b[5]};
+        }
+        return null;
+    }
+
     private Decision refuse(String host, int port, String why) {
+        // The list itself is not shown: it may name internal hosts a run has no business mapping.
         return new Decision(null, "outrun egress: " + host + ":" + port + " refused: " + why + ". The operator allows hosts"
-                + " with --egress-allow HOST[:PORT],… (now: " + (text.isEmpty() ? "none" : text) + ").");
+                + " with --egress-allow HOST[:PORT],…; ask for this one if the run needs it.");
     }
 }

@@ -40,13 +40,13 @@ class EgressPolicyTest {
         assertThat(p.decide("example.org", 8443).allowed()).as("*.example.org is names under it").isFalse();
         EgressPolicy.Decision other = p.decide("evil.test", 443);
         assertThat(other.allowed()).isFalse();
-        assertThat(other.refusal()).contains("evil.test:443").contains("--egress-allow").contains("registry.example.org");
+        assertThat(other.refusal()).contains("evil.test:443").contains("--egress-allow").doesNotContain("registry.example.org");
     }
 
     @Test
     void aNameThatResolvesInsideIsRefusedUnlessTheAddressIsListed() {
         EgressPolicy p = policy("*.example.org", "localhost:8080");
-        assertThat(p.decide("rebind.example.org", 443).refusal()).contains("127.0.0.1").contains("internal address");
+        assertThat(p.decide("rebind.example.org", 443).refusal()).contains("internal address").doesNotContain("127.0.0.1");
         assertThat(p.decide("internal.example.org", 80).allowed()).isFalse();
         assertThat(p.decide("localhost", 8080).allowed()).as("listed by name, resolves to loopback").isFalse();
         EgressPolicy literal = policy("127.0.0.1:8080", "10.0.0.7", "*.example.org");
@@ -59,10 +59,12 @@ class EgressPolicyTest {
     @Test
     void internalRangesAreRecognized() throws Exception {
         for (String a : new String[] {"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
-                "100.64.0.1", "0.0.0.0", "::1", "fe80::1", "fd00::1", "224.0.0.1"}) {
+                "100.64.0.1", "0.0.0.0", "::1", "fe80::1", "fd00::1", "224.0.0.1", "198.18.0.1", "192.0.0.170",
+                "240.0.0.1", "255.255.255.255", "::7f00:1", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "::ffff:127.0.0.1"}) {
             assertThat(EgressPolicy.internal(InetAddress.getByName(a))).as(a).isTrue();
         }
-        for (String a : new String[] {"93.184.216.34", "100.128.0.1", "2606:4700::1111"}) {
+        for (String a : new String[] {"93.184.216.34", "100.128.0.1", "2606:4700::1111", "64:ff9b::5db8:d822",
+                "2002:5db8:d822::1"}) {
             assertThat(EgressPolicy.internal(InetAddress.getByName(a))).as(a).isFalse();
         }
     }

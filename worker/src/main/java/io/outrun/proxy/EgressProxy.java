@@ -26,36 +26,42 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The node's egress proxy: the only way out of a run that asked for {@code "network": "egress"}.
- * It listens on a unix socket that such runs' containers get bind-mounted (their own network is
- * still none; a relay in the container turns 127.0.0.1:3128 into that socket), speaks HTTP
- * {@code CONNECT} (HTTPS, git over https, anything TLS) and plain HTTP with absolute URIs, and
- * connects only where the {@link EgressPolicy} allows, to the address it checked. Anything else
- * is answered {@code 403} with a body naming the host and the flag that allows it.
+ * Each such attempt gets a listener of its own ({@link #open}): a unix socket that its container
+ * gets bind-mounted (its own network is still none; a relay in the container turns
+ * 127.0.0.1:3128 into that socket). The proxy speaks HTTP {@code CONNECT} (HTTPS, git over
+ * https, anything TLS) and plain HTTP with absolute URIs, and connects only where the
+ * {@link EgressPolicy} allows, to the address it checked. Anything else is answered {@code 403}
+ * with a body naming the host and the flag that allows it.
  *
- * <p>Bytes are relayed as they come, by two threads per connection; connections at once are
- * bounded ({@link #MAX_CONNECTIONS}); past it a connection waits for a free one.
+ * <p>One listener per attempt, not one socket per node: a run can hold at most
+ * {@link #MAX_CONNECTIONS_PER_RUN} connections (more are answered 503 at once), and when its
+ * attempt ends the listener and every connection it carried are closed, so no run can starve
+ * another's egress or hold anything past its end. A tunnel silent for {@link #IDLE_TIMEOUT_MS}
+ * both ways is closed too.
  */
 public final class EgressProxy implements AutoCloseable {
 
     /** Where the socket appears inside a run's container, and the relay's port there. */
     public static final String CONTAINER_SOCKET = "/run/outrun-egress.sock";
     public static final int CONTAINER_PORT = 3128;
-    static final int MAX_CONNECTIONS = 256;
+    static final int MAX_CONNECTIONS_PER_RUN = 32;
     private static final int MAX_HEAD = 16 * 1024;
     private static final int CONNECT_TIMEOUT_MS = 10_000;
-    /** A connection that has not sent its request head by then is closed: idle ones would hold the node's room. */
+    /** A connection that has not sent its request head by then is closed. */
     private static final long HEAD_TIMEOUT_MS = 10_000;
+    /** A tunnel whose far end sends nothing for this long is closed. */
+    static final int IDLE_TIMEOUT_MS = 120_000;
+    /** The uid of the sandbox's user: the only one the socket is opened to. */
+    private static final int SANDBOX_UID = 10001;
     private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
 
-    private final Path socket;
+    private final Path dir;
     private final EgressPolicy policy;
-    private final ServerSocketChannel server;
     private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "outrun-egress");
         t.setDaemon(true);
         return t;
     });
-    private final Semaphore room = new Semaphore(MAX_CONNECTIONS);
     private final java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "outrun-egress-timer");
         t.setDaemon(true);
@@ -65,27 +71,18 @@ public final class EgressProxy implements AutoCloseable {
     private final AtomicLong refused = new AtomicLong();
     private volatile boolean closed;
 
-    private EgressProxy(Path socket, EgressPolicy policy) throws IOException {
-        this.socket = socket;
+    private EgressProxy(Path dir, EgressPolicy policy) throws IOException {
+        this.dir = dir;
         this.policy = policy;
-        Files.createDirectories(socket.getParent());
-        Files.deleteIfExists(socket); // a stale socket of an earlier process of this node
-        this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(socket));
-        // The container's user (10001) connects; only what the policy allows is reachable through it.
-        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
-        Thread accept = new Thread(this::acceptLoop, "outrun-egress-accept");
-        accept.setDaemon(true);
-        accept.start();
+        Files.createDirectories(dir);
+        // Only the node (and the engine, as root) reaches the sockets on the host; a container
+        // sees only its own, bind-mounted as a file.
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
     }
 
-    /** Starts listening on {@code socket}. */
-    public static EgressProxy start(Path socket, EgressPolicy policy) throws IOException {
-        return new EgressProxy(socket, policy);
-    }
-
-    public Path socket() {
-        return socket;
+    /** A proxy whose per-attempt sockets live in {@code dir} (a path the Docker engine sees). */
+    public static EgressProxy start(Path dir, EgressPolicy policy) throws IOException {
+        return new EgressProxy(dir, policy);
     }
 
     public long allowedConnections() {
@@ -96,39 +93,105 @@ public final class EgressProxy implements AutoCloseable {
         return refused.get();
     }
 
-    private void acceptLoop() {
-        while (!closed) {
-            SocketChannel client;
+    /** A listener for one attempt; closing it ends every connection it carried. */
+    public final class Listener implements AutoCloseable {
+        private final Path socket;
+        private final ServerSocketChannel server;
+        private final Semaphore room = new Semaphore(MAX_CONNECTIONS_PER_RUN);
+        private final java.util.Set<java.io.Closeable> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private volatile boolean ended;
+
+        private Listener(Path socket) throws IOException {
+            this.socket = socket;
+            Files.deleteIfExists(socket); // a stale socket of an earlier process of this node
+            this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            server.bind(UnixDomainSocketAddress.of(socket));
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
             try {
-                client = server.accept();
-            } catch (IOException e) {
-                if (!closed) {
-                    LOG.warn("egress proxy: accept failed ({}); it stops", e.toString());
+                Files.setAttribute(socket, "unix:uid", SANDBOX_UID);
+                Files.setAttribute(socket, "unix:gid", SANDBOX_UID);
+            } catch (IOException | UnsupportedOperationException | SecurityException notRoot) {
+                // Not root: the container's user cannot be made the owner; open it to it instead
+                // (the directory keeps other host users out).
+                Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+            }
+            threads.execute(this::acceptLoop);
+        }
+
+        public Path socket() {
+            return socket;
+        }
+
+        private void acceptLoop() {
+            while (!ended) {
+                SocketChannel client;
+                try {
+                    client = server.accept();
+                } catch (IOException e) {
+                    return; // closed at the attempt's end
                 }
-                return;
+                if (!room.tryAcquire()) {
+                    threads.execute(() -> full(client));
+                    continue;
+                }
+                open.add(client);
+                try {
+                    threads.execute(() -> {
+                        try {
+                            serve(client, open);
+                        } finally {
+                            open.remove(client);
+                            room.release();
+                        }
+                    });
+                } catch (RuntimeException e) {
+                    open.remove(client);
+                    room.release();
+                    closeQuietly(client);
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            ended = true;
+            closeQuietly(server);
+            for (java.io.Closeable c : open) {
+                closeQuietly(c);
             }
             try {
-                room.acquire();
-            } catch (InterruptedException e) {
-                closeQuietly(client);
-                return;
-            }
-            try {
-                threads.execute(() -> {
-                    try {
-                        serve(client);
-                    } finally {
-                        room.release();
-                    }
-                });
-            } catch (RuntimeException e) {
-                room.release();
-                closeQuietly(client);
+                Files.deleteIfExists(socket);
+            } catch (IOException e) {
+                LOG.debug("cannot remove egress socket {}: {}", socket, e.toString());
             }
         }
     }
 
-    private void serve(SocketChannel channel) {
+    /** Answers a connection past the run's share 503, once it has sent its head (closing on unread bytes resets it). */
+    private void full(SocketChannel client) {
+        try (client) {
+            var guard = timer.schedule(() -> closeQuietly(client), HEAD_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+            try {
+                readHead(input(client));
+            } finally {
+                guard.cancel(false);
+            }
+            answer(output(client), 503, "outrun egress: this run already has " + MAX_CONNECTIONS_PER_RUN
+                    + " connections open; close some before opening more.");
+        } catch (IOException ignored) {
+            // The run went away.
+        }
+    }
+
+    /** Opens the listener of one attempt, named after it. */
+    public Listener open(String name) throws IOException {
+        if (closed) {
+            throw new IOException("the egress proxy is closed");
+        }
+        return new Listener(dir.resolve(name + ".sock"));
+    }
+
+    private void serve(SocketChannel channel, java.util.Set<java.io.Closeable> open) {
         try (channel) {
             // Not Channels.newInputStream/newOutputStream: those take the channel's blocking lock
             // for every read and write, so a relay's write would wait for its read forever.
@@ -164,6 +227,10 @@ public final class EgressProxy implements AutoCloseable {
                 }
                 host = authority.substring(0, colon);
                 port = parsePort(authority.substring(colon + 1));
+                if (!HOST.matcher(host).matches()) {
+                    answer(out, 400, "outrun egress: not a host name or address.");
+                    return;
+                }
             } else {
                 URI uri;
                 try {
@@ -183,7 +250,12 @@ public final class EgressProxy implements AutoCloseable {
                 if (uri.getRawQuery() != null) {
                     path += "?" + uri.getRawQuery();
                 }
-                originRequest = method + " " + path + " " + requestLine[2] + "\r\n" + originHeaders(text, lineEnd);
+                if (!HOST.matcher(host).matches()) {
+                    answer(out, 400, "outrun egress: not a host name or address.");
+                    return;
+                }
+                String authority = uri.getPort() < 0 ? host : host + ":" + uri.getPort();
+                originRequest = method + " " + path + " " + requestLine[2] + "\r\n" + originHeaders(text, lineEnd, authority);
             }
             if (port <= 0) {
                 answer(out, 400, "outrun egress: bad port in " + requestLine[1]);
@@ -192,14 +264,16 @@ public final class EgressProxy implements AutoCloseable {
             EgressPolicy.Decision decision = policy.decide(host, port);
             if (!decision.allowed()) {
                 refused.incrementAndGet();
-                LOG.info("egress refused: {}", decision.refusal());
+                LOG.debug("egress refused: {}", decision.refusal()); // the host passed HOST: no control characters
                 answer(out, 403, decision.refusal());
                 return;
             }
             Socket upstream = new Socket();
+            open.add(upstream);
             try (upstream) {
                 try {
                     upstream.connect(new InetSocketAddress(decision.target().address(), port), CONNECT_TIMEOUT_MS);
+                    upstream.setSoTimeout(IDLE_TIMEOUT_MS);
                 } catch (IOException e) {
                     answer(out, 502, "outrun egress: could not connect to " + host + ":" + port + " (" + e.getMessage() + ").");
                     return;
@@ -212,18 +286,28 @@ public final class EgressProxy implements AutoCloseable {
                     upstream.getOutputStream().write(originRequest.getBytes(StandardCharsets.ISO_8859_1));
                 }
                 relay(in, out, upstream);
+            } finally {
+                open.remove(upstream);
             }
         } catch (IOException e) {
             // The run or the far end went away: nothing to answer.
         }
     }
 
-    /** Headers to send on: the proxy's own dropped, and one request per connection. */
-    private static String originHeaders(String head, int lineEnd) {
-        StringBuilder b = new StringBuilder();
+    /** What a host in a request may be made of (a name, IPv4, or IPv6 in brackets); nothing that could forge a log line. */
+    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9._\\[\\]:-]{1,255}");
+
+    /**
+     * Headers to send on: the proxy's own dropped, one request per connection, and {@code Host}
+     * set to the authority that was checked (a different Host would reach another site behind
+     * the same address).
+     */
+    private static String originHeaders(String head, int lineEnd, String authority) {
+        StringBuilder b = new StringBuilder("Host: ").append(authority).append("\r\n");
         for (String line : head.substring(lineEnd + 2).split("\r\n")) {
             String lower = line.toLowerCase(Locale.ROOT);
-            if (line.isEmpty() || lower.startsWith("proxy-") || lower.startsWith("connection:") || lower.startsWith("keep-alive:")) {
+            if (line.isEmpty() || lower.startsWith("proxy-") || lower.startsWith("connection:") || lower.startsWith("keep-alive:")
+                    || lower.startsWith("host:")) {
                 continue;
             }
             b.append(line).append("\r\n");
@@ -322,7 +406,7 @@ public final class EgressProxy implements AutoCloseable {
         };
     }
 
-    private static void closeQuietly(SocketChannel c) {
+    private static void closeQuietly(java.io.Closeable c) {
         try {
             c.close();
         } catch (IOException ignored) {
@@ -333,17 +417,8 @@ public final class EgressProxy implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        try {
-            server.close();
-        } catch (IOException ignored) {
-            // Closing anyway.
-        }
         threads.shutdownNow();
         timer.shutdownNow();
-        try {
-            Files.deleteIfExists(socket);
-        } catch (IOException ignored) {
-            // A stale socket is replaced at the next start.
-        }
     }
+
 }

@@ -70,6 +70,8 @@ public final class AttemptRunner {
     private final String node;
     private final Duration ttl;
     private final Function<Execution, RunSpec> specs;
+    /** The node's egress proxy (null: none); an egress run's attempt gets a listener of its own. */
+    private final io.outrun.proxy.EgressProxy egress;
     private final NodeMetrics metrics;
     private final JobBooks books;
     private final WorkdirBridge workdirs;
@@ -82,7 +84,8 @@ public final class AttemptRunner {
     public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
                          NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning,
-                         StdinFeeds stdin) {
+                         StdinFeeds stdin, io.outrun.proxy.EgressProxy egress) {
+        this.egress = egress;
         this.defaultMaxRunning = defaultMaxRunning;
         this.stdin = stdin;
         this.leases = leases;
@@ -143,15 +146,24 @@ public final class AttemptRunner {
         Run run;
         WorkdirBridge.Prepared files;
         long memoryBytes;
+        io.outrun.proxy.EgressProxy.Listener way = null;
         try {
             files = workdirs.prepare(execution, hasInputs);
             RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(attempt.lease())).withFiles(files.files());
+            if (egress != null && execution.resources().egress()) {
+                way = openEgress(execution, attempt);
+                spec = spec.withLimits(spec.limits().withEgressSocket(way.socket()));
+            }
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);
         } catch (RuntimeException e) {
+            if (way != null) {
+                way.close();
+            }
             keeper.end(attempt);
             return apply(execution, attempt, refused(execution, e));
         }
+        io.outrun.proxy.EgressProxy.Listener egressOfRun = way;
         keeper.started(attempt, run);
         // A run with stdin open gets what its owner wrote, from the first byte (a re-run attempt too).
         StdinFeeds.Feed feed = execution.stdin().mode().open() ? stdin.start(execution.id(), run) : null;
@@ -162,7 +174,18 @@ public final class AttemptRunner {
                 feed.close();
             }
             run.close();
+            if (egressOfRun != null) {
+                egressOfRun.close(); // every connection of the run ends with it
+            }
             keeper.end(attempt);
+        }
+    }
+
+    private io.outrun.proxy.EgressProxy.Listener openEgress(Execution execution, Attempt attempt) {
+        try {
+            return egress.open(execution.id() + "-" + attempt.lease().epoch());
+        } catch (java.io.IOException e) {
+            throw new io.outrun.sandbox.SandboxException("cannot open the egress proxy for this run: " + e.getMessage(), e);
         }
     }
 

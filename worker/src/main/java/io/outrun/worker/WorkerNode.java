@@ -139,7 +139,7 @@ public final class WorkerNode implements AutoCloseable {
                 node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
-                stdinFeeds);
+                stdinFeeds, egress);
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
@@ -277,7 +277,7 @@ public final class WorkerNode implements AutoCloseable {
         java.util.Map<String, String> env = withIdentity(e);
         String command = e.command();
         if (e.resources().egress() && egress != null) {
-            runLimits = runLimits.withEgressSocket(egress.socket());
+            // The socket itself is the attempt's own, opened by the runner (AttemptRunner).
             env.putAll(EGRESS_ENV);
             // On the command's first line, so bash's line numbers in its errors stay the user's.
             command = EGRESS_RELAY + command;
@@ -309,10 +309,10 @@ public final class WorkerNode implements AutoCloseable {
         if (config.egress().isEmpty()) {
             return null;
         }
-        java.nio.file.Path socket = config.leaseDir().resolve("egress-" + node + ".sock");
+        java.nio.file.Path socket = config.leaseDir().resolve("egress-" + node);
         try {
             io.outrun.proxy.EgressProxy proxy = io.outrun.proxy.EgressProxy.start(socket, config.egress());
-            LOG.info("egress proxy on {}: runs with network=egress reach {}", socket, config.egress().text());
+            LOG.info("egress proxy in {}: runs with network=egress reach {}", socket, config.egress().text());
             return proxy;
         } catch (java.io.IOException e) {
             throw new io.outrun.config.ConfigException("--egress-allow: cannot listen on " + socket + ": " + e.getMessage());
