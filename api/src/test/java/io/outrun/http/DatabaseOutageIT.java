@@ -85,14 +85,7 @@ class DatabaseOutageIT {
 
     /** Sets the database read-only (or not) and ends its sessions, so the pool's new ones take the setting. */
     private static void setReadOnly(DatabaseConfig db, boolean readOnly) throws Exception {
-        Matcher m = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]+)(.*)").matcher(db.url());
-        assertThat(m.matches()).as(db.url()).isTrue();
-        String name = m.group(2);
-        try (Connection c = DriverManager.getConnection(m.group(1) + "postgres" + m.group(3), db.user(), db.password());
-             Statement st = c.createStatement()) {
-            st.execute("ALTER DATABASE " + name + " SET default_transaction_read_only = " + (readOnly ? "on" : "off"));
-            st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "'");
-        }
+        alterDatabase(db, "SET default_transaction_read_only = " + (readOnly ? "on" : "off"), true);
     }
 
     private static void assertUnavailable(HttpResponse<String> r) throws Exception {
@@ -106,13 +99,18 @@ class DatabaseOutageIT {
 
     /** Closes the node's database to new connections and ends the open ones (or opens it again). */
     private static void setConnectionsAllowed(DatabaseConfig db, boolean allowed) throws Exception {
+        alterDatabase(db, "ALLOW_CONNECTIONS " + allowed, !allowed);
+    }
+
+    /** ALTER DATABASE (the node's) {@code change}, from the server's own database; then ends its sessions if asked. */
+    private static void alterDatabase(DatabaseConfig db, String change, boolean endSessions) throws Exception {
         Matcher m = Pattern.compile("(jdbc:postgresql://[^/]+/)([^?]+)(.*)").matcher(db.url());
         assertThat(m.matches()).as(db.url()).isTrue();
         String name = m.group(2);
         try (Connection c = DriverManager.getConnection(m.group(1) + "postgres" + m.group(3), db.user(), db.password());
              Statement st = c.createStatement()) {
-            st.execute("ALTER DATABASE " + name + " ALLOW_CONNECTIONS " + allowed);
-            if (!allowed) {
+            st.execute("ALTER DATABASE " + name + " " + change);
+            if (endSessions) {
                 st.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + name + "'");
             }
         }
