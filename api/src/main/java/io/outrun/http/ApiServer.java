@@ -143,6 +143,7 @@ public final class ApiServer implements AutoCloseable {
         }
         app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
         app.exception(TooManyQueuedException.class, (e, ctx) -> write(ctx, ApiError.tooManyQueued(e)));
+        app.exception(io.outrun.store.DiskFull.Refused.class, (e, ctx) -> write(ctx, ApiError.databaseDiskFull()));
         app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
         app.exception(Exception.class, (e, ctx) -> {
             if (Outage.is(e)) {

@@ -53,28 +53,17 @@ public final class ExecutionService {
      * @throws DiskFull.Refused when the database's disk was seen full moments ago
      */
     public Inserted submit(Submission submission) {
+        // A repeat of an accepted submission is answered as accepted, full disk or full queue or not.
         try {
             diskFull.check();
-        } catch (DiskFull.Refused refused) {
-            // A repeat of an accepted submission is answered as accepted, full disk or not.
+            queueGate.admit(submission.owner());
+        } catch (DiskFull.Refused | TooManyQueuedException refused) {
             Optional<Execution> first = submission.idempotencyKey() == null ? Optional.empty()
                     : store.findByIdempotencyKey(submission.owner(), submission.idempotencyKey());
             if (first.isPresent()) {
                 return new Inserted(first.get(), false);
             }
             throw refused;
-        }
-        try {
-            queueGate.admit(submission.owner());
-        } catch (TooManyQueuedException full) {
-            // A repeat of an accepted submission is answered as accepted, full queue or not.
-            if (submission.idempotencyKey() != null) {
-                Optional<Execution> first = store.findByIdempotencyKey(submission.owner(), submission.idempotencyKey());
-                if (first.isPresent()) {
-                    return new Inserted(first.get(), false);
-                }
-            }
-            throw full;
         }
         Inserted inserted;
         try {

@@ -36,21 +36,16 @@ public final class DiskFull {
     }
 
     /**
-     * Records {@code failure} when a write failed for the disk; returns whether {@code failure}
-     * says the disk is full. A {@link Refused} says so without being news: counting it would keep
-     * the window open for as long as callers retry, and the node would never write again.
+     * Records {@code failure} when a write failed for the disk; returns whether it did. A
+     * {@link Refused} is not such a failure (nothing was written): callers answer it themselves,
+     * and counting it would keep the window open for as long as they retry.
      */
     public boolean note(Throwable failure) {
-        if (!Outage.diskFull(failure)) {
-            return false;
+        if (Outage.diskFull(failure)) {
+            seen();
+            return true;
         }
-        for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof Refused) {
-                return true;
-            }
-        }
-        seen();
-        return true;
+        return false;
     }
 
     /** Whether a write failed for the disk after {@code nanoTime} (a {@link System#nanoTime()} reading). */

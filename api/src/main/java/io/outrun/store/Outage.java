@@ -49,8 +49,7 @@ public final class Outage {
      */
     public static boolean diskFull(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof DiskFull.Refused
-                    || t instanceof SQLException sql && "53100".equals(sql.getSQLState())) {
+            if (t instanceof SQLException sql && "53100".equals(sql.getSQLState())) {
                 return true;
             }
         }

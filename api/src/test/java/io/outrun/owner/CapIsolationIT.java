@@ -66,18 +66,16 @@ class CapIsolationIT {
     }
 
     private static void awaitWaiters(HikariDataSource pool, int n) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-            while (true) {
-                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) {
-                    rs.next();
-                    if (rs.getInt(1) == n) {
-                        return;
-                    }
-                }
-                assertThat(System.nanoTime()).as(n + " claims waiting on the owner's lock").isLessThan(deadline);
-                Thread.sleep(10);
-            }
+            io.outrun.testing.Await.until(n + " claims waiting on the owner's lock",
+                    Duration.ofSeconds(10), () -> {
+                        try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")) {
+                            rs.next();
+                            return rs.getInt(1) == n;
+                        } catch (java.sql.SQLException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
         }
     }
 }

@@ -20,9 +20,7 @@ public final class AbandonedWorker {
             // Pooled: a warm pool of two for incarnation args[1], full before the run takes one.
             sandbox.withPoolSize(2).prepare(new io.outrun.sandbox.Sandbox.NodeShape(args[1], io.outrun.sandbox.Limits.DEFAULTS,
                     2, java.nio.file.Path.of(System.getProperty("java.io.tmpdir"))));
-            while (sandbox.poolWaiting() < 2) {
-                Thread.sleep(20);
-            }
+            io.outrun.testing.Await.until("the warm pool of two", Duration.ofMinutes(2), () -> sandbox.poolWaiting() >= 2);
         }
         RunSpec spec = new RunSpec(UUID.randomUUID(), 1, 1, node, node, "sleep 300", null, null, Map.of(),
                 Duration.ofMinutes(10), 4096, null, null);

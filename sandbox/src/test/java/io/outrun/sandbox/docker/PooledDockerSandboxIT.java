@@ -7,6 +7,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
+import io.outrun.testing.Await;
 import io.outrun.testing.Requirements;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,11 +43,7 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
     }
 
     static void awaitPoolFull() throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (sandbox.poolWaiting() < POOL) {
-            assertThat(System.nanoTime()).as("the warm pool refills within 60 s").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Await.until("the warm pool to refill", Duration.ofSeconds(60), () -> sandbox.poolWaiting() >= POOL);
     }
 
     /**
@@ -64,12 +61,11 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         try (Run run = sandbox.start(spec);
              DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
             String id = ((DockerRun) run).containerId();
-            long deadline = started + Duration.ofSeconds(1 + ContainerRecipe.BACKSTOP_GRACE_S + 15).toNanos();
-            InspectContainerResponse.ContainerState state;
-            while ((state = clients.control.inspectContainerCmd(id).exec().getState()).getRunning()) {
-                assertThat(System.nanoTime()).as("the backstop ends the orphaned run").isLessThan(deadline);
-                Thread.sleep(250);
-            }
+            InspectContainerResponse.ContainerState state = Await.until("the backstop to end the orphaned run",
+                    Duration.ofSeconds(1 + ContainerRecipe.BACKSTOP_GRACE_S + 15), () -> {
+                        InspectContainerResponse.ContainerState s = clients.control.inspectContainerCmd(id).exec().getState();
+                        return s.getRunning() ? null : s;
+                    });
             double seconds = (System.nanoTime() - started) / 1e9;
             assertThat(state.getExitCodeLong()).isEqualTo(137L);
             assertThat(seconds).as("not before the timeout plus the grace").isGreaterThanOrEqualTo(ContainerRecipe.BACKSTOP_GRACE_S);
@@ -99,12 +95,8 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         try (Run run = sandbox.start(spec);
              DockerClients clients = new DockerClients(DockerSandboxConfig.defaults(NODE))) {
             String id = ((DockerRun) run).containerId();
-            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-            String name;
-            while (!(name = clients.control.inspectContainerCmd(id).exec().getName()).equals("/" + ContainerRecipe.name(spec))) {
-                assertThat(System.nanoTime()).as("named " + ContainerRecipe.name(spec) + ", is " + name).isLessThan(deadline);
-                Thread.sleep(100);
-            }
+            Await.until("the container to be named " + ContainerRecipe.name(spec), Duration.ofSeconds(15),
+                    () -> clients.control.inspectContainerCmd(id).exec().getName().equals("/" + ContainerRecipe.name(spec)));
             run.kill();
         }
     }

@@ -83,17 +83,22 @@ public final class DevProcess implements AutoCloseable {
     }
 
     public void awaitLog(String text, Duration within) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (log().contains(text)) {
-                return;
-            }
-            if (!process.isAlive()) {
-                throw new IllegalStateException("outrun dev exited with " + process.exitValue() + ":\n" + log());
-            }
-            Thread.sleep(100);
+        try {
+            io.outrun.testing.Await.until("outrun dev to log '" + text + "'", within, () -> {
+                String written;
+                try {
+                    written = log();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                if (!written.contains(text) && !process.isAlive()) {
+                    throw new IllegalStateException("outrun dev exited with " + process.exitValue() + ":\n" + written);
+                }
+                return written.contains(text);
+            });
+        } catch (AssertionError timedOut) {
+            throw new IllegalStateException(timedOut.getMessage() + ":\n" + log());
         }
-        throw new IllegalStateException("outrun dev did not log '" + text + "' within " + within + ":\n" + log());
     }
 
     /** Waits for the process to exit by itself and returns its exit code. */

@@ -82,17 +82,25 @@ public final class WorkerProcess implements AutoCloseable {
 
     /** Waits for a line containing {@code text} in the node's output. */
     public void awaitLog(String text, Duration within) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (Files.readString(log).contains(text)) {
-                return;
-            }
-            if (!process.isAlive()) {
-                throw new IllegalStateException("worker " + nodeId + " exited with " + process.exitValue() + ":\n" + Files.readString(log));
-            }
-            Thread.sleep(100);
+        try {
+            io.outrun.testing.Await.until("worker " + nodeId + " to log '" + text + "'", within, () -> {
+                String written = logText();
+                if (!written.contains(text) && !process.isAlive()) {
+                    throw new IllegalStateException("worker " + nodeId + " exited with " + process.exitValue() + ":\n" + written);
+                }
+                return written.contains(text);
+            });
+        } catch (AssertionError timedOut) {
+            throw new IllegalStateException(timedOut.getMessage() + ":\n" + Files.readString(log));
         }
-        throw new IllegalStateException("worker " + nodeId + " did not log '" + text + "' within " + within + ":\n" + Files.readString(log));
+    }
+
+    private String logText() {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     public String log() throws IOException {
