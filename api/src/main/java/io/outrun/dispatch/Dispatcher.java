@@ -1,6 +1,7 @@
 package io.outrun.dispatch;
 
 import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
 import io.outrun.execution.JobIds;
 import io.outrun.notify.Notifier;
 import io.outrun.store.Channels;
@@ -12,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jobrunr.jobs.Job;
+import org.jobrunr.jobs.context.JobDashboardLogger;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
 import org.jobrunr.jobs.states.StateName;
 import org.jobrunr.scheduling.JobBuilder;
@@ -186,6 +188,37 @@ public final class Dispatcher {
             }
         }
         return false;
+    }
+
+    /**
+     * Ends a job its node left ENQUEUED or PROCESSING when it stopped right after its execution
+     * ended: as the execution ended ({@code SUCCEEDED}, {@code DELETED} for a cancel, else
+     * {@code FAILED} with {@code why}), with {@code summary} on its page. A job someone wrote
+     * meanwhile (its node after all, an admin) is left as it is.
+     *
+     * @return true when the job was ended here
+     */
+    public boolean closeLeftOpen(UUID jobId, ExecutionStatus ended, String why, List<String> summary) {
+        try {
+            Job job = storage.getJobById(jobId);
+            if (!job.hasState(StateName.PROCESSING) && !job.hasState(StateName.ENQUEUED)) {
+                return false;
+            }
+            JobDashboardLogger page = new JobDashboardLogger(job);
+            summary.forEach(page::info);
+            switch (ended) {
+                case SUCCEEDED -> job.succeeded();
+                case CANCELLED -> job.delete(why);
+                default -> job.failed(why, new JobFailure(why));
+            }
+            storage.save(job);
+            return true;
+        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
+            return false;
+        } catch (RuntimeException e) {
+            LOG.warn("could not end JobRunr job {} left open: {}", jobId, e.toString());
+            return false;
+        }
     }
 
     public StorageProvider storage() {

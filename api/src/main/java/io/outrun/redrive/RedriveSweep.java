@@ -8,6 +8,7 @@ import io.outrun.store.Channels;
 import io.outrun.store.OutputStore;
 import io.outrun.store.RedriveStore;
 import io.outrun.store.RedriveStore.DashboardChange;
+import io.outrun.store.RedriveStore.LeftOpen;
 import io.outrun.store.Redriven;
 import io.outrun.store.SubmissionStore;
 import io.outrun.store.SubmissionStore.CancelResult;
@@ -61,9 +62,9 @@ public final class RedriveSweep {
     }
 
     /** What one sweep did. */
-    public record Result(int requeued, int reaped, int cancelled, int endedAgain) {
+    public record Result(int requeued, int reaped, int cancelled, int endedAgain, int booksClosed) {
         public boolean any() {
-            return requeued + reaped + cancelled + endedAgain > 0;
+            return requeued + reaped + cancelled + endedAgain + booksClosed > 0;
         }
     }
 
@@ -85,6 +86,17 @@ public final class RedriveSweep {
         for (int i = 0; i < requeued; i++) {
             dispatcher.wake(); // one node per execution, as a submission wakes
         }
+        int booksClosed = 0;
+        List<LeftOpen> open;
+        int closedNow;
+        do {
+            open = store.booksLeftOpen(BATCH); // before the dashboard's look, which moves the mark on
+            closedNow = 0;
+            for (LeftOpen o : open) {
+                closedNow += closeBooks(o) ? 1 : 0;
+            }
+            booksClosed += closedNow;
+        } while (open.size() == BATCH && closedNow > 0);
         int cancelled = 0;
         int endedAgain = 0;
         List<DashboardChange> changes;
@@ -98,10 +110,10 @@ public final class RedriveSweep {
                 }
             }
         } while (changes.size() == BATCH);
-        Result result = new Result(requeued, reaped, cancelled, endedAgain);
+        Result result = new Result(requeued, reaped, cancelled, endedAgain, booksClosed);
         if (result.any()) {
-            LOG.info("sweep: {} re-queued, {} reaped, {} cancelled and {} requeued jobs ended again from the dashboard",
-                    requeued, reaped, cancelled, endedAgain);
+            LOG.info("sweep: {} re-queued, {} reaped, {} cancelled and {} requeued jobs ended again from the dashboard,"
+                    + " {} jobs left open by stopped nodes ended", requeued, reaped, cancelled, endedAgain, booksClosed);
         }
         return result;
     }
@@ -183,6 +195,31 @@ public final class RedriveSweep {
             LOG.warn("could not end requeued JobRunr job {} again: {}", jobId, e.toString());
             return false;
         }
+    }
+
+    /**
+     * The execution ended, but its node stopped (SIGKILL, power) before its books wrote the end on
+     * its JobRunr job, which would otherwise show it PROCESSING on a dead server until JobRunr
+     * failed it as an orphan, a minute later and wrongly for a success. Ended here as the row says.
+     */
+    private boolean closeBooks(LeftOpen o) {
+        String why = (o.errorCode() == null ? "" : o.errorCode() + ": ")
+                + (o.errorMessage() == null ? o.status().wire() : o.errorMessage());
+        List<String> summary = new java.util.ArrayList<>();
+        summary.add("execution " + o.executionId() + " of " + o.owner() + " (outrun status " + o.executionId()
+                + ", GET /v1/executions/" + o.executionId() + ")");
+        summary.add(o.status().wire() + " · attempt " + o.attempt() + " of " + o.maxAttempts()
+                + (o.exitCode() != null ? " · exit code " + o.exitCode() : ""));
+        if (o.status() != ExecutionStatus.SUCCEEDED) {
+            summary.add(why);
+        }
+        summary.add("Its node stopped before it wrote this job's end; the fleet's sweep wrote it from the execution.");
+        boolean closed = dispatcher.closeLeftOpen(o.jobId(), o.status(), why, summary);
+        if (closed) {
+            LOG.info("execution {} of {} ended {}, but its node stopped before writing JobRunr job {}; ended it",
+                    o.executionId(), o.owner(), o.status().wire(), o.jobId());
+        }
+        return closed;
     }
 
     /** What an execution cancelled by deleting its job on the JobRunr dashboard says. */

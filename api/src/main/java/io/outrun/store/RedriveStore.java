@@ -1,6 +1,7 @@
 package io.outrun.store;
 
 import io.outrun.execution.Execution;
+import io.outrun.execution.ExecutionStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -51,6 +52,24 @@ public final class RedriveStore {
               AND x.cancel_requested_at IS NULL
             ORDER BY j.updatedAt LIMIT :limit""");
 
+    /**
+     * Jobs whose execution ended but which still say ENQUEUED or PROCESSING: the node that ended
+     * the execution stopped (SIGKILL, power) before its books wrote the job's end, which they do
+     * within a second. Only executions that ended more than {@code :grace_ms} ago (a live node has
+     * written its books by then) and since the sweep's last look (with the grace's overlap), by
+     * the finished-at index and one job lookup each: the table's ended history is never scanned.
+     */
+    private static final NamedSql BOOKS_LEFT_OPEN = NamedSql.of("""
+            SELECT x.id, x.job_id, x.owner, x.status, x.attempt, x.max_attempts, x.exit_code, x.error_code,
+                   x.error_message
+            FROM executions x
+              -- bpchar against bpchar: JobRunr's primary key answers it.
+              JOIN jobrunr_jobs j ON j.id = x.job_id::text::bpchar
+            WHERE x.finished_at > (SELECT watermark FROM fleet_tasks WHERE name = 'sweep') - 2 * :grace_ms * interval '1 millisecond'
+              AND x.finished_at < now() - :grace_ms * interval '1 millisecond'
+              AND j.state IN ('ENQUEUED', 'PROCESSING')
+            ORDER BY x.finished_at LIMIT :limit""");
+
     private static final NamedSql ADVANCE_WATERMARK = NamedSql.of("""
             UPDATE fleet_tasks SET watermark = now() WHERE name = 'sweep'""");
 
@@ -73,6 +92,36 @@ public final class RedriveStore {
     public List<Redriven> redriveExpired(UUID onlyId, int limit) {
         return Departure.ABANDON.apply(dataSource, EXPIRED, "lease_expired", Messages.leaseExpired(), null,
                 NamedSql.Args.of("grace_ms", Lease.REDRIVE_GRACE_MS, "only_id", onlyId, "limit", limit).and("delay_ms", 0));
+    }
+
+    /** How long after an execution's end its job may still be open before the sweep closes it. */
+    public static final Duration BOOKS_GRACE = Duration.ofSeconds(10);
+
+    /** An ended execution whose current JobRunr job was left ENQUEUED or PROCESSING by a node that stopped. */
+    public record LeftOpen(UUID executionId, UUID jobId, String owner, ExecutionStatus status, int attempt,
+                           int maxAttempts, Integer exitCode, String errorCode, String errorMessage) {
+    }
+
+    /**
+     * Ended executions whose job is still open (see {@link #BOOKS_LEFT_OPEN}); read before
+     * {@link #changedOnDashboard}, which moves the mark on.
+     */
+    public List<LeftOpen> booksLeftOpen(int limit) {
+        List<LeftOpen> open = new ArrayList<>();
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = BOOKS_LEFT_OPEN.prepare(c, NamedSql.Args.of("grace_ms", BOOKS_GRACE.toMillis(),
+                     "limit", limit));
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                open.add(new LeftOpen(rs.getObject("id", UUID.class), rs.getObject("job_id", UUID.class),
+                        rs.getString("owner"), ExecutionStatus.fromWire(rs.getString("status")), rs.getInt("attempt"),
+                        rs.getInt("max_attempts"), (Integer) rs.getObject("exit_code"), rs.getString("error_code"),
+                        rs.getString("error_message")));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the jobs left open by stopped nodes", e);
+        }
+        return open;
     }
 
     /** The sweep's look for the dashboard's changes as the nodes send it (bench/fleet times it on a big table). */

@@ -326,8 +326,11 @@ final class DevCommand implements Callable<Integer> {
         Files.writeString(file, value + "\n");
     }
 
-    private void printWelcome(PrintWriter out, ApiConfig config, int port, Path dir, String sandbox, String dbUrl,
+    private void printWelcome(PrintWriter to, ApiConfig config, int port, Path dir, String sandbox, String dbUrl,
                               String dashboardPassword) {
+        // Built whole and written at once, so whoever reads the output never sees half a banner.
+        java.io.StringWriter banner = new java.io.StringWriter();
+        PrintWriter out = new PrintWriter(banner);
         String url = "http://" + (config.host().equals("0.0.0.0") ? "localhost" : config.host()) + ":" + port;
         Path cwd = Path.of("").toAbsolutePath();
         Path tokenFile = dir.resolve("dev-token");
@@ -366,6 +369,8 @@ final class DevCommand implements Callable<Integer> {
         out.println();
         out.println("Stop with Ctrl-C; executions and the token are kept in " + dir + ".");
         out.flush();
+        to.print(banner);
+        to.flush();
     }
 
     private static String shown(Path file, Path cwd) {

@@ -60,7 +60,7 @@ public final class DevProcess implements AutoCloseable {
     /** As {@link #start(Path, String...)} with extra environment variables. */
     public static DevProcess start(Path dataDir, Map<String, String> env, String... extraArgs) throws IOException, InterruptedException {
         DevProcess dev = launch(dataDir, env, extraArgs);
-        dev.awaitLog("outrun dev is ready", Duration.ofSeconds(90));
+        dev.awaitLog("Stop with Ctrl-C", Duration.ofSeconds(90)); // the banner's last line
         return dev;
     }
 
