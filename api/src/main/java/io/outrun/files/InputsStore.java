@@ -28,14 +28,15 @@ public final class InputsStore {
     /** What the execution asked for beyond its command ({@link RunInputs#NONE} when nothing). */
     public RunInputs find(UUID id) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT files_tar, artifacts::text, workspace FROM execution_inputs WHERE execution_id = ?")) {
+                "SELECT files_tar, artifacts::text, workspace, secrets FROM execution_inputs WHERE execution_id = ?")) {
             ps.setObject(1, id);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return RunInputs.NONE;
                 }
                 List<String> artifacts = JSON.readValue(rs.getString(2), new TypeReference<List<String>>() { });
-                return new RunInputs(rs.getBytes(1), artifacts, rs.getString(3));
+                String[] secrets = (String[]) rs.getArray(4).getArray();
+                return new RunInputs(rs.getBytes(1), artifacts, rs.getString(3), List.of(secrets));
             }
         } catch (SQLException e) {
             throw new StoreException("cannot read the inputs of " + id, e);

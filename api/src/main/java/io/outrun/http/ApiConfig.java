@@ -35,6 +35,8 @@ import java.util.List;
  *                          above it they are clamped, and the answer shows what the run gets
  * @param egress            hosts a run with {@code "network": "egress"} may reach ({@code --egress-allow}; empty:
  *                          such a submission is refused, naming the option). The workers enforce their own list
+ * @param secretsKey        the operator's key sealing secrets ({@code --secrets-key-file}, {@code OUTRUN_SECRETS_KEY});
+ *                          null: secrets cannot be set (listed and deleted they can), and runs naming one fail
  */
 public record ApiConfig(
         String host,
@@ -51,7 +53,8 @@ public record ApiConfig(
         int maxWaiters,
         List<String> imageAllowlist,
         io.outrun.execution.Resources maxResources,
-        io.outrun.egress.EgressPolicy egress) {
+        io.outrun.egress.EgressPolicy egress,
+        io.outrun.secrets.SecretsKey secretsKey) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -146,52 +149,58 @@ public record ApiConfig(
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null);
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey);
     }
 
     public ApiConfig withMaxResources(io.outrun.execution.Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey);
     }
 
     public ApiConfig withEgress(io.outrun.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey);
+    }
+
+    public ApiConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
+                value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -65,7 +65,10 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/workspaces"),
             new Route("GET", "/v1/workspaces/{name}"),
             new Route("DELETE", "/v1/workspaces/{name}"),
-            new Route("POST", "/v1/executions/{id}/stdin"));
+            new Route("POST", "/v1/executions/{id}/stdin"),
+            new Route("GET", "/v1/secrets"),
+            new Route("PUT", "/v1/secrets/{name}"),
+            new Route("DELETE", "/v1/secrets/{name}"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -77,8 +80,9 @@ public final class ApiServer implements AutoCloseable {
                       ChangeSignal signal, FilesConfig filesConfig) {
         this.config = config;
         this.waiter = new Waiter(signal, config.maxWaiters());
+        io.outrun.secrets.SecretStore secretStore = new io.outrun.secrets.SecretStore(dataSource, config.secretsKey());
         ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
-                filesConfig);
+                filesConfig, secretStore);
         FileRoutes files = new FileRoutes(new ArtifactStore(dataSource), new WorkspaceStore(dataSource));
         int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
         byte[] openApi = openApi();
@@ -105,6 +109,10 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(12), files::getWorkspace);
         handlers.put(ROUTES.get(13), files::deleteWorkspace);
         handlers.put(ROUTES.get(14), executions::stdin);
+        SecretRoutes secrets = new SecretRoutes(secretStore);
+        handlers.put(ROUTES.get(15), secrets::list);
+        handlers.put(ROUTES.get(16), secrets::put);
+        handlers.put(ROUTES.get(17), secrets::delete);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -138,6 +146,7 @@ public final class ApiServer implements AutoCloseable {
                 case "GET" -> app.get(path, handlers.get(route));
                 case "POST" -> app.post(path, handlers.get(route));
                 case "DELETE" -> app.delete(path, handlers.get(route));
+                case "PUT" -> app.put(path, handlers.get(route));
                 default -> throw new IllegalStateException("no verb " + route.method());
             }
         }

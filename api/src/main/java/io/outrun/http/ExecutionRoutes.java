@@ -35,10 +35,12 @@ final class ExecutionRoutes {
     private final Waiter waiter;
 
     private final int submitBodyBytes;
+    private final io.outrun.secrets.SecretStore secrets;
 
     ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
-                    io.outrun.files.FilesConfig files) {
+                    io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets) {
         this.config = config;
+        this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files);
         this.submitBodyBytes = files.submitBodyBytes(config.maxBodyBytes());
@@ -54,6 +56,7 @@ final class ExecutionRoutes {
         requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
+        requireSecrets(owner, parsed.submission().inputs().secrets());
         Inserted inserted = service.submit(parsed.submission());
         Execution e = inserted.execution();
         if (!inserted.created()) {
@@ -78,6 +81,23 @@ final class ExecutionRoutes {
         ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, view(ctx, shown, mode,
                         parsed.submission().inputs().workspace() != null)
                 .withWaitMsClamped(parsed.waitMsClamped()));
+    }
+
+    /**
+     * A run naming a secret its owner does not have would fail on a worker: refused here. (One
+     * deleted after this check fails its run with {@code secret_unavailable}, naming it.)
+     */
+    private void requireSecrets(String owner, java.util.List<String> names) {
+        if (names.isEmpty()) {
+            return;
+        }
+        if (!secrets.hasKey()) {
+            throw SecretRoutes.notConfigured();
+        }
+        java.util.List<String> missing = secrets.missing(owner, names);
+        if (!missing.isEmpty()) {
+            throw SecretRoutes.unknown(400, missing);
+        }
     }
 
     void get(Context ctx) {

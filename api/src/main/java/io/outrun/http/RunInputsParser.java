@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Reads a submission's {@code files}, {@code artifacts} and {@code workspace}. Each problem is a 400
+ * Reads a submission's {@code files}, {@code artifacts}, {@code workspace} and {@code secrets}. Each problem is a 400
  * naming the file (by its index and path): a path that leaves the workdir, content that is not
  * what its encoding says, inputs over the operator's limits.
  */
@@ -33,7 +33,32 @@ final class RunInputsParser {
         byte[] tar = files(root.get("files"));
         List<String> artifacts = artifacts(root.get("artifacts"));
         String workspace = workspace(root.get("workspace"));
-        return new RunInputs(tar, artifacts, workspace);
+        return new RunInputs(tar, artifacts, workspace, secrets(root.get("secrets")));
+    }
+
+    /** {@code "secrets": ["NPM_TOKEN"]}: names of the owner's secrets, set as env for the run. */
+    private static List<String> secrets(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return List.of();
+        }
+        if (!node.isArray()) {
+            throw ApiError.invalid("secrets", "must be a list of your secrets' names, e.g. [\"NPM_TOKEN\"]"
+                    + " (set them with PUT /v1/secrets/{name})");
+        }
+        if (node.size() > io.outrun.secrets.SecretName.MAX_PER_RUN) {
+            throw ApiError.invalid("secrets", "names " + node.size() + " secrets; at most "
+                    + io.outrun.secrets.SecretName.MAX_PER_RUN);
+        }
+        java.util.LinkedHashSet<String> names = new java.util.LinkedHashSet<>();
+        for (int i = 0; i < node.size(); i++) {
+            JsonNode n = node.get(i);
+            String problem = n.isTextual() ? io.outrun.secrets.SecretName.problem(n.asText()) : "must be a secret's name";
+            if (problem != null) {
+                throw ApiError.invalid("secrets[" + i + "]", problem);
+            }
+            names.add(n.asText());
+        }
+        return List.copyOf(names);
     }
 
     private byte[] files(JsonNode node) {

@@ -25,7 +25,8 @@ final class SubmissionParser {
 
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
-                    "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network");
+                    "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network",
+                    "secrets");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -71,7 +72,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb, network)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -107,8 +108,14 @@ final class SubmissionParser {
         }
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
+        io.outrun.execution.RunInputs runInputs = inputs.parse(root);
+        for (String secret : runInputs.secrets()) {
+            if (env.containsKey(secret)) {
+                throw ApiError.invalid("env." + secret, "is also named in `secrets`: the secret sets it; drop one");
+            }
+        }
         return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey), inputs.parse(root), stdinMode(root), resources(root)),
+                maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root)),
                 waitMs, waitForOutput, clampedWait(root, waitMs));
     }
 

@@ -32,8 +32,9 @@ public final class SubmissionStore {
     private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
 
     private static final NamedSql INSERT_INPUTS = NamedSql.of("""
-            INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace)
-            VALUES (:id, :files_tar, :artifacts::jsonb, :workspace)""");
+            INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace, secrets)
+            VALUES (:id, :files_tar, :artifacts::jsonb, :workspace,
+              ARRAY(SELECT jsonb_array_elements_text(:secrets::jsonb)))""");
 
     private static final NamedSql STATUS_OWNED = NamedSql.of("""
             SELECT status FROM executions WHERE id = :id AND owner = :owner""");
@@ -137,16 +138,18 @@ public final class SubmissionStore {
                 new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources());
     }
 
-    /** A submission's files, artifacts and workspace (V7 {@code execution_inputs}), in the insert's transaction. */
+    /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */
     private static void insertInputs(Connection c, UUID id, RunInputs inputs) throws SQLException {
         String artifacts;
+        String secrets;
         try {
             artifacts = ExecutionRows.JSON.writeValueAsString(inputs.artifacts());
+            secrets = ExecutionRows.JSON.writeValueAsString(inputs.secrets());
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
         NamedSql.Args args = NamedSql.Args.of("id", id, "files_tar", inputs.filesTar(), "artifacts", artifacts)
-                .and("workspace", inputs.workspace());
+                .and("workspace", inputs.workspace()).and("secrets", secrets);
         try (PreparedStatement ps = INSERT_INPUTS.prepare(c, args)) {
             ps.executeUpdate();
         }

@@ -29,6 +29,9 @@ import java.util.UUID;
  *                       read back after the end, and the full-output spool ({@link RunFiles#NONE}: none)
  * @param stdin          the command's stdin: /dev/null, a pipe fed by {@link Run#writeStdin}, or a
  *                       pseudo-terminal (stdin and output through it)
+ * @param secrets        the owner's secrets the execution named, by name: set in the command's
+ *                       environment beside {@code env} and masked as {@code [secret:NAME]} in its
+ *                       output before anything of it is kept; never in {@link #toString}
  */
 public record RunSpec(
         UUID executionId,
@@ -45,7 +48,15 @@ public record RunSpec(
         Limits limits,
         Path leaseFile,
         io.outrun.sandbox.files.RunFiles files,
-        io.outrun.inputs.StdinMode stdin) {
+        io.outrun.inputs.StdinMode stdin,
+        Map<String, String> secrets) {
+
+    public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
+                   String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
+                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files, io.outrun.inputs.StdinMode stdin) {
+        this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
+                limits, leaseFile, files, stdin, null);
+    }
 
     public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
                    String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
@@ -68,6 +79,7 @@ public record RunSpec(
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(timeout, "timeout");
         env = env == null ? Map.of() : Map.copyOf(env);
+        secrets = secrets == null ? Map.of() : Map.copyOf(secrets);
         limits = limits == null ? Limits.DEFAULTS : limits;
         if (maxOutputBytes <= 0) {
             throw new IllegalArgumentException("maxOutputBytes must be positive: " + maxOutputBytes);
@@ -81,29 +93,52 @@ public record RunSpec(
     }
 
     public RunSpec withOutputCap(int bytes) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile, files, stdin);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, bytes, limits, leaseFile, files, stdin, secrets);
     }
 
     public RunSpec withLimits(Limits newLimits) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile, files, stdin);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes, newLimits, leaseFile, files, stdin, secrets);
     }
 
     public RunSpec withLeaseFile(Path file) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, file, files, stdin);
+                maxOutputBytes, limits, file, files, stdin, secrets);
     }
 
     public RunSpec withFiles(io.outrun.sandbox.files.RunFiles newFiles) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, leaseFile, newFiles, stdin);
+                maxOutputBytes, limits, leaseFile, newFiles, stdin, secrets);
     }
 
     public RunSpec withStdin(io.outrun.inputs.StdinMode mode) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
-                maxOutputBytes, limits, leaseFile, files, mode);
+                maxOutputBytes, limits, leaseFile, files, mode, secrets);
+    }
+
+    public RunSpec withSecrets(Map<String, String> values) {
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
+                maxOutputBytes, limits, leaseFile, files, stdin, values);
+    }
+
+    /** The command's environment: {@code env}, then the secrets (a name in both is refused before). */
+    public Map<String, String> runEnv() {
+        if (secrets.isEmpty()) {
+            return env;
+        }
+        Map<String, String> all = new java.util.LinkedHashMap<>(env);
+        all.putAll(secrets);
+        return all;
+    }
+
+    /** Without the secrets' values, which would otherwise reach any log line that prints a spec. */
+    @Override
+    public String toString() {
+        return "RunSpec[executionId=" + executionId + ", attempt=" + attempt + ", epoch=" + epoch + ", nodeId=" + nodeId
+                + ", image=" + image + ", workdir=" + workdir + ", env=" + env.keySet() + ", secrets=" + secrets.keySet()
+                + ", timeout=" + timeout + ", maxOutputBytes=" + maxOutputBytes + ", limits=" + limits + ", stdin=" + stdin + "]";
     }
 
     public RunSpec withEnv(Map<String, String> newEnv) {
-        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files, stdin);
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files, stdin, secrets);
     }
 }

@@ -28,6 +28,9 @@ final class ApiCommand implements Callable<Integer> {
     @Mixin
     OwnerOptions owners;
 
+    @Mixin
+    SecretsKeyOptions secretsKey;
+
     @Option(names = "--image-allow", split = ",", description = "Images a submission may name: NAME, PREFIX* or *;"
             + " others answer 400 at submit. Give the workers' --image and --image-allow (default outrun-sandbox:latest;"
             + " * leaves the check to the workers)")
@@ -53,6 +56,7 @@ final class ApiCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new io.outrun.config.ConfigException(e.getMessage());
         }
+        config = config.withSecretsKey(secretsKey.key());
         Core core = Core.open(db.toConfig(), "api", owners.toLimits());
         ApiNode api;
         try {

@@ -143,6 +143,9 @@ final class DevCommand implements Callable<Integer> {
         }
     }
 
+    @picocli.CommandLine.Mixin
+    SecretsKeyOptions secretsKeyOptions;
+
     Stack start(PrintWriter out, PrintWriter err) {
         // The worker runs in this process: the API refuses at submit what it would refuse.
         ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed())
@@ -188,8 +191,10 @@ final class DevCommand implements Callable<Integer> {
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             // Its runs' lease files in its own data dir, not the host's shared /tmp/outrun-leases.
+            io.outrun.secrets.SecretsKey key = secretsKey(dir);
+            apiConfig = apiConfig.withSecretsKey(key);
             WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots).withLeaseDir(dir.resolve("leases"))
-                    .withLimits(sandboxOptions.limits()).withEgress(sandboxOptions.egress())
+                    .withLimits(sandboxOptions.limits()).withEgress(sandboxOptions.egress()).withSecretsKey(key)
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
             worker = WorkerNode.start(core, workerConfig, sandbox);
@@ -301,6 +306,27 @@ final class DevCommand implements Callable<Integer> {
     }
 
     /** The secret kept in {@code file} (owner-only), made up on first use so it stays across restarts. */
+    /**
+     * The key that seals dev's secrets: {@code --secrets-key-file} or {@code OUTRUN_SECRETS_KEY}
+     * when given, else {@code DIR/secrets-key}, made (0600) at the first start and kept, so
+     * secrets set in one session open in the next.
+     */
+    private io.outrun.secrets.SecretsKey secretsKey(Path dir) {
+        io.outrun.secrets.SecretsKey given = secretsKeyOptions.key();
+        if (given != null) {
+            return given;
+        }
+        Path file = dir.resolve("secrets-key");
+        try {
+            if (!Files.exists(file)) {
+                writePrivate(file, io.outrun.secrets.SecretsKey.generate());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+        return io.outrun.secrets.SecretsKey.fromFile(file);
+    }
+
     static String secret(Path file) {
         try {
             if (Files.isReadable(file)) {

@@ -77,6 +77,9 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--dashboard-no-auth", description = "Serve the dashboard without a password, on purpose (it shows every command and can delete jobs)")
     boolean dashboardNoAuth;
 
+    @picocli.CommandLine.Mixin
+    SecretsKeyOptions secretsKey;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -88,7 +91,8 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofMillis(WorkerConfig.DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(sweepMs),
                 Duration.ofSeconds(pollSeconds), Duration.ofSeconds(cleanupSeconds),
                 dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
-                new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth), sandboxOptions.egress());
+                new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth), sandboxOptions.egress())
+                .withSecretsKey(secretsKey.key());
         if (drainTimeoutMs < 0) {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }

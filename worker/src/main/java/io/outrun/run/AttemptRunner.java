@@ -81,11 +81,16 @@ public final class AttemptRunner {
      * @param specs             turns a claimed execution into what the sandbox runs (limits, image, env policy)
      * @param defaultMaxRunning the operator's running cap for owners without their own (null: none)
      */
+    /** Opens the secrets a run names, with this node's key, just before its start. */
+    private final io.outrun.secrets.SecretStore secrets;
+
     public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
                          NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning,
-                         StdinFeeds stdin, io.outrun.proxy.EgressProxy egress) {
+                         StdinFeeds stdin, io.outrun.proxy.EgressProxy egress,
+                         io.outrun.secrets.SecretStore secrets) {
         this.egress = egress;
+        this.secrets = secrets;
         this.defaultMaxRunning = defaultMaxRunning;
         this.stdin = stdin;
         this.leases = leases;
@@ -150,6 +155,9 @@ public final class AttemptRunner {
         try {
             files = workdirs.prepare(execution, hasInputs);
             RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(attempt.lease())).withFiles(files.files());
+            if (!files.inputs().secrets().isEmpty()) {
+                spec = spec.withSecrets(secrets.open(execution.owner(), files.inputs().secrets()));
+            }
             if (egress != null && execution.resources().egress()) {
                 way = openEgress(execution, attempt);
                 spec = spec.withLimits(spec.limits().withEgressSocket(way.socket()));
@@ -206,6 +214,10 @@ public final class AttemptRunner {
         if (e instanceof ImageNotAllowedException refused) {
             return failed("image_not_allowed", "The image '" + refused.image() + "' is not allowed on the workers ("
                     + refused.getMessage() + "). Submit without `image` to use the default sandbox image.");
+        }
+        if (e instanceof io.outrun.secrets.SecretUnavailableException) {
+            // Gone, or this node cannot open it: the message names the secret and what to do, never its value.
+            return failed("secret_unavailable", "The execution's secrets could not be given to it: " + e.getMessage());
         }
         if (e instanceof RunRefusedException || e instanceof IllegalArgumentException) {
             // The sandbox refuses the run as specified, or the stored execution cannot become a

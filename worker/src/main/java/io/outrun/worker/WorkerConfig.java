@@ -31,6 +31,8 @@ import java.time.Duration;
  * @param dashboardAccess     who may open the dashboard; a dashboard port needs credentials or {@code --dashboard-no-auth}
  * @param egress              hosts runs that asked for {@code "network": "egress"} may reach through this node's proxy
  *                            ({@code --egress-allow}; empty: such runs reach nothing)
+ * @param secretsKey          opens the secrets runs name ({@code --secrets-key-file}, {@code OUTRUN_SECRETS_KEY}; the
+ *                            API's key); null: a run naming a secret fails with {@code secret_unavailable}
  */
 public record WorkerConfig(
         String nodeId,
@@ -45,7 +47,15 @@ public record WorkerConfig(
         Path leaseDir,
         Limits limits,
         DashboardAccess dashboardAccess,
-        io.outrun.egress.EgressPolicy egress) {
+        io.outrun.egress.EgressPolicy egress,
+        io.outrun.secrets.SecretsKey secretsKey) {
+
+    public WorkerConfig(String nodeId, int slots, Duration leaseTtl, Duration outputFlush, Duration sweepInterval,
+                        Duration pollInterval, Duration cleanupInterval, int dashboardPort, int metricsPort, Path leaseDir,
+                        Limits limits, DashboardAccess dashboardAccess, io.outrun.egress.EgressPolicy egress) {
+        this(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort,
+                leaseDir, limits, dashboardAccess, egress, null);
+    }
 
     public static final int DEFAULT_SLOTS = 4;
     public static final long DEFAULT_LEASE_TTL_MS = 8_000;
@@ -111,7 +121,7 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
                 Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
                 Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S),
-                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null);
+                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null, null);
     }
 
     public Duration heartbeat() {
@@ -119,41 +129,45 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
     }
 
     /** A dashboard on {@code port} (0: none), opened to {@code access}. */
     public WorkerConfig withDashboard(int port, DashboardAccess access) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress, secretsKey);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress, secretsKey);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress, secretsKey);
     }
 
 
     public WorkerConfig withSweepInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
     }
 
     public WorkerConfig withLimits(Limits value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey);
     }
 
     public WorkerConfig withEgress(io.outrun.egress.EgressPolicy value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey);
+    }
+
+    public WorkerConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value);
     }
 
     private static void required(Duration value, String option) {

@@ -139,7 +139,7 @@ public final class WorkerNode implements AutoCloseable {
                 node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
-                stdinFeeds, egress);
+                stdinFeeds, egress, new io.outrun.secrets.SecretStore(core.pool(), config.secretsKey()));
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),

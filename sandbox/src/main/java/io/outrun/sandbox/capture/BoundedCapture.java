@@ -33,6 +33,8 @@ public final class BoundedCapture {
     /** Where the whole stream goes once it outgrows the budget (null: it is not kept). */
     private final FullOutput full;
     private boolean spilling;
+    /** The run's secret values, masked before anything is kept (null: none). */
+    private final SecretMask mask;
 
     /** @param maxBytes bytes kept in all, head plus tail; at least 2 */
     public BoundedCapture(int maxBytes) {
@@ -44,7 +46,13 @@ public final class BoundedCapture {
      *             not): started at the first byte that would be dropped, with every byte so far
      */
     public BoundedCapture(int maxBytes, FullOutput full) {
+        this(maxBytes, full, null);
+    }
+
+    /** @param mask the run's secrets, replaced in the stream before it is kept or spooled (null: none) */
+    public BoundedCapture(int maxBytes, FullOutput full, SecretMask mask) {
         this.full = full;
+        this.mask = mask;
         if (maxBytes < 2) {
             throw new IllegalArgumentException("maxBytes must be at least 2: " + maxBytes);
         }
@@ -53,6 +61,24 @@ public final class BoundedCapture {
     }
 
     public synchronized void append(byte[] bytes, int offset, int length) {
+        if (mask != null) {
+            mask.feed(bytes, offset, length, this::keep);
+        } else {
+            keep(bytes, offset, length);
+        }
+    }
+
+    /**
+     * The stream ended (its end of file, the container's attach completed): what the mask held
+     * back as a possible start of a secret is kept now. Without a mask nothing is held.
+     */
+    public synchronized void endOfStream() {
+        if (mask != null) {
+            mask.finish(this::keep);
+        }
+    }
+
+    private void keep(byte[] bytes, int offset, int length) {
         if (full != null) {
             if (!spilling && total + length > (long) headCap + ringCap) {
                 // Nothing was dropped yet: head and ring still hold the whole stream so far.
@@ -111,6 +137,7 @@ public final class BoundedCapture {
      */
     public synchronized void noteGap(String marker) {
         gaps++;
+        endOfStream(); // what was held back before the gap is never continued
         append(marker.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 

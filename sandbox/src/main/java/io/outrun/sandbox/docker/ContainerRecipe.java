@@ -287,7 +287,7 @@ final class ContainerRecipe {
         if (spec.command().indexOf('\0') >= 0) {
             throw new io.outrun.sandbox.RunRefusedException("the command contains a NUL byte, which a bash script cannot hold");
         }
-        spec.env().forEach((name, value) -> {
+        spec.runEnv().forEach((name, value) -> {
             // The environment travels as export lines that the command's first bash sources: a
             // name must be one bash takes as a variable, and not one of bash's own (read-only ones
             // would stop it, BASH* would change it).
@@ -316,7 +316,7 @@ final class ContainerRecipe {
      */
     private static byte[] runBytes(RunSpec spec, long backstop) {
         StringBuilder exports = new StringBuilder();
-        spec.env().forEach((name, value) -> exports.append("export ").append(name).append("='")
+        spec.runEnv().forEach((name, value) -> exports.append("export ").append(name).append("='")
                 .append(value.replace("'", "'\\''")).append("'\n"));
         byte[] envBytes = exports.toString().getBytes(StandardCharsets.UTF_8);
         byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);

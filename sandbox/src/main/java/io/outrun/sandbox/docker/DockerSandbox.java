@@ -300,7 +300,7 @@ public final class DockerSandbox implements Sandbox {
                 .withStdErr(true)
                 .withFollowStream(true)
                 .withLogs(false)
-                .exec(new OutputCallback(spec.maxOutputBytes(), spec.files(), spec.executionId()));
+                .exec(new OutputCallback(spec));
     }
 
     private void awaitAttached(OutputCallback output, String what) throws InterruptedException {

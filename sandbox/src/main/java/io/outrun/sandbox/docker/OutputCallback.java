@@ -23,15 +23,19 @@ final class OutputCallback extends StreamCallback<Frame> {
         this(new BoundedCapture(maxBytesPerStream), new BoundedCapture(maxBytesPerStream));
     }
 
-    /** Captures that also keep the whole stream (gzipped, spooled) once it outgrows its bound, if the files ask. */
-    OutputCallback(int maxBytesPerStream, io.outrun.sandbox.files.RunFiles files, java.util.UUID executionId) {
-        this(capture(maxBytesPerStream, files, executionId + "-stdout-"),
-                capture(maxBytesPerStream, files, executionId + "-stderr-"));
+    /**
+     * Captures for {@code spec}: they also keep the whole stream (gzipped, spooled) once it outgrows
+     * its bound, if the files ask, and mask the run's secrets.
+     */
+    OutputCallback(io.outrun.sandbox.RunSpec spec) {
+        this(capture(spec, "-stdout-"), capture(spec, "-stderr-"));
     }
 
-    private static BoundedCapture capture(int maxBytes, io.outrun.sandbox.files.RunFiles files, String prefix) {
-        return new BoundedCapture(maxBytes, files.fullOutputCap() <= 0 ? null
-                : new io.outrun.sandbox.capture.FullOutput(files.spoolDir(), prefix, files.fullOutputCap()));
+    private static BoundedCapture capture(io.outrun.sandbox.RunSpec spec, String stream) {
+        io.outrun.sandbox.files.RunFiles files = spec.files();
+        return new BoundedCapture(spec.maxOutputBytes(), files.fullOutputCap() <= 0 ? null
+                : new io.outrun.sandbox.capture.FullOutput(files.spoolDir(), spec.executionId() + stream,
+                        files.fullOutputCap()), io.outrun.sandbox.capture.SecretMask.of(spec.secrets()));
     }
 
     /** Goes on filling the captures of an earlier attach (re-attached after the engine came back). */
@@ -70,6 +74,9 @@ final class OutputCallback extends StreamCallback<Frame> {
 
     @Override
     public void onComplete() {
+        // Both streams ended: what a mask held back as a possible start of a secret is kept.
+        stdout.endOfStream();
+        stderr.endOfStream();
         super.onComplete();
         attached.countDown();
     }

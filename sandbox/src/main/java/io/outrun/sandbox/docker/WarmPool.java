@@ -115,7 +115,7 @@ final class WarmPool implements AutoCloseable {
                 || !leaseDir.equals(spec.leaseFile().toAbsolutePath().getParent()))) {
             return false; // a hard link needs the same directory (file system)
         }
-        return ContainerRecipe.poolableEnv(spec.env());
+        return ContainerRecipe.poolableEnv(spec.runEnv());
     }
 
     /**

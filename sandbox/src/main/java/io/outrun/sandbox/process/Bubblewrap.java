@@ -80,6 +80,14 @@ final class Bubblewrap {
                 argv.addAll(List.of("--ro-bind", "/dev/null", p.toString()));
             }
         }
+        // The run's own files inside a hidden directory (dev keeps its lease files in its data
+        // dir) are bound again on top: hidden, the kill switch's first look found no lease file.
+        for (Path file : visible) {
+            Path p = file.toAbsolutePath().normalize();
+            if (hidden.stream().anyMatch(h -> p.startsWith(h.toAbsolutePath().normalize()))) {
+                argv.addAll(List.of("--ro-bind", p.toString(), p.toString()));
+            }
+        }
         argv.add("--");
         return argv;
     }

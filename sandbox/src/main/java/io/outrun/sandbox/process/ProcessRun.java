@@ -53,7 +53,7 @@ final class ProcessRun implements Run {
     private static BoundedCapture capture(RunSpec spec, String stream) {
         return new BoundedCapture(spec.maxOutputBytes(), spec.files().fullOutputCap() <= 0 ? null
                 : new io.outrun.sandbox.capture.FullOutput(spec.files().spoolDir(), spec.executionId() + stream,
-                        spec.files().fullOutputCap()));
+                        spec.files().fullOutputCap()), io.outrun.sandbox.capture.SecretMask.of(spec.secrets()));
     }
 
     @Override
@@ -113,6 +113,7 @@ final class ProcessRun implements Run {
                 } catch (IOException ignored) {
                     // The process was killed or closed: what was read is kept.
                 } finally {
+                    capture.endOfStream();
                     self.setName("outrun-pump");
                     done.countDown();
                 }

@@ -77,7 +77,7 @@ public final class ProcessSandbox implements Sandbox {
             "  unset _outrun_a _outrun_n _outrun_i _outrun_g; SECONDS=0",
             "fi",
             "if [ -n \"$2\" ]; then",
-            "  _outrun_d=; read -r _outrun_d < \"$2\" 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
+            "  _outrun_d=; { read -r _outrun_d < \"$2\"; } 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
             "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
             "fi",
             "if ! { printf '%s %s %s\\n' \"$$\" \"${_outrun_st[19]}\" \"$2\" > \"$3\"; } 2>/dev/null; then",
@@ -474,7 +474,7 @@ public final class ProcessSandbox implements Sandbox {
             // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
             Bubblewrap isolation = bubblewrap;
             Process process = spec.stdin().open() || isolation != null ? null
-                    : handToSpare(script, lease, pidFile, workdir, spec.env());
+                    : handToSpare(script, lease, pidFile, workdir, spec.runEnv());
             if (process == null) {
                 java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
                 if (isolation != null) {
@@ -493,7 +493,7 @@ public final class ProcessSandbox implements Sandbox {
                         isolation != null ? Bubblewrap.INNER_PID_FILE : pidFile.toString()));
                 ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
-                builder.environment().putAll(spec.env());
+                builder.environment().putAll(spec.runEnv());
                 if (workdir != null) {
                     builder.directory(workdir.toFile());
                 }
