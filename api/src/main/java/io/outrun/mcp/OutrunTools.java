@@ -132,7 +132,8 @@ public final class OutrunTools {
                           "cpus":{"type":"number","minimum":0.01,"description":"CPUs for a container run, fractions allowed (default: the node's; clamped)"},
                           "pids":{"type":"integer","minimum":8,"description":"most processes at once in a container run (default: the node's; clamped)"},
                           "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"},
-                          "network":{"type":"string","enum":["egress"],"description":"egress: the run reaches the hosts the operator allows (--egress-allow) through its node's proxy (HTTP_PROXY/HTTPS_PROXY are set); absent: no network"}
+                          "network":{"type":"string","enum":["egress"],"description":"egress: the run reaches the hosts the operator allows (--egress-allow) through its node's proxy (HTTP_PROXY/HTTPS_PROXY are set); absent: no network"},
+                          "secrets":{"type":"array","items":{"type":"string"},"description":"names of the owner's secrets (set by a person with `outrun secret set NAME`; you never see values) the run gets as environment variables, e.g. [\\"NPM_TOKEN\\"]; a printed value shows as [secret:NAME]"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
@@ -271,7 +272,8 @@ public final class OutrunTools {
                 .withTty(args.bool("tty", false))
                 .withResources(args.smallInteger("memoryMb"), args.number("cpus"), args.smallInteger("pids"),
                         args.smallInteger("tmpfsMb"))
-                .withNetwork(args.string("network"));
+                .withNetwork(args.string("network"))
+                .withSecrets(strings("secrets", args.list("secrets")));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }

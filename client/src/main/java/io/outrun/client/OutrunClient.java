@@ -184,6 +184,26 @@ public final class OutrunClient {
         }
     }
 
+    /**
+     * Sets this owner's secret {@code name} (an environment variable's name) to {@code value}; a run
+     * that names it in {@link SubmitRequest#withSecrets} gets it as env, masked in its output.
+     */
+    public io.outrun.http.wire.SecretList.Item putSecret(String name, String value) {
+        return send(request("/v1/secrets/" + encodePath(name), Duration.ZERO).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(encode(java.util.Map.of("value", value)))).build(),
+                io.outrun.http.wire.SecretList.Item.class);
+    }
+
+    /** This owner's secrets: names and times, never values. */
+    public io.outrun.http.wire.SecretList secrets() {
+        return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.http.wire.SecretList.class);
+    }
+
+    /** Deletes this owner's secret {@code name}; an unknown one is an {@link ApiException} {@code secret_not_found}. */
+    public void deleteSecret(String name) {
+        send(request("/v1/secrets/" + encodePath(name), Duration.ZERO).DELETE().build(), Void.class);
+    }
+
     /** What was collected after the command ended, and what was not (with why). */
     public io.outrun.http.wire.ArtifactList artifacts(String executionId) {
         return send(request("/v1/executions/" + encodePath(executionId) + "/artifacts", Duration.ZERO).GET().build(),
@@ -264,6 +284,9 @@ public final class OutrunClient {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new UnreachableException("interrupted while waiting for the Outrun API at " + base, e);
+        }
+        if (type == Void.class && response.statusCode() == 204) {
+            return null; // deleted: no body
         }
         JsonNode body;
         try {

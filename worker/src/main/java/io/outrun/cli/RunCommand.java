@@ -101,6 +101,14 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--tmpfs-mb", description = "Size of the run's workdir and /tmp in MiB (clamped)")
     Integer tmpfsMb;
 
+    @Option(names = "--secret", paramLabel = "NAME", description = "Give the run your secret NAME as env (repeatable;"
+            + " set it with `outrun secret set NAME`); its value shows as [secret:NAME] in the output")
+    List<String> secrets;
+
+    @Option(names = "--egress", description = "Let the run reach the hosts the operator allows (--egress-allow), through"
+            + " its node's proxy; without it a run has no network")
+    boolean egress;
+
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
@@ -115,7 +123,8 @@ final class RunCommand extends ClientCommand {
         SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
                 waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
-                .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb);
+                .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb)
+                .withNetwork(egress ? "egress" : null).withSecrets(secrets);
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
         if (waitForOutput && !v.finished()) {
             if (json) {

@@ -103,6 +103,19 @@ class SecretsIT {
             assertThat(bobRun.body()).contains("secret_not_found");
             assertThat(send(base, "DELETE", "/v1/secrets/NPM_TOKEN", bob, null).statusCode()).isEqualTo(404);
 
+            // The CLI: set from stdin (the newline echo adds is dropped), run --secret, ls, rm.
+            String carol = token(dev, dir, "carol");
+            String carolValue = value + "-carol";
+            assertThat(cli(base, carol, carolValue + "\n", "secret", "set", "DEPLOY_KEY")).contains("secret DEPLOY_KEY set");
+            assertThat(cli(base, carol, "", "secret", "ls")).contains("DEPLOY_KEY  updated");
+            String carolSha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(carolValue.getBytes(StandardCharsets.UTF_8)));
+            assertThat(cli(base, carol, "", "run", "--wait", "--secret", "DEPLOY_KEY", "--",
+                    "printf %s \"$DEPLOY_KEY\" | sha256sum | cut -c1-64; echo \"k=$DEPLOY_KEY\""))
+                    .contains(carolSha, "k=[secret:DEPLOY_KEY]").doesNotContain(carolValue);
+            assertThat(cli(base, carol, "", "secret", "rm", "DEPLOY_KEY")).contains("secret DEPLOY_KEY removed");
+            assertThat(cli(base, carol, "", "secret", "rm", "DEPLOY_KEY")).contains("secret_not_found");
+
             // Nowhere in the clear: answers, logs, the dashboard's jobs, a dump of the database.
             assertThat(answers).noneMatch(a -> a.contains(value));
             assertThat(dev.log()).doesNotContain(value).contains("succeeded");
@@ -126,6 +139,23 @@ class SecretsIT {
         }
         b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** {@code outrun ARGS} against the dev API as {@code token}, {@code stdin} fed to it; stdout and stderr. */
+    private static String cli(String api, String token, String stdin, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", WorkerProcess.jar().toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("OUTRUN_API", api);
+        pb.environment().put("OUTRUN_TOKEN", token);
+        Process p = pb.start();
+        try (var in = p.getOutputStream()) {
+            in.write(stdin.getBytes(StandardCharsets.UTF_8));
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        return out;
     }
 
     private String dashboard(int port, Path dir) throws Exception {
