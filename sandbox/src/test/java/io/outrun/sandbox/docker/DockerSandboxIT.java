@@ -103,6 +103,26 @@ class DockerSandboxIT {
     }
 
     /**
+     * Issue 27: a container run gets its secrets as env (a pooled container's too: they travel
+     * with the command, never in the container's config), and its captured output has each value
+     * as [secret:NAME], also when it is printed in two pieces a second apart, on either stream.
+     */
+    @Test
+    void aRunsSecretsAreItsEnvAndMaskedInItsOutput() throws Exception {
+        Map<String, String> secrets = Map.of("API_TOKEN", "tok-8f2a9c41d7", "OTHER", "second-secret-value");
+        for (int i = 0; i < 2; i++) { // the first start may be a fresh container, the second a pooled one
+            RunSpec spec = spec("echo \"t=$API_TOKEN\"; printf %s \"${API_TOKEN:0:6}\"; sleep 1;"
+                    + " echo \"${API_TOKEN:6}\"; echo \"$OTHER\" >&2; [ \"$API_TOKEN\" = tok-8f2a9c41d7 ] && echo same")
+                    .withSecrets(secrets);
+            assertThat(spec.toString()).doesNotContain("tok-8f2a9c41d7").contains("API_TOKEN");
+            Result r = run(spec);
+            assertThat(r.exit().exitCode()).as(r.stderr().text()).isZero();
+            assertThat(r.out()).isEqualTo("t=[secret:API_TOKEN]\n[secret:API_TOKEN]\nsame\n");
+            assertThat(r.stderr().text()).isEqualTo("[secret:OTHER]\n");
+        }
+    }
+
+    /**
      * Issue 27: a run that asks for no network reaches nothing: not the host's listener on the
      * engine's bridge, not its loopback. The same command on the bridge network does reach it,
      * so the probe can tell.
