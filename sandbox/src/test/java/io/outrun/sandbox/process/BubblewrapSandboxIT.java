@@ -61,6 +61,32 @@ class BubblewrapSandboxIT {
     private static final String DETACHING = "setsid sleep %1$d >/dev/null 2>&1 & nohup sleep %2$d >/dev/null 2>&1 &"
             + " (sleep %3$d >/dev/null 2>&1 &) ; echo started;";
 
+    /**
+     * Dev keeps its lease files in its hidden data dir: the run's own lease file stays readable
+     * (its kill switch's first look found none, and every dev run printed "No such file" on
+     * stderr), while the rest of the directory stays hidden.
+     */
+    @Test
+    void aRunSeesItsOwnLeaseFileInsideAHiddenDirectory() throws Exception {
+        Path lease = Files.createDirectories(hidden.resolve("leases")).resolve("run.1");
+        Files.writeString(lease, (System.currentTimeMillis() / 1000 + 60) + "\n");
+        RunSpec spec = spec("cat " + lease + " >/dev/null && echo lease-visible; cat " + hidden.resolve("dev-token")
+                + " 2>/dev/null || echo token-hidden", Duration.ofSeconds(30)).withLeaseFile(lease);
+        try (Run run = sandbox.start(spec)) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
+            assertThat(exit.exitCode()).as(run.stderr().text()).isZero();
+            assertThat(run.stdout().text()).isEqualTo("lease-visible\ntoken-hidden\n");
+            assertThat(run.stderr().text()).isEmpty();
+        }
+        // A lease already lapsed at the first look: the command never runs.
+        Files.writeString(lease, (System.currentTimeMillis() / 1000 - 5) + "\n");
+        try (Run run = sandbox.start(spec("echo ran", Duration.ofSeconds(30)).withLeaseFile(lease))) {
+            Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
+            assertThat(run.stdout().text()).isEmpty();
+            assertThat(exit.exitCode()).isEqualTo(137);
+        }
+    }
+
     @Test
     void nothingARunStartedOutlivesItsEnd() throws Exception {
         try (Run run = sandbox.start(spec(DETACHING.formatted(1006, 1007, 1008) + " exit 0", Duration.ofSeconds(30)))) {
