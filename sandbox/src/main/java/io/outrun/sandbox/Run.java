@@ -18,6 +18,14 @@ public interface Run extends AutoCloseable {
     Captured stderr();
 
     /**
+     * Adds a line of Outrun's own to the run's stderr, where its owner reads the command's (the
+     * egress proxy's refusals): kept like the command's bytes, with no ordering against them
+     * beyond arrival.
+     */
+    default void noteStderr(String text) {
+    }
+
+    /**
      * The raw bytes still kept of a stream ({@code 1} stdout, {@code 2} stderr) from byte offset
      * {@code from} on, at their exact offsets: what a store appends to stay a copy of the capture.
      */

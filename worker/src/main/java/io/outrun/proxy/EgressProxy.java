@@ -68,6 +68,8 @@ public final class EgressProxy implements AutoCloseable {
         return t;
     });
     private final AtomicLong allowed = new AtomicLong();
+    /** Refusals noted in one run's stderr before the rest are only counted. */
+    static final int NOTED_REFUSALS = 20;
     private final AtomicLong refused = new AtomicLong();
     private volatile boolean closed;
 
@@ -100,6 +102,9 @@ public final class EgressProxy implements AutoCloseable {
         private final Semaphore room = new Semaphore(MAX_CONNECTIONS_PER_RUN);
         private final java.util.Set<java.io.Closeable> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
         private volatile boolean ended;
+        /** Where refusals are noted for the run's owner (its stderr); null until the run exists. */
+        private volatile java.util.function.Consumer<String> notes;
+        private final AtomicLong noted = new AtomicLong();
 
         private Listener(Path socket) throws IOException {
             this.socket = socket;
@@ -122,6 +127,27 @@ public final class EgressProxy implements AutoCloseable {
             return socket;
         }
 
+        /**
+         * Refusals from now on are also told to {@code sink} (the run's stderr), the first
+         * {@link #NOTED_REFUSALS} of them, then once that further ones are not.
+         */
+        public void noteRefusalsTo(java.util.function.Consumer<String> sink) {
+            this.notes = sink;
+        }
+
+        void refused(String refusal) {
+            java.util.function.Consumer<String> sink = notes;
+            if (sink == null) {
+                return;
+            }
+            long n = noted.incrementAndGet();
+            if (n <= NOTED_REFUSALS) {
+                sink.accept(refusal + "\n");
+            } else if (n == NOTED_REFUSALS + 1) {
+                sink.accept("outrun egress: further refusals are not noted here (" + NOTED_REFUSALS + " were).\n");
+            }
+        }
+
         private void acceptLoop() {
             while (!ended) {
                 SocketChannel client;
@@ -138,7 +164,7 @@ public final class EgressProxy implements AutoCloseable {
                 try {
                     threads.execute(() -> {
                         try {
-                            serve(client, open);
+                            serve(client, this);
                         } finally {
                             open.remove(client);
                             room.release();
@@ -191,7 +217,8 @@ public final class EgressProxy implements AutoCloseable {
         return new Listener(dir.resolve(name + ".sock"));
     }
 
-    private void serve(SocketChannel channel, java.util.Set<java.io.Closeable> open) {
+    private void serve(SocketChannel channel, Listener listener) {
+        java.util.Set<java.io.Closeable> open = listener.open;
         try (channel) {
             // Not Channels.newInputStream/newOutputStream: those take the channel's blocking lock
             // for every read and write, so a relay's write would wait for its read forever.
@@ -265,6 +292,7 @@ public final class EgressProxy implements AutoCloseable {
             if (!decision.allowed()) {
                 refused.incrementAndGet();
                 LOG.debug("egress refused: {}", decision.refusal()); // the host passed HOST: no control characters
+                listener.refused(decision.refusal());
                 answer(out, 403, decision.refusal());
                 return;
             }

@@ -172,6 +172,9 @@ public final class AttemptRunner {
             return apply(execution, attempt, refused(execution, e));
         }
         io.outrun.proxy.EgressProxy.Listener egressOfRun = way;
+        if (egressOfRun != null) {
+            egressOfRun.noteRefusalsTo(run::noteStderr); // the owner reads why a host was not reached
+        }
         keeper.started(attempt, run);
         // A run with stdin open gets what its owner wrote, from the first byte (a re-run attempt too).
         StdinFeeds.Feed feed = execution.stdin().mode().open() ? stdin.start(execution.id(), run) : null;

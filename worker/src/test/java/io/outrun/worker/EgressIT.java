@@ -68,6 +68,9 @@ class EgressIT {
             assertThat(refused.stdout().text()).as(refused.stderr().text())
                     .contains(host + ":" + otherPort + " refused").contains("--egress-allow").contains("403")
                     .contains("localhost:" + port + " refused").doesNotContain("not for runs").doesNotContain("hello from");
+            // Each refusal is also noted on the run's stderr, for an owner who reads only that.
+            assertThat(refused.stderr().text()).contains("outrun egress: " + host + ":" + otherPort + " refused")
+                    .contains("outrun egress: localhost:" + port + " refused");
 
             // The Host the far end sees is the one that was checked, not one the run made up.
             Execution seen = run(api, "curl -sS -H 'Host: metadata.internal' http://" + host + ":" + port + "/host", true);

@@ -135,6 +135,11 @@ final class DockerRun implements Run {
     }
 
     @Override
+    public void noteStderr(String text) {
+        output.stderr.append(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Override
     public Captured stderr() {
         return output.stderr.snapshot();
     }

@@ -132,6 +132,11 @@ final class ProcessRun implements Run {
     }
 
     @Override
+    public void noteStderr(String text) {
+        stderr.append(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Override
     public Captured stderr() {
         return stderr.snapshot();
     }
