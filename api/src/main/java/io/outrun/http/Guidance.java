@@ -116,6 +116,13 @@ final class Guidance {
         return NETWORK_FAILURE.matcher(text).find();
     }
 
+    /** Whether the kept stderr holds a refusal the node's egress proxy noted there. */
+    private static boolean egressRefused(Captured stderr) {
+        String text = new String(stderr.head(), java.nio.charset.StandardCharsets.UTF_8) + "\n"
+                + new String(stderr.tail(), java.nio.charset.StandardCharsets.UTF_8);
+        return text.contains("outrun egress: ") && text.contains(" refused: ");
+    }
+
     /** Output capture always keeps a head and a tail; only retention leaves nothing of bytes that were there. */
     private static boolean nothingKept(Captured stream) {
         return stream.head().length == 0 && stream.tail().length == 0;
@@ -185,7 +192,11 @@ final class Guidance {
             text += " 126 means a file was found but could not be executed: make it executable (chmod +x, or a"
                     + " file's mode) or run it through its interpreter (bash script.sh, python3 script.py).";
         }
-        if (networkFailure(e.stderr())) {
+        if (egressRefused(e.stderr())) {
+            text += " Its stderr shows the egress proxy refused a host (named there): a run reaches only the hosts"
+                    + " the operator allows with --egress-allow; ask for that host, or pass what it fetched as "
+                    + ch.field("files") + ".";
+        } else if (networkFailure(e.stderr())) {
             text += " Its stderr shows a network failure: runs have no network unless the operator allows it, so"
                     + " downloads and package installs fail. Pass what it needs as " + ch.field("files") + " (or keep it"
                     + " in a " + ch.field("workspace") + "), or ask the operator for network access.";

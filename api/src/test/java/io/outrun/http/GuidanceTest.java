@@ -145,6 +145,11 @@ class GuidanceTest {
         String plain = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 1, "command_failed",
                 Captured.EMPTY, text("assertion failed\n")));
         assertThat(plain).doesNotContain("network");
+        String refused = guidance.forExecution(execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 56, "command_failed",
+                Captured.EMPTY, text("outrun egress: pypi.org:443 refused: not on this node's list. The operator allows"
+                        + " hosts with --egress-allow HOST[:PORT],…; ask for this one if the run needs it.\n"
+                        + "curl: (56) CONNECT tunnel failed, response 403\n")));
+        assertThat(refused).contains("egress proxy refused a host").contains("--egress-allow").doesNotContain("network failure");
     }
 
     @Test
