@@ -47,7 +47,8 @@ class SecretsIT {
         byte[] random = new byte[18];
         new SecureRandom().nextBytes(random);
         String value = "npm_" + Base64.getUrlEncoder().withoutPadding().encodeToString(random);
-        try (DevProcess dev = DevProcess.start(dir, "--dashboard-port", String.valueOf(dashboardPort))) {
+        // One slot: a run can be held queued behind another while its secret is deleted.
+        try (DevProcess dev = DevProcess.start(dir, "--dashboard-port", String.valueOf(dashboardPort), "--slots", "1")) {
             assertThat(Files.readString(dir.resolve("secrets-key")).strip()).hasSize(44);
             String base = dev.api().toString();
             String alice = Files.readString(dir.resolve("dev-token")).strip();
@@ -124,7 +125,16 @@ class SecretsIT {
             String dump = pgDumpAll(pgDumpAll, dev, dir);
             assertThat(dump).contains("[secret:NPM_TOKEN]").contains("NPM_TOKEN").doesNotContain(value);
 
+            // Deleted while a run that names it waits: that run fails secret_unavailable, naming it.
+            assertThat(send(base, "POST", "/v1/executions", alice, "{\"command\": \"sleep 4\"}").statusCode()).isEqualTo(202);
+            HttpResponse<String> waiting = send(base, "POST", "/v1/executions", alice,
+                    "{\"command\": \"echo $NPM_TOKEN\", \"secrets\": [\"NPM_TOKEN\"]}");
+            assertThat(waiting.body()).contains("\"status\":\"queued\"");
             assertThat(send(base, "DELETE", "/v1/secrets/NPM_TOKEN", alice, null).statusCode()).isEqualTo(204);
+            HttpResponse<String> failed = send(base, "GET", "/v1/executions/" + field(waiting.body(), "executionId")
+                    + "?waitMs=30000", alice, null);
+            assertThat(failed.body()).contains("\"status\":\"failed\"", "secret_unavailable", "secret NPM_TOKEN the execution names no longer exists")
+                    .doesNotContain(value);
             assertThat(send(base, "GET", "/v1/secrets", alice, null).body()).isEqualTo("{\"secrets\":[]}");
             assertThat(send(base, "POST", "/v1/executions", alice,
                     "{\"command\": \"true\", \"secrets\": [\"NPM_TOKEN\"]}").statusCode()).isEqualTo(400);
