@@ -76,6 +76,19 @@ public final class Dispatcher {
         scheduler.create(job(executionId, dispatchSeq, owner, command, attempt));
     }
 
+    /**
+     * The job of a first dispatch that starts no sooner than {@code startsAt} (a delayed start):
+     * SCHEDULED on the dashboard until then, when JobRunr enqueues it; the claim that runs it is
+     * Outrun's, by the row's own time. Null or past: enqueued now.
+     */
+    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, java.time.Instant startsAt) {
+        JobBuilder job = job(executionId, dispatchSeq, owner, command, 1);
+        if (startsAt != null && startsAt.isAfter(java.time.Instant.now())) {
+            job = job.scheduleAt(startsAt);
+        }
+        scheduler.create(job);
+    }
+
     private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
         return aJob()
                 .withId(JobIds.of(executionId, dispatchSeq))

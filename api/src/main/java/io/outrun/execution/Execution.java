@@ -46,7 +46,21 @@ public record Execution(
         Captured stdout,
         Captured stderr,
         StdinState stdin,
-        Resources resources) {
+        Resources resources,
+        Instant startsAt) {
+
+    /** Without a delayed start ({@code startsAt} null). */
+    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
+                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
+                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
+                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
+                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
+                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources) {
+        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
+                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
+                resources, null);
+    }
 
     public Execution {
         stdin = stdin == null ? StdinState.NONE : stdin;
@@ -57,7 +71,8 @@ public record Execution(
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources);
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
+                startsAt);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -19,6 +19,8 @@ import java.util.Objects;
  * @param inputs         input files, artifacts to collect, workspace ({@link RunInputs#NONE}: none)
  * @param stdin          whether the command's stdin stays open, and as a pipe or a terminal
  * @param resources      memory, CPU, pids and tmpfs asked beyond the node's defaults ({@link Resources#NONE}: none)
+ * @param startAt        start no sooner than this instant, or null
+ * @param delayMs        start no sooner than this long after the insert (the database's clock), or null
  */
 public record Submission(
         String owner,
@@ -33,7 +35,16 @@ public record Submission(
         String idempotencyKey,
         RunInputs inputs,
         io.outrun.inputs.StdinMode stdin,
-        Resources resources) {
+        Resources resources,
+        java.time.Instant startAt,
+        Long delayMs) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
+                stdin, resources, null, null);
+    }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
@@ -70,33 +81,39 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs);
     }
 
     public Submission withInputs(RunInputs value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin, resources);
+                idempotencyKey, value, stdin, resources, startAt, delayMs);
     }
 
     public Submission withStdin(io.outrun.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value, resources);
+                idempotencyKey, inputs, value, resources, startAt, delayMs);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
+    }
+
+    /** Starts no sooner than {@code at} (absolute) or {@code delay} after the insert; both null: at once. */
+    public Submission withStart(java.time.Instant at, Long delay) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, at, delay);
     }
 
     public Submission withResources(Resources value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, value);
+                idempotencyKey, inputs, stdin, value, startAt, delayMs);
     }
 }

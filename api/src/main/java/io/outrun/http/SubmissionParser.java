@@ -26,7 +26,7 @@ final class SubmissionParser {
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
                     "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network",
-                    "secrets");
+                    "secrets", "delayMs", "startAt");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -72,7 +72,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -114,9 +114,47 @@ final class SubmissionParser {
                 throw ApiError.invalid("env." + secret, "is also named in `secrets`: the secret sets it; drop one");
             }
         }
-        return new Parsed(new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root)),
-                waitMs, waitForOutput, clampedWait(root, waitMs));
+        Submission submission = new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
+                maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root));
+        return new Parsed(start(root, submission), waitMs, waitForOutput, clampedWait(root, waitMs));
+    }
+
+    /** The longest a start may be put off: a longer wait is a schedule's job, not a queued row's. */
+    static final long MAX_DELAY_MS = java.time.Duration.ofDays(30).toMillis();
+
+    /**
+     * {@code "delayMs"} or {@code "startAt"} (an ISO-8601 instant; one in the past starts at once):
+     * the execution is stored now and claimable from then on. Refused, not clamped, beyond
+     * {@link #MAX_DELAY_MS}: a start moved earlier than asked would surprise.
+     */
+    private static Submission start(JsonNode root, Submission s) {
+        boolean delay = root.hasNonNull("delayMs");
+        boolean at = root.hasNonNull("startAt");
+        if (delay && at) {
+            throw ApiError.invalid("startAt", "cannot be given with delayMs; send one of them");
+        }
+        if (delay) {
+            long ms = positive(root, "delayMs", 0, 0);
+            if (ms > MAX_DELAY_MS) {
+                throw ApiError.invalid("delayMs", "must be at most " + MAX_DELAY_MS + " (30 days), got " + ms);
+            }
+            return ms == 0 ? s : s.withStart(null, ms);
+        }
+        if (at) {
+            JsonNode node = root.get("startAt");
+            java.time.Instant instant;
+            try {
+                instant = java.time.OffsetDateTime.parse(node.asText()).toInstant();
+            } catch (java.time.format.DateTimeParseException e) {
+                throw ApiError.invalid("startAt", "must be an ISO-8601 instant with its offset, e.g."
+                        + " 2026-12-24T18:00:00Z or 2026-12-24T19:00:00+01:00");
+            }
+            if (!node.isTextual() || instant.isAfter(java.time.Instant.now().plusMillis(MAX_DELAY_MS))) {
+                throw ApiError.invalid("startAt", "must be at most 30 days from now, got " + node.asText());
+            }
+            return s.withStart(instant, null);
+        }
+        return s;
     }
 
     /**

@@ -44,7 +44,8 @@ final class Views {
                 e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
-                guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null);
+                guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
+                e.startsAt());
     }
 
     private static io.outrun.http.wire.ResourcesView resources(Execution e) {

@@ -133,6 +133,7 @@ public final class OutrunTools {
                           "pids":{"type":"integer","minimum":8,"description":"most processes at once in a container run (default: the node's; clamped)"},
                           "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"},
                           "network":{"type":"string","enum":["egress"],"description":"egress: the run reaches the hosts the operator allows (--egress-allow) through its node's proxy (HTTP_PROXY/HTTPS_PROXY are set); absent: no network"},
+                          "delayMs":{"type":"integer","minimum":0,"description":"start no sooner than this many ms from now (at most 30 days); the execution is queued with startsAt until then"},
                           "secrets":{"type":"array","items":{"type":"string"},"description":"names of the owner's secrets (set by a person with `outrun secret set NAME`; you never see values) the run gets as environment variables, e.g. [\\"NPM_TOKEN\\"]; a printed value shows as [secret:NAME]"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
@@ -273,7 +274,8 @@ public final class OutrunTools {
                 .withResources(args.smallInteger("memoryMb"), args.number("cpus"), args.smallInteger("pids"),
                         args.smallInteger("tmpfsMb"))
                 .withNetwork(args.string("network"))
-                .withSecrets(strings("secrets", args.list("secrets")));
+                .withSecrets(strings("secrets", args.list("secrets")))
+                .withDelayMs(args.integer("delayMs"));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }

@@ -75,8 +75,8 @@ public final class ExecutionService {
         if (inserted.created()) {
             try {
                 Execution e = inserted.execution();
-                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command());
-                dispatcher.wake();
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
+                dispatcher.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.

@@ -38,7 +38,7 @@ final class ExecutionRows {
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network""";
+              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -159,7 +159,8 @@ final class ExecutionRows {
                 streams == null ? null : streams[0],
                 streams == null ? null : streams[1],
                 stdin(rs),
-                resources(rs));
+                resources(rs),
+                instant(rs, "starts_at"));
         if (output == null) {
             return e;
         }

@@ -103,7 +103,11 @@ public final class LeaseStore {
             -- queued work is left (capped, on a busy workspace, paused, or beyond the free slots).
             SELECT won.*, (SELECT count(*) FROM picked) AS picked,
               EXISTS (SELECT 1 FROM executions q WHERE q.status = 'queued'
-                AND q.id NOT IN (SELECT id FROM locked)) AS more
+                AND q.id NOT IN (SELECT id FROM locked)) AS more,
+              -- When the next queued row that is not claimable yet becomes so (a delayed start, a
+              -- paused hand-back): the node looks then, not at its next poll. The queued index's first row.
+              (SELECT ceil(extract(epoch FROM min(q.enqueued_at) - now()) * 1000)::int8 FROM executions q
+                WHERE q.status = 'queued' AND q.enqueued_at > now()) AS next_due_ms
             FROM (SELECT 1) one LEFT JOIN (
               SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
                 NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
@@ -164,7 +168,12 @@ public final class LeaseStore {
      * moment, so more may be claimable now), and whether other queued work is left ({@code more}:
      * the next run's end may let some of it start: an owner's cap, a workspace, a free slot).
      */
-    public record Batch(List<Claimed> claimed, int picked, boolean more) {
+    /**
+     * What one claim got: the rows won, how many it picked (more than won: another node took
+     * some), whether queued work is left, and in how many ms the next queued row that is not
+     * claimable yet becomes so (null: none).
+     */
+    public record Batch(List<Claimed> claimed, int picked, boolean more, Long nextDueMs) {
         public boolean contended() {
             return picked > claimed.size();
         }
@@ -199,16 +208,18 @@ public final class LeaseStore {
             List<Claimed> won = new java.util.ArrayList<>();
             int picked = 0;
             boolean more = false;
+            Long nextDueMs = null;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     picked = rs.getInt("picked");
                     more = rs.getBoolean("more");
+                    nextDueMs = (Long) rs.getObject("next_due_ms");
                     if (rs.getObject("id") != null) {
                         won.add(new Claimed(ExecutionRows.map(rs, null), rs.getBoolean("has_inputs")));
                     }
                 }
             }
-            return new Batch(won, picked, more);
+            return new Batch(won, picked, more, nextDueMs);
         } catch (SQLException e) {
             throw new StoreException("cannot claim executions for " + owner, e);
         }

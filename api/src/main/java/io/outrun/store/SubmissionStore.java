@@ -24,11 +24,15 @@ public final class SubmissionStore {
 
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network)
-            VALUES (:id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network)
+              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
+              starts_at, enqueued_at)
+            -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
+            SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
+              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
+              s.at, greatest(coalesce(s.at, now()), now())
+            FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at""";
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""";
     private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
 
     private static final NamedSql INSERT_INPUTS = NamedSql.of("""
@@ -88,7 +92,9 @@ public final class SubmissionStore {
                 .and("cpu_millis", s.resources().cpuMillis())
                 .and("pids", s.resources().pids())
                 .and("tmpfs_mb", s.resources().tmpfsMb())
-                .and("network", s.resources().network());
+                .and("network", s.resources().network())
+                .and("start_at", s.startAt() == null ? null : java.time.OffsetDateTime.ofInstant(s.startAt(), java.time.ZoneOffset.UTC))
+                .and("delay_ms", s.delayMs());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();
@@ -135,7 +141,8 @@ public final class SubmissionStore {
                 none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
                 ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
-                new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources());
+                new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources(),
+                ExecutionRows.instant(rs, "starts_at"));
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

@@ -64,6 +64,8 @@ public final class ClaimLoop implements AutoCloseable {
     private int busy;
     private boolean wanted = true;
     private boolean moreWaiting;
+    /** When (nanoTime) a queued row that was not claimable yet becomes so; {@link Long#MAX_VALUE}: none known. */
+    private long dueAt = Long.MAX_VALUE;
     private boolean closed;
 
     /**
@@ -130,11 +132,16 @@ public final class ClaimLoop implements AutoCloseable {
                         wanted |= busy < slots;
                         nextPoll = now + poll.toNanos();
                     }
+                    if (dueAt != Long.MAX_VALUE && now - dueAt >= 0) {
+                        wanted |= busy < slots; // a delayed start (or a hand-back's pause) is due
+                        dueAt = Long.MAX_VALUE;
+                    }
                     if (wanted && busy < slots && !draining.getAsBoolean()) {
                         break;
                     }
+                    long until = dueAt != Long.MAX_VALUE && dueAt - nextPoll < 0 ? dueAt : nextPoll;
                     try {
-                        wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextPoll - now)));
+                        wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - now)));
                     } catch (InterruptedException e) {
                         return;
                     }
@@ -183,6 +190,9 @@ public final class ClaimLoop implements AutoCloseable {
                 busy += batch.claimed().size();
             }
             moreWaiting = batch.more();
+            // A row due later: look then (a millisecond past it, by the database's clock), not at the next poll.
+            dueAt = batch.nextDueMs() == null ? Long.MAX_VALUE
+                    : sent + TimeUnit.MILLISECONDS.toNanos(Math.max(0, batch.nextDueMs()) + 1);
             if (batch.contended()) {
                 wanted = true; // another node took some of the rows picked: others may be left
             }

@@ -105,6 +105,13 @@ final class RunCommand extends ClientCommand {
             + " set it with `outrun secret set NAME`); its value shows as [secret:NAME] in the output")
     List<String> secrets;
 
+    @Option(names = "--delay-ms", paramLabel = "MS", description = "Start no sooner than MS from now (at most 30 days)")
+    Long delayMs;
+
+    @Option(names = "--start-at", paramLabel = "INSTANT", description = "Start no sooner than this ISO-8601 instant,"
+            + " e.g. 2026-12-24T18:00:00Z")
+    String startAt;
+
     @Option(names = "--egress", description = "Let the run reach the hosts the operator allows (--egress-allow), through"
             + " its node's proxy; without it a run has no network")
     boolean egress;
@@ -124,7 +131,15 @@ final class RunCommand extends ClientCommand {
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
                 waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
                 .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb)
-                .withNetwork(egress ? "egress" : null).withSecrets(secrets);
+                .withNetwork(egress ? "egress" : null).withSecrets(secrets).withDelayMs(delayMs);
+        if (startAt != null) {
+            try {
+                request = request.withStartAt(java.time.OffsetDateTime.parse(startAt).toInstant());
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new ConfigException("--start-at must be an ISO-8601 instant with its offset, e.g."
+                        + " 2026-12-24T18:00:00Z, got: " + startAt);
+            }
+        }
         ExecutionView v = client.submit(request, idempotencyKey, waitForEnd || waitForOutput ? "full" : null);
         if (waitForOutput && !v.finished()) {
             if (json) {

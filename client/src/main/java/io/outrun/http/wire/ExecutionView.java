@@ -25,6 +25,7 @@ import java.util.Map;
  * @param stdin           the stdin of a run submitted with it open (pipe or tty), else absent
  * @param resources       memory, CPUs, pids and tmpfs the run asked for, as clamped (absent: the node's defaults)
  * @param waitMsClamped   present when the waitMs asked for was above this server's maximum: the wait it used
+ * @param startsAt        present for a delayed start ({@code delayMs} or {@code startAt}): when it may start
  */
 public record ExecutionView(
         String executionId,
@@ -48,13 +49,14 @@ public record ExecutionView(
         String cursor,
         StdinView stdin,
         ResourcesView resources,
-        Long waitMsClamped) {
+        Long waitMsClamped,
+        Instant startsAt) {
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
                 startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, resources, usedMs);
+                cursor, stdin, resources, usedMs, startsAt);
     }
 
     /** True once the status can no longer change. */

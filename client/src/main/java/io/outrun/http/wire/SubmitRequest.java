@@ -30,6 +30,8 @@ import java.util.Map;
  * @param network        {@code "egress"}: out through the node's proxy to the operator's allowlist; null: no network
  * @param secrets        names of the owner's secrets ({@code PUT /v1/secrets/{name}}) the run gets as env,
  *                       masked as {@code [secret:NAME]} in its output; null: none
+ * @param delayMs        start no sooner than this many ms after the submit (at most 30 days); null: at once
+ * @param startAt        start no sooner than this ISO-8601 instant; null: at once (not with delayMs)
  */
 public record SubmitRequest(
         String command,
@@ -52,14 +54,16 @@ public record SubmitRequest(
         Integer pids,
         Integer tmpfsMb,
         String network,
-        java.util.List<String> secrets) {
+        java.util.List<String> secrets,
+        Long delayMs,
+        String startAt) {
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
                          Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
                          String waitFor, java.util.List<InputFileSpec> files, java.util.List<String> artifacts,
                          String workspace) {
         this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts,
-                workspace, null, null, null, null, null, null, null, null);
+                workspace, null, null, null, null, null, null, null, null, null, null);
     }
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
@@ -74,84 +78,97 @@ public record SubmitRequest(
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withArtifacts(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     public SubmitRequest withWorkspace(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     /** Keeps the command's stdin open for writes ({@code POST …/stdin}). */
     public SubmitRequest withStdin(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     /** Gives the command a pseudo-terminal (stdin open too). */
     public SubmitRequest withTty(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt);
     }
 
     /** Asks the run's sandbox for these resources (each null: the node's default); the server clamps them. */
     public SubmitRequest withResources(Integer memoryMbValue, Double cpusValue, Integer pidsValue, Integer tmpfsMbValue) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue, network, secrets);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue, network, secrets, delayMs, startAt);
     }
 
     /** {@code "egress"}: the run goes out through its node's proxy, to the hosts the operator allows. */
     public SubmitRequest withNetwork(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, value, secrets);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, value, secrets, delayMs, startAt);
     }
 
     /** Names of the owner's secrets the run gets as environment variables. */
     public SubmitRequest withSecrets(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, value);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, value, delayMs, startAt);
+    }
+
+    /** Starts no sooner than {@code ms} after the submit. */
+    public SubmitRequest withDelayMs(Long ms) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, ms, null);
+    }
+
+    /** Starts no sooner than {@code at}. */
+    public SubmitRequest withStartAt(java.time.Instant at) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, null,
+                at == null ? null : at.toString());
     }
 }
