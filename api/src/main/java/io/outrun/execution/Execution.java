@@ -47,7 +47,22 @@ public record Execution(
         Captured stderr,
         StdinState stdin,
         Resources resources,
-        Instant startsAt) {
+        Instant startsAt,
+        Retry retry) {
+
+    /** Without retries ({@code retry} null). */
+    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
+                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
+                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
+                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
+                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
+                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources,
+                     Instant startsAt) {
+        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
+                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
+                resources, startsAt, null);
+    }
 
     /** Without a delayed start ({@code startsAt} null). */
     public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
@@ -59,7 +74,7 @@ public record Execution(
         this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
                 leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
-                resources, null);
+                resources, null, null);
     }
 
     public Execution {
@@ -72,7 +87,7 @@ public record Execution(
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
-                startsAt);
+                startsAt, retry);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -21,6 +21,7 @@ import java.util.Objects;
  * @param resources      memory, CPU, pids and tmpfs asked beyond the node's defaults ({@link Resources#NONE}: none)
  * @param startAt        start no sooner than this instant, or null
  * @param delayMs        start no sooner than this long after the insert (the database's clock), or null
+ * @param retry          retries of a failed command ({@link Retry#policy}), or null: none
  */
 public record Submission(
         String owner,
@@ -37,13 +38,22 @@ public record Submission(
         io.outrun.inputs.StdinMode stdin,
         Resources resources,
         java.time.Instant startAt,
-        Long delayMs) {
+        Long delayMs,
+        Retry retry) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
+                      java.time.Instant startAt, Long delayMs) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
+                stdin, resources, startAt, delayMs, null);
+    }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
                       String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, null, null);
+                stdin, resources, null, null, null);
     }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
@@ -81,35 +91,40 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry);
     }
 
     public Submission withInputs(RunInputs value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin, resources, startAt, delayMs);
+                idempotencyKey, value, stdin, resources, startAt, delayMs, retry);
     }
 
     public Submission withStdin(io.outrun.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value, resources, startAt, delayMs);
+                idempotencyKey, inputs, value, resources, startAt, delayMs, retry);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
     }
 
     /** Starts no sooner than {@code at} (absolute) or {@code delay} after the insert; both null: at once. */
     public Submission withStart(java.time.Instant at, Long delay) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, at, delay);
+                idempotencyKey, inputs, stdin, resources, at, delay, retry);
+    }
+
+    public Submission withRetry(Retry value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value);
     }
 
     public Submission withResources(Resources value) {

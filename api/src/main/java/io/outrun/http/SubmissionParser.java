@@ -26,7 +26,7 @@ final class SubmissionParser {
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
                     "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network",
-                    "secrets", "delayMs", "startAt");
+                    "secrets", "delayMs", "startAt", "retry");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -72,7 +72,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -116,7 +116,56 @@ final class SubmissionParser {
         }
         Submission submission = new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
                 maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root));
-        return new Parsed(start(root, submission), waitMs, waitForOutput, clampedWait(root, waitMs));
+        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))), waitMs, waitForOutput,
+                clampedWait(root, waitMs));
+    }
+
+    private static final Set<String> RETRY_FIELDS = Set.of("maxRetries", "backoffMs", "on");
+
+    /**
+     * {@code "retry": {"maxRetries": N, "backoffMs": B, "on": ["command_failed", "timed_out"]}}: a
+     * failed attempt runs again after B × 2^k ms; N and B are clamped to the maxima like timeoutMs.
+     */
+    private static io.outrun.execution.Retry retry(JsonNode node) {
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isObject()) {
+            throw ApiError.invalid("retry", "must be an object such as {\"maxRetries\": 2, \"backoffMs\": 1000,"
+                    + " \"on\": [\"command_failed\"]}");
+        }
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!RETRY_FIELDS.contains(name)) {
+                throw ApiError.invalid("retry." + (name.length() > 64 ? name.substring(0, 64) + "…" : name),
+                        "is not a field of retry (known: maxRetries, backoffMs, on)");
+            }
+        }
+        if (!node.hasNonNull("maxRetries")) {
+            throw ApiError.invalid("retry.maxRetries", "is required: how many times a failed attempt may run again (1-"
+                    + io.outrun.execution.Retry.MAX_RETRIES + ")");
+        }
+        long max = Math.min(positive(node, "maxRetries", 1, 1), io.outrun.execution.Retry.MAX_RETRIES);
+        long backoff = Math.min(positive(node, "backoffMs", 0, io.outrun.execution.Retry.DEFAULT_BACKOFF_MS),
+                io.outrun.execution.Retry.MAX_BACKOFF_MS);
+        java.util.List<String> on = new java.util.ArrayList<>();
+        JsonNode list = node.get("on");
+        if (list != null && !list.isNull()) {
+            if (!list.isArray() || list.isEmpty()) {
+                throw ApiError.invalid("retry.on", "must be a non-empty list of error codes: command_failed, timed_out,"
+                        + " out_of_memory");
+            }
+            for (int i = 0; i < list.size(); i++) {
+                String code = list.get(i).isTextual() ? list.get(i).asText() : null;
+                if (code == null || !io.outrun.execution.Retry.RETRIABLE.contains(code)) {
+                    throw ApiError.invalid("retry.on[" + i + "]", "must be command_failed, timed_out or out_of_memory");
+                }
+                if (!on.contains(code)) {
+                    on.add(code);
+                }
+            }
+        }
+        return io.outrun.execution.Retry.policy((int) max, backoff, on);
     }
 
     /** The longest a start may be put off: a longer wait is a schedule's job, not a queued row's. */

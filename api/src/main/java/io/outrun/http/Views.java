@@ -45,7 +45,17 @@ final class Views {
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
                 guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
-                e.startsAt());
+                e.startsAt(), retry(e));
+    }
+
+    private static io.outrun.http.wire.RetryView retry(Execution e) {
+        io.outrun.execution.Retry r = e.retry();
+        if (r == null) {
+            return null;
+        }
+        boolean waiting = e.status() == io.outrun.execution.ExecutionStatus.QUEUED && r.retries() > 0;
+        return new io.outrun.http.wire.RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
+                waiting ? e.enqueuedAt() : null);
     }
 
     private static io.outrun.http.wire.ResourcesView resources(Execution e) {

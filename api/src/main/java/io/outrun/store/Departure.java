@@ -22,7 +22,13 @@ enum Departure {
     ABANDON("e.attempt < e.max_attempts", false, false, Messages.CANCELLED_WORKER_LOST),
     HAND_BACK("e.handbacks + 1 < " + LeaseStore.MAX_HANDBACKS, true, true, Messages.CANCELLED_BEFORE_START),
     /** A started run its draining node killed: like a hand back, but not counted as one. */
-    DRAIN("true", true, false, Messages.CANCELLED_WHILE_DRAINING);
+    DRAIN("true", true, false, Messages.CANCELLED_WHILE_DRAINING),
+    /**
+     * A failed attempt its execution's retry policy runs again (issue 28): re-queued after its
+     * backoff, counted as a retry, with one more attempt allowed so that lease re-drives keep
+     * their own budget; {@code :why} is kept as what the last retried attempt ended with.
+     */
+    RETRY("e.retries < e.retry_max", false, false, Messages.CANCELLED_WORKER_LOST);
 
     /**
      * The update; {@code {next}} is the decision, evaluated on the locked, current row.
@@ -31,7 +37,7 @@ enum Departure {
      */
     private static final String SQL = """
             UPDATE executions e SET status = {next},
-              attempt = e.attempt - {spent_back}, handbacks = e.handbacks + {counted},{shown_again}
+              attempt = e.attempt - {spent_back}, handbacks = e.handbacks + {counted},{shown_again}{retried}
               dispatch_seq = e.dispatch_seq + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,
               enqueued_at = CASE WHEN ({next} = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
               finished_at = CASE WHEN ({next} = 'queued') THEN NULL ELSE now() END,
@@ -65,7 +71,11 @@ enum Departure {
 
     /** The statement for the rows {@code where} picks (a {@code WHERE} clause with its own names). */
     NamedSql sql(String where) {
+        // {retried} first: it names {next} itself.
         return NamedSql.of(SQL
+                .replace("{retried}", this != RETRY ? "" : "\n  retries = e.retries + CASE WHEN ({next} = 'queued') THEN 1"
+                        + " ELSE 0 END, max_attempts = e.max_attempts + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,"
+                        + " last_failure = :why::text,")
                 .replace("{next}", next())
                 .replace("{spent_back}", handBack ? "1" : "0")
                 .replace("{counted}", countsHandBack ? "1" : "0")
@@ -83,12 +93,22 @@ enum Departure {
      */
     List<Redriven> apply(DataSource dataSource, String where, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) {
+        try (Connection c = dataSource.getConnection()) {
+            return apply(c, where, errorCode, failTemplate, why, whereArgs);
+        } catch (SQLException e) {
+            throw new StoreException("cannot move executions out of running (" + this + ")", e);
+        }
+    }
+
+    /** As {@link #apply(DataSource, String, String, String, String, NamedSql.Args)}, on {@code c} (in its transaction). */
+    List<Redriven> apply(Connection c, String where, String errorCode, String failTemplate, String why,
+                         NamedSql.Args whereArgs) throws SQLException {
         NamedSql.Args args = NamedSql.Args.of("error_code", errorCode, "cancel_message", cancelMessage,
                         "fail_template", failTemplate)
                 .and("why", why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why)
                 .and(whereArgs);
         List<Redriven> moved = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql(where).prepare(c, args)) {
+        try (PreparedStatement ps = sql(where).prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -96,8 +116,6 @@ enum Departure {
                             ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
                 }
             }
-        } catch (SQLException e) {
-            throw new StoreException("cannot move executions out of running (" + this + ")", e);
         }
         return moved;
     }

@@ -38,7 +38,8 @@ final class ExecutionRows {
               timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at""";
+              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
+              retry_max, retry_backoff_ms, retry_on, retries, last_failure""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -160,12 +161,23 @@ final class ExecutionRows {
                 streams == null ? null : streams[1],
                 stdin(rs),
                 resources(rs),
-                instant(rs, "starts_at"));
+                instant(rs, "starts_at"),
+                retry(rs));
         if (output == null) {
             return e;
         }
         Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
         return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    private static io.outrun.execution.Retry retry(ResultSet rs) throws SQLException {
+        Integer max = (Integer) rs.getObject("retry_max");
+        if (max == null) {
+            return null;
+        }
+        java.sql.Array on = rs.getArray("retry_on");
+        return new io.outrun.execution.Retry(max, rs.getLong("retry_backoff_ms"),
+                on == null ? null : java.util.List.of((String[]) on.getArray()), rs.getInt("retries"), rs.getString("last_failure"));
     }
 
     private static io.outrun.execution.Resources resources(ResultSet rs) throws SQLException {

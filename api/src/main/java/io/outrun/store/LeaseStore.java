@@ -331,6 +331,41 @@ public final class LeaseStore {
     }
 
     /**
+     * Re-queues an attempt that failed with {@code outcome} for a retry its execution asked for
+     * (issue 28), after {@code pause}, with its last output appended in the same transaction (so
+     * the failed attempt's output stays readable until the retry starts); a cancel request ends
+     * it {@code cancelled}. {@code why} is kept as the execution's last failure.
+     *
+     * @return the new state, or empty when the lease was already lost
+     */
+    public Optional<Redriven> retry(Lease lease, Outcome outcome, String why, Duration pause) {
+        boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                if (withOutput) {
+                    OutputStore.append(c, lease.owner(), List.of(outcome.output()));
+                }
+                Optional<Redriven> moved = Departure.RETRY.apply(c, FENCE, outcome.errorCode(), "%7$s", why,
+                        fence(lease, pause)).stream().findFirst();
+                if (moved.isPresent()) {
+                    c.commit();
+                } else {
+                    c.rollback();
+                }
+                return moved;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        } catch (SQLException e) {
+            throw new StoreException("cannot re-queue execution " + lease.executionId() + " for a retry", e);
+        }
+    }
+
+    /**
      * At a graceful stop, once this incarnation's runs are dead: expires its leases past the grace,
      * so the sweep re-drives them at once.
      */

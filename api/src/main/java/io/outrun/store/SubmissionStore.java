@@ -25,11 +25,12 @@ public final class SubmissionStore {
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
-              starts_at, enqueued_at)
+              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on)
             -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
             SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
               :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
-              s.at, greatest(coalesce(s.at, now()), now())
+              s.at, greatest(coalesce(s.at, now()), now()), :retry_max, :retry_backoff_ms,
+              CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END
             FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""";
@@ -94,7 +95,10 @@ public final class SubmissionStore {
                 .and("tmpfs_mb", s.resources().tmpfsMb())
                 .and("network", s.resources().network())
                 .and("start_at", s.startAt() == null ? null : java.time.OffsetDateTime.ofInstant(s.startAt(), java.time.ZoneOffset.UTC))
-                .and("delay_ms", s.delayMs());
+                .and("delay_ms", s.delayMs())
+                .and("retry_max", s.retry() == null ? null : s.retry().maxRetries())
+                .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
+                .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()));
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) the row and its inputs commit together.
             boolean withInputs = !s.inputs().isEmpty();
@@ -142,7 +146,7 @@ public final class SubmissionStore {
                 ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources(),
-                ExecutionRows.instant(rs, "starts_at"));
+                ExecutionRows.instant(rs, "starts_at"), s.retry());
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

@@ -312,7 +312,20 @@ public final class AttemptRunner {
     private boolean apply(Execution execution, Attempt attempt, AttemptEnd end) {
         Lease lease = attempt.lease();
         UUID job = execution.jobId();
-        if (end instanceof Finished f) {
+        if (end instanceof Finished f && execution.retry() != null && execution.retry().applies(f.outcome().errorCode())) {
+            // The owner asked for this failure to be retried: re-queued after its backoff, a new attempt.
+            io.outrun.execution.Retry retry = execution.retry();
+            Duration pause = retry.nextBackoff();
+            String failure = "attempt " + execution.attempt() + " ended " + f.outcome().errorCode()
+                    + (f.outcome().exitCode() != null ? " (exit code " + f.outcome().exitCode() + ")" : "");
+            LOG.info("{}: {}; retry {} of {} in {} ms", attempt, failure, retry.retries() + 1, retry.maxRetries(),
+                    pause.toMillis());
+            redriven(execution, retry(attempt, f.outcome(), failure, pause), failure + "; retried (retry "
+                    + (retry.retries() + 1) + " of " + retry.maxRetries() + ", after " + pause.toMillis() + " ms)", true, pause);
+            if (!pause.isZero()) {
+                dispatcher.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
+            }
+        } else if (end instanceof Finished f) {
             LeaseStore.Finish done = finish(attempt, f.outcome());
             if (done.written()) {
                 books.ended(job, mirror(ended(execution, f.outcome()), execution.attempt(), f.outcome().errorMessage()));
@@ -465,6 +478,16 @@ public final class AttemptRunner {
      *
      * @return whether the end was written (the fence accepted it), and whether the owner has queued work
      */
+    /** The retry's write; a database failure leaves the lease to expire and the sweep to decide, as for an end. */
+    private Optional<io.outrun.store.Redriven> retry(Attempt attempt, Outcome outcome, String why, Duration pause) {
+        try {
+            return leases.retry(attempt.lease(), outcome, why, pause);
+        } catch (StoreException e) {
+            LOG.error("{}: its retry cannot be written; its lease will expire and the sweep re-drives it", attempt, e);
+            return Optional.empty();
+        }
+    }
+
     private LeaseStore.Finish finish(Attempt attempt, Outcome outcome) {
         Lease lease = attempt.lease();
         long pauseMs = 250;

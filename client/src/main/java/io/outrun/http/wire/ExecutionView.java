@@ -26,6 +26,7 @@ import java.util.Map;
  * @param resources       memory, CPUs, pids and tmpfs the run asked for, as clamped (absent: the node's defaults)
  * @param waitMsClamped   present when the waitMs asked for was above this server's maximum: the wait it used
  * @param startsAt        present for a delayed start ({@code delayMs} or {@code startAt}): when it may start
+ * @param retry           present when the submission asked for retries of a failed command: how they went
  */
 public record ExecutionView(
         String executionId,
@@ -50,13 +51,14 @@ public record ExecutionView(
         StdinView stdin,
         ResourcesView resources,
         Long waitMsClamped,
-        Instant startsAt) {
+        Instant startsAt,
+        RetryView retry) {
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
                 startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, resources, usedMs, startsAt);
+                cursor, stdin, resources, usedMs, startsAt, retry);
     }
 
     /** True once the status can no longer change. */
