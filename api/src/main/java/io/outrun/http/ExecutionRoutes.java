@@ -56,7 +56,7 @@ final class ExecutionRoutes {
         requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
-        requireSecrets(owner, parsed.submission().inputs().secrets());
+        requireSecrets(owner, parsed.submission());
         Inserted inserted = service.submit(parsed.submission());
         Execution e = inserted.execution();
         if (!inserted.created()) {
@@ -87,16 +87,26 @@ final class ExecutionRoutes {
      * A run naming a secret its owner does not have would fail on a worker: refused here. (One
      * deleted after this check fails its run with {@code secret_unavailable}, naming it.)
      */
-    private void requireSecrets(String owner, java.util.List<String> names) {
+    private void requireSecrets(String owner, io.outrun.execution.Submission submission) {
+        java.util.List<String> names = submission.inputs().secrets();
         if (names.isEmpty()) {
+            return;
+        }
+        // A repeat of an accepted submission answers it, as ever, whatever became of its secrets since.
+        if (submission.idempotencyKey() != null
+                && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent()) {
             return;
         }
         if (!secrets.hasKey()) {
             throw SecretRoutes.notConfigured();
         }
-        java.util.List<String> missing = secrets.missing(owner, names);
-        if (!missing.isEmpty()) {
-            throw SecretRoutes.unknown(400, missing);
+        io.outrun.secrets.SecretStore.Check check = secrets.check(owner, names);
+        if (!check.missing().isEmpty()) {
+            throw SecretRoutes.unknown(400, check.missing());
+        }
+        if (check.bytes() > io.outrun.secrets.SecretName.MAX_RUN_BYTES) {
+            throw ApiError.invalid("secrets", "the secrets named hold " + check.bytes() + " bytes together; a run gets at"
+                    + " most " + io.outrun.secrets.SecretName.MAX_RUN_BYTES + " (they travel in its environment)");
         }
     }
 

@@ -18,7 +18,7 @@ import java.util.Map;
 final class SecretRoutes {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** A value of 64 KiB, JSON-escaped at worst six bytes a character, and the braces. */
+    /** A value at its limit, JSON-escaped at worst six bytes a character, and the braces. */
     private static final int MAX_BODY_BYTES = SecretName.MAX_VALUE_BYTES * 6 + 1024;
 
     private final SecretStore secrets;
@@ -36,12 +36,11 @@ final class SecretRoutes {
             throw notConfigured();
         }
         SecretStore.Put done = secrets.put(owner, name, value);
-        if (done == SecretStore.Put.TOO_MANY) {
+        if (done.outcome() == SecretStore.Outcome.TOO_MANY) {
             throw new ApiError(409, "too_many_secrets", "You keep " + SecretName.MAX_PER_OWNER + " secrets already.",
                     "Delete ones you no longer use (DELETE /v1/secrets/{name}); GET /v1/secrets lists them.");
         }
-        ApiServer.json(ctx, done == SecretStore.Put.CREATED ? 201 : 200,
-                view(secrets.find(owner, name).orElseThrow()));
+        ApiServer.json(ctx, done.outcome() == SecretStore.Outcome.CREATED ? 201 : 200, view(done.secret()));
     }
 
     void list(Context ctx) {

@@ -13,7 +13,13 @@ public final class SecretName {
     public static final int MAX_NAME = 128;
     /** Shorter values would be masked wherever they happen to appear in ordinary output. */
     public static final int MIN_VALUE_BYTES = 4;
-    public static final int MAX_VALUE_BYTES = 64 * 1024;
+    /**
+     * 16 KiB: a private key or a kubeconfig fits; every value is a pattern the run's output is
+     * matched against as it streams, so a longer one costs the worker more per byte printed.
+     */
+    public static final int MAX_VALUE_BYTES = 16 * 1024;
+    /** All the secrets one run names, together: they travel in its environment, which the kernel bounds. */
+    public static final int MAX_RUN_BYTES = 64 * 1024;
     /** Secrets one owner may keep; a submission names at most {@link #MAX_PER_RUN}. */
     public static final int MAX_PER_OWNER = 200;
     public static final int MAX_PER_RUN = 32;
@@ -22,7 +28,10 @@ public final class SecretName {
     private static final Set<String> TAKEN = Set.of("PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD", "IFS",
             "PS1", "PS2", "PS3", "PS4", "ENV", "UID", "EUID", "PPID", "SHLVL", "HOSTNAME", "HOSTTYPE", "OPTIND",
             "OPTARG", "TMPDIR", "TERM", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY",
-            "no_proxy", "ALL_PROXY", "all_proxy");
+            "no_proxy", "ALL_PROXY", "all_proxy",
+            // bash's own: read-only, or replaced by bash before the command reads them
+            "SHELLOPTS", "BASHOPTS", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS", "LINENO", "HISTCMD",
+            "DIRSTACK", "PIPESTATUS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "_");
 
     private SecretName() {
     }
@@ -33,7 +42,8 @@ public final class SecretName {
             return "a secret's name is an environment variable's: letters, digits and _, not starting with a digit,"
                     + " at most " + MAX_NAME + " characters";
         }
-        if (name.startsWith("BASH") || name.startsWith("OUTRUN_") || name.startsWith("LD_") || TAKEN.contains(name)) {
+        if (name.startsWith("BASH") || name.startsWith("OUTRUN_") || name.startsWith("LD_") || name.startsWith("COMP_")
+                || name.toLowerCase(java.util.Locale.ROOT).startsWith("_outrun_") || TAKEN.contains(name)) {
             return "the run's shell or sandbox sets " + name + " itself; choose another name";
         }
         return null;
@@ -54,6 +64,9 @@ public final class SecretName {
         }
         if (value.indexOf('\0') >= 0) {
             return "a secret cannot contain a NUL byte, which an environment variable cannot hold";
+        }
+        if (!java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(value)) {
+            return "a secret must be valid Unicode text (it has an unpaired surrogate, such as \\ud800 alone)";
         }
         return null;
     }

@@ -37,40 +37,58 @@ public final class SecretStore {
     public record Listed(String name, Instant createdAt, Instant updatedAt) {
     }
 
-    /** What {@link #put} did. */
-    public enum Put { CREATED, UPDATED, TOO_MANY }
+    /** What {@link #put} did, and the secret as stored now ({@code secret} null when refused). */
+    public record Put(Outcome outcome, Listed secret) {
+    }
+
+    public enum Outcome { CREATED, UPDATED, TOO_MANY }
 
     /**
-     * Sets {@code owner}'s secret {@code name} to {@code value}, sealed; refused ({@link Put#TOO_MANY})
-     * when the owner already keeps {@link SecretName#MAX_PER_OWNER} others.
+     * Sets {@code owner}'s secret {@code name} to {@code value}, sealed; refused ({@link Outcome#TOO_MANY})
+     * when the owner already keeps {@link SecretName#MAX_PER_OWNER} others. An owner's puts take
+     * turns (a transaction lock on the owner), so two at the limit cannot both pass the count.
      */
     public Put put(String owner, String name, String value) {
         if (key == null) {
             throw new IllegalStateException("no secrets key");
         }
         SecretsKey.Sealed sealed = key.seal(owner, name, value);
-        // One statement: the count and the write see the same rows (two concurrent puts of new
-        // names may both pass at the limit: the bound is a guard against abuse, not an invariant).
         String sql = """
                 INSERT INTO secrets (owner, name, nonce, ciphertext, key_id)
                 SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM secrets WHERE owner = ? AND name <> ?) < ?
                 ON CONFLICT (owner, name) DO UPDATE SET nonce = excluded.nonce, ciphertext = excluded.ciphertext,
                   key_id = excluded.key_id, updated_at = now()
-                RETURNING (xmax = 0) AS created""";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, owner);
-            ps.setString(2, name);
-            ps.setBytes(3, sealed.nonce());
-            ps.setBytes(4, sealed.ciphertext());
-            ps.setString(5, sealed.keyId());
-            ps.setString(6, owner);
-            ps.setString(7, name);
-            ps.setInt(8, SecretName.MAX_PER_OWNER);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return Put.TOO_MANY;
+                RETURNING (xmax = 0) AS created, created_at, updated_at""";
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            try {
+                try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('outrun-secrets:' || ?))")) {
+                    lock.setString(1, owner);
+                    lock.execute();
                 }
-                return rs.getBoolean(1) ? Put.CREATED : Put.UPDATED;
+                Put put;
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    ps.setString(1, owner);
+                    ps.setString(2, name);
+                    ps.setBytes(3, sealed.nonce());
+                    ps.setBytes(4, sealed.ciphertext());
+                    ps.setString(5, sealed.keyId());
+                    ps.setString(6, owner);
+                    ps.setString(7, name);
+                    ps.setInt(8, SecretName.MAX_PER_OWNER);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        put = !rs.next() ? new Put(Outcome.TOO_MANY, null)
+                                : new Put(rs.getBoolean(1) ? Outcome.CREATED : Outcome.UPDATED,
+                                        new Listed(name, rs.getTimestamp(2).toInstant(), rs.getTimestamp(3).toInstant()));
+                    }
+                }
+                c.commit();
+                return put;
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
             }
         } catch (SQLException e) {
             throw new StoreException("cannot store secret " + name + " of " + owner, e);
@@ -109,26 +127,41 @@ public final class SecretStore {
         }
     }
 
-    /** Which of {@code names} {@code owner} has no secret called, in the order given. */
-    public List<String> missing(String owner, List<String> names) {
+    /** Which of the names a run asks for its owner has no secret called, and how many bytes the others hold. */
+    public record Check(List<String> missing, long bytes) {
+    }
+
+    /** {@code owner}'s secrets {@code names}, checked for a submission: the missing ones (in the order given), the size of the rest. */
+    public Check check(String owner, List<String> names) {
         if (names.isEmpty()) {
-            return List.of();
+            return new Check(List.of(), 0);
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT n FROM unnest(?::text[]) WITH ORDINALITY AS w(n, i)"
-                        + " WHERE NOT EXISTS (SELECT 1 FROM secrets s WHERE s.owner = ? AND s.name = w.n) ORDER BY i")) {
+                // GCM adds a 16-byte tag to the value's bytes.
+                "SELECT w.n, octet_length(s.ciphertext) - 16 FROM unnest(?::text[]) WITH ORDINALITY AS w(n, i)"
+                        + " LEFT JOIN secrets s ON s.owner = ? AND s.name = w.n ORDER BY w.i")) {
             ps.setArray(1, c.createArrayOf("text", names.toArray()));
             ps.setString(2, owner);
             List<String> missing = new ArrayList<>();
+            long bytes = 0;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    missing.add(rs.getString(1));
+                    if (rs.getObject(2) == null) {
+                        missing.add(rs.getString(1));
+                    } else {
+                        bytes += rs.getLong(2);
+                    }
                 }
             }
-            return missing;
+            return new Check(missing, bytes);
         } catch (SQLException e) {
             throw new StoreException("cannot check the secrets of " + owner, e);
         }
+    }
+
+    /** Which of {@code names} {@code owner} has no secret called, in the order given. */
+    public List<String> missing(String owner, List<String> names) {
+        return check(owner, names).missing();
     }
 
     /**
@@ -166,10 +199,19 @@ public final class SecretStore {
                 throw new SecretUnavailableException("the secret " + name + " the execution names no longer exists (it was"
                         + " deleted after the submission); set it again (PUT /v1/secrets/" + name + ") and resubmit");
             }
-            String value = key.open(owner, name, s).orElseThrow(() -> new SecretUnavailableException("the secret " + name
-                    + " was sealed with another key (" + s.keyId() + ") than this worker's (" + key.id() + "); the"
-                    + " operator gives every API node and worker the same --secrets-key-file, or the secret is set again"));
+            String value = key.open(owner, name, s).orElseThrow(() -> new SecretUnavailableException(
+                    s.keyId().equals(key.id())
+                            ? "the secret " + name + " does not open under this worker's key (its stored row was altered or"
+                                    + " copied from another owner or name); set it again"
+                            : "the secret " + name + " was sealed with another key (" + s.keyId() + ") than this worker's ("
+                                    + key.id() + "); the operator gives every API node and worker the same"
+                                    + " --secrets-key-file, or the secret is set again"));
             values.put(name, value);
+        }
+        long bytes = values.values().stream().mapToLong(v -> v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length).sum();
+        if (bytes > SecretName.MAX_RUN_BYTES) {
+            throw new SecretUnavailableException("the secrets the execution names hold " + bytes + " bytes together (they"
+                    + " were changed after the submission); a run gets at most " + SecretName.MAX_RUN_BYTES);
         }
         return values;
     }

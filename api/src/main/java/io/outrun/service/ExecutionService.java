@@ -52,6 +52,11 @@ public final class ExecutionService {
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
      * @throws DiskFull.Refused when the database's disk was seen full moments ago
      */
+    /** The execution {@code owner} submitted under {@code idempotencyKey}, if any (no output read). */
+    public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
+        return store.findByIdempotencyKey(owner, idempotencyKey);
+    }
+
     public Inserted submit(Submission submission) {
         // A repeat of an accepted submission is answered as accepted, full disk or full queue or not.
         try {

@@ -65,7 +65,10 @@ public final class RedriveStore {
             FROM executions x
               -- bpchar against bpchar: JobRunr's primary key answers it.
               JOIN jobrunr_jobs j ON j.id = x.job_id::text::bpchar
-            WHERE x.finished_at > (SELECT watermark FROM fleet_tasks WHERE name = 'sweep') - 2 * :grace_ms * interval '1 millisecond'
+            -- Never more than ten minutes back: a fleet upgraded onto a big history (its mark far behind)
+            -- does not scan it all at its first sweep.
+            WHERE x.finished_at > greatest((SELECT watermark FROM fleet_tasks WHERE name = 'sweep')
+                - 2 * :grace_ms * interval '1 millisecond', now() - interval '10 minutes')
               AND x.finished_at < now() - :grace_ms * interval '1 millisecond'
               AND j.state IN ('ENQUEUED', 'PROCESSING')
             ORDER BY x.finished_at LIMIT :limit""");

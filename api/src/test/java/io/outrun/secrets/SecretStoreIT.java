@@ -22,9 +22,9 @@ class SecretStoreIT {
         SecretsKey other = SecretsKey.fromBase64(SecretsKey.generate(), "test");
         try (Core core = Core.open(db, "api")) {
             SecretStore store = new SecretStore(core.pool(), key);
-            assertThat(store.put("alice", "TOKEN", "value-one")).isEqualTo(SecretStore.Put.CREATED);
-            assertThat(store.put("alice", "TOKEN", "value-two")).isEqualTo(SecretStore.Put.UPDATED);
-            assertThat(store.put("alice", "OTHER", "value-three")).isEqualTo(SecretStore.Put.CREATED);
+            assertThat(store.put("alice", "TOKEN", "value-one").outcome()).isEqualTo(SecretStore.Outcome.CREATED);
+            assertThat(store.put("alice", "TOKEN", "value-two").outcome()).isEqualTo(SecretStore.Outcome.UPDATED);
+            assertThat(store.put("alice", "OTHER", "value-three").outcome()).isEqualTo(SecretStore.Outcome.CREATED);
             assertThat(store.open("alice", List.of("TOKEN", "OTHER"))).isEqualTo(Map.of("TOKEN", "value-two", "OTHER", "value-three"));
             assertThat(store.missing("alice", List.of("OTHER", "NOPE", "TOKEN", "ALSO_NOPE"))).containsExactly("NOPE", "ALSO_NOPE");
             assertThat(store.missing("bob", List.of("TOKEN"))).containsExactly("TOKEN");
@@ -41,7 +41,10 @@ class SecretStoreIT {
             // A sealed value copied to another owner's row does not open there: the owner is sealed in.
             rows.update("INSERT INTO secrets (owner, name, nonce, ciphertext, key_id)"
                     + " SELECT 'bob', name, nonce, ciphertext, key_id FROM secrets WHERE owner = 'alice' AND name = 'TOKEN'");
-            assertThatThrownBy(() -> store.open("bob", List.of("TOKEN"))).isInstanceOf(SecretUnavailableException.class);
+            assertThatThrownBy(() -> store.open("bob", List.of("TOKEN"))).isInstanceOf(SecretUnavailableException.class)
+                    .hasMessageContaining("does not open under this worker's key");
+            assertThat(store.check("alice", List.of("TOKEN", "OTHER", "NOPE"))).isEqualTo(
+                    new SecretStore.Check(List.of("NOPE"), "value-two".length() + "value-three".length()));
 
             assertThat(store.delete("alice", "TOKEN")).isTrue();
             assertThat(store.delete("alice", "TOKEN")).isFalse();
@@ -58,11 +61,11 @@ class SecretStoreIT {
         try (Core core = Core.open(db, "api")) {
             SecretStore store = new SecretStore(core.pool(), key);
             for (int i = 0; i < SecretName.MAX_PER_OWNER; i++) {
-                assertThat(store.put("alice", "S" + i, "value")).isEqualTo(SecretStore.Put.CREATED);
+                assertThat(store.put("alice", "S" + i, "value").outcome()).isEqualTo(SecretStore.Outcome.CREATED);
             }
-            assertThat(store.put("alice", "ONE_MORE", "value")).isEqualTo(SecretStore.Put.TOO_MANY);
-            assertThat(store.put("alice", "S7", "new value")).isEqualTo(SecretStore.Put.UPDATED);
-            assertThat(store.put("bob", "S1", "value")).isEqualTo(SecretStore.Put.CREATED);
+            assertThat(store.put("alice", "ONE_MORE", "value").outcome()).isEqualTo(SecretStore.Outcome.TOO_MANY);
+            assertThat(store.put("alice", "S7", "new value").outcome()).isEqualTo(SecretStore.Outcome.UPDATED);
+            assertThat(store.put("bob", "S1", "value").outcome()).isEqualTo(SecretStore.Outcome.CREATED);
         }
     }
 

@@ -160,7 +160,11 @@ final class DevCommand implements Callable<Integer> {
         Sandbox sandbox;
         try {
             // Its runs never see the data dir (the token, the database password), nor PostgreSQL's files.
-            sandbox = sandboxOptions.hide(dir).open(nodeId);
+            sandboxOptions.hide(dir);
+            if (secretsKeyOptions.file != null) {
+                sandboxOptions.hide(secretsKeyOptions.file.toAbsolutePath()); // the key that opens every secret
+            }
+            sandbox = sandboxOptions.open(nodeId);
         } catch (RuntimeException e) {
             lock.close();
             throw e;

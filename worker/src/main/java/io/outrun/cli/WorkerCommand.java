@@ -97,6 +97,9 @@ final class WorkerCommand implements Callable<Integer> {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }
         DatabaseConfig dbConfig = db.toConfig(DatabaseConfig.WORKER_POOL_SIZE);
+        if (secretsKey.file != null) {
+            sandboxOptions.hide(secretsKey.file.toAbsolutePath()); // host-process runs must not read the key that opens every secret
+        }
         Sandbox sandbox = sandboxOptions.open(id);
         WorkerNode node = WorkerNode.open(dbConfig, config, sandbox, owners.toLimits());
         CountDownLatch stopped = new CountDownLatch(1);

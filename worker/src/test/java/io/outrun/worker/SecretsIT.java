@@ -68,6 +68,10 @@ class SecretsIT {
             assertThat(tooShort.body()).contains("invalid_request", "at least 4 bytes");
             assertThat(send(base, "PUT", "/v1/secrets/PATH", alice, "{\"value\": \"abcdefgh\"}").body()).contains("sets PATH itself");
             assertThat(send(base, "PUT", "/v1/secrets/9BAD", alice, "{\"value\": \"abcdefgh\"}").statusCode()).isEqualTo(400);
+            assertThat(send(base, "PUT", "/v1/secrets/SHELLOPTS", alice, "{\"value\": \"abcdefgh\"}").statusCode()).isEqualTo(400);
+            assertThat(send(base, "PUT", "/v1/secrets/_outrun_d", alice, "{\"value\": \"abcdefgh\"}").statusCode()).isEqualTo(400);
+            assertThat(send(base, "PUT", "/v1/secrets/BIG", alice, "{\"value\": \"" + "x".repeat(16 * 1024 + 1) + "\"}")
+                    .body()).contains("at most 16384 bytes");
 
             // The run gets the value (its hash proves it without printing it), and prints it
             // whole, on stderr, and in two pieces across an output flush.
@@ -125,6 +129,11 @@ class SecretsIT {
             String dump = pgDumpAll(pgDumpAll, dev, dir);
             assertThat(dump).contains("[secret:NPM_TOKEN]").contains("NPM_TOKEN").doesNotContain(value);
 
+            // A repeat of an accepted submission answers it, even once its secret is gone (below).
+            HttpResponse<String> keyed = send(base, "POST", "/v1/executions", alice,
+                    "{\"command\": \"true\", \"secrets\": [\"NPM_TOKEN\"]}", "Idempotency-Key", "with-secret");
+            assertThat(keyed.statusCode()).isEqualTo(202);
+
             // Deleted while a run that names it waits: that run fails secret_unavailable, naming it.
             assertThat(send(base, "POST", "/v1/executions", alice, "{\"command\": \"sleep 4\"}").statusCode()).isEqualTo(202);
             HttpResponse<String> waiting = send(base, "POST", "/v1/executions", alice,
@@ -136,14 +145,22 @@ class SecretsIT {
             assertThat(failed.body()).contains("\"status\":\"failed\"", "secret_unavailable", "secret NPM_TOKEN the execution names no longer exists")
                     .doesNotContain(value);
             assertThat(send(base, "GET", "/v1/secrets", alice, null).body()).isEqualTo("{\"secrets\":[]}");
+            HttpResponse<String> replayed = send(base, "POST", "/v1/executions", alice,
+                    "{\"command\": \"true\", \"secrets\": [\"NPM_TOKEN\"]}", "Idempotency-Key", "with-secret");
+            assertThat(replayed.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(field(replayed.body(), "executionId")).isEqualTo(field(keyed.body(), "executionId"));
             assertThat(send(base, "POST", "/v1/executions", alice,
                     "{\"command\": \"true\", \"secrets\": [\"NPM_TOKEN\"]}").statusCode()).isEqualTo(400);
         }
     }
 
-    private HttpResponse<String> send(String base, String method, String path, String token, String body) throws Exception {
+    private HttpResponse<String> send(String base, String method, String path, String token, String body,
+                                      String... headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Authorization", "Bearer " + token);
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
         if (body != null) {
             b.header("Content-Type", "application/json");
         }

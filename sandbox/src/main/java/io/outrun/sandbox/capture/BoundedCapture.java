@@ -78,6 +78,17 @@ public final class BoundedCapture {
         }
     }
 
+    /**
+     * Adds a note of Outrun's own to the stream (an egress refusal): masked apart from the
+     * stream, and kept after what was kept so far, while what the mask holds back of a possible
+     * value stays held (a value printed around the note is still masked whole).
+     */
+    public synchronized void note(String text) {
+        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] masked = mask == null ? bytes : mask.maskApart(bytes);
+        keep(masked, 0, masked.length);
+    }
+
     private void keep(byte[] bytes, int offset, int length) {
         if (full != null) {
             if (!spilling && total + length > (long) headCap + ringCap) {

@@ -12,8 +12,9 @@ import java.util.Map;
  * before anything is kept, spooled or stored. A value split across two reads (or two flushes of
  * the output to the database) is still caught: the bytes at the end of a read that could begin a
  * value are held back until the next read tells, and given out as they are at the stream's end.
- * A multi-line value is also masked line by line (each line of at least {@link #MIN_BYTES}), so a
- * key printed with other line endings or in part does not show whole lines of it.
+ * A multi-line value is also masked line by line (each line stripped, of at least
+ * {@link #MIN_LINE_BYTES}, up to {@link #MAX_LINES}), so a key printed with other line endings or
+ * in part does not show whole lines of it.
  *
  * <p>Only literal values are recognised, as in CI systems that mask secrets: a value the command
  * transforms (base64, reversed, cut to a prefix) is printed as the command printed it.
@@ -21,8 +22,10 @@ import java.util.Map;
  */
 public final class SecretMask {
 
-    /** Values shorter than this are not masked alone (a line of a value); whole values are refused shorter by the API. */
-    public static final int MIN_BYTES = 4;
+    /** A line of a multi-line value shorter than this (stripped) is not masked alone: it would mask ordinary text. */
+    public static final int MIN_LINE_BYTES = 8;
+    /** Lines of one value masked alone, at most: each is a pattern tried wherever its first byte appears. */
+    static final int MAX_LINES = 64;
 
     /** Where masked bytes go. */
     @FunctionalInterface
@@ -52,15 +55,19 @@ public final class SecretMask {
             return null;
         }
         List<Value> values = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>(); // one pattern per text: repeats cost time, mask nothing more
         secrets.forEach((name, value) -> {
             byte[] replacement = ("[secret:" + name + "]").getBytes(StandardCharsets.UTF_8);
-            if (!value.isEmpty()) {
+            if (!value.isEmpty() && seen.add(value)) {
                 values.add(new Value(value.getBytes(StandardCharsets.UTF_8), replacement));
             }
             if (value.indexOf('\n') >= 0) {
+                int lines = 0;
                 for (String line : value.split("\r?\n")) {
-                    if (line.getBytes(StandardCharsets.UTF_8).length >= MIN_BYTES) {
-                        values.add(new Value(line.getBytes(StandardCharsets.UTF_8), replacement));
+                    String text = line.strip();
+                    if (lines < MAX_LINES && text.getBytes(StandardCharsets.UTF_8).length >= MIN_LINE_BYTES && seen.add(text)) {
+                        values.add(new Value(text.getBytes(StandardCharsets.UTF_8), replacement));
+                        lines++;
                     }
                 }
             }
@@ -82,6 +89,19 @@ public final class SecretMask {
             held = new byte[0];
             scan(data, 0, data.length, out, false);
         }
+    }
+
+    /**
+     * {@code bytes} masked whole, apart from the stream (a note of Outrun's own, such as an egress
+     * refusal, that may name a value): what is held back of the stream is left as it is, so a
+     * value printed around the note is still caught.
+     */
+    public byte[] maskApart(byte[] bytes) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(bytes.length);
+        byte[] heldNow = held;
+        scan(bytes, 0, bytes.length, out::write, true);
+        held = heldNow;
+        return out.toByteArray();
     }
 
     /** The stream ended: what was held back is masked with nothing more to come, and given out. */

@@ -136,7 +136,7 @@ final class DockerRun implements Run {
 
     @Override
     public void noteStderr(String text) {
-        output.stderr.append(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        output.stderr.note(text);
     }
 
     @Override

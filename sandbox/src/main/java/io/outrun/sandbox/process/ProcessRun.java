@@ -133,7 +133,7 @@ final class ProcessRun implements Run {
 
     @Override
     public void noteStderr(String text) {
-        stderr.append(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        stderr.note(text);
     }
 
     @Override

@@ -356,6 +356,23 @@ public final class ProcessSandbox implements Sandbox {
     /** The charset the JDK passes a spawned process's arguments and environment in. */
     private static final java.nio.charset.Charset NATIVE = nativeCharset();
 
+    /**
+     * A host process gets its environment in this JVM's native charset: under a C locale that is
+     * ASCII, and a value with other characters would reach the command as '?'s (a secret then
+     * garbled, and shown unmasked since the mask knows its real bytes). Refused with the reason.
+     */
+    static void refuseUnencodable(RunSpec spec) {
+        java.nio.charset.CharsetEncoder encoder = NATIVE.newEncoder();
+        for (java.util.Map.Entry<String, String> e : spec.runEnv().entrySet()) {
+            if (!encoder.canEncode(e.getKey()) || !encoder.canEncode(e.getValue())) {
+                String what = spec.secrets().containsKey(e.getKey()) ? "the secret " : "the environment variable ";
+                throw new io.outrun.sandbox.RunRefusedException(what + e.getKey() + " has characters this worker's"
+                        + " locale (" + NATIVE + ") cannot give a host process; the operator starts the worker under a"
+                        + " UTF-8 locale (LANG=C.UTF-8) or uses the Docker sandbox");
+            }
+        }
+    }
+
     private static java.nio.charset.Charset nativeCharset() {
         try {
             return java.nio.charset.Charset.forName(System.getProperty("sun.jnu.encoding"));
@@ -423,6 +440,7 @@ public final class ProcessSandbox implements Sandbox {
 
     @Override
     public Run start(RunSpec spec) {
+        refuseUnencodable(spec);
         if (spec.stdin() == io.outrun.inputs.StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
             throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
                     + " (util-linux) on the node, which is missing");

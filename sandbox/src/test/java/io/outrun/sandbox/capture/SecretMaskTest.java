@@ -100,4 +100,28 @@ class SecretMaskTest {
         capture.endOfStream();
         assertThat(capture.snapshot().text()).isEqualTo("x [secret:T] and ab");
     }
+
+    /** Review: a note of Outrun's own between two halves of a value printed apart does not unmask it. */
+    @Test
+    void aNoteBetweenTwoHalvesOfAValueDoesNotUnmaskIt() {
+        BoundedCapture stderr = new BoundedCapture(1 << 20, null, SecretMask.of(Map.of("TOK", "s3cr3t-V4lue")));
+        stderr.append("s3cr3t".getBytes(StandardCharsets.UTF_8));
+        stderr.note("outrun egress: x:80 refused\n");
+        stderr.append("-V4lue\n".getBytes(StandardCharsets.UTF_8));
+        stderr.endOfStream();
+        assertThat(stderr.snapshot().text()).isEqualTo("outrun egress: x:80 refused\n[secret:TOK]\n");
+        // A note that names a value is masked too.
+        BoundedCapture other = new BoundedCapture(1 << 20, null, SecretMask.of(Map.of("TOK", "s3cr3t-V4lue")));
+        other.note("outrun egress: s3cr3t-V4lue.example.org:80 refused\n");
+        assertThat(other.snapshot().text()).isEqualTo("outrun egress: [secret:TOK].example.org:80 refused\n");
+    }
+
+    /** Review: a blank or short line of a multi-line value (indentation) masks nothing on its own. */
+    @Test
+    void shortAndBlankLinesOfAValueAreNotMaskedAlone() {
+        SecretMask mask = SecretMask.of(Map.of("KCFG", "users:\n- name: ci\n    token: kube-tok-XYZ123\n    \n"));
+        assertThat(masked(mask, "{\n    \"a\": 1\n}\nusers:\n")).isEqualTo("{\n    \"a\": 1\n}\nusers:\n");
+        assertThat(masked(SecretMask.of(Map.of("KCFG", "users:\n- name: ci\n    token: kube-tok-XYZ123\n    \n")),
+                "t: token: kube-tok-XYZ123!")).isEqualTo("t: [secret:KCFG]!");
+    }
 }
