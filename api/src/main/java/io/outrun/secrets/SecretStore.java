@@ -1,6 +1,7 @@
 package io.outrun.secrets;
 
 import io.outrun.store.StoreException;
+import io.outrun.store.Transaction;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -60,14 +61,13 @@ public final class SecretStore {
                   key_id = excluded.key_id, updated_at = now()
                 RETURNING (xmax = 0) AS created, created_at, updated_at""";
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
-                try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext('outrun-secrets:' || ?))")) {
+            return Transaction.on(c, tx -> {
+                try (PreparedStatement lock = tx.prepareStatement(
+                        "SELECT pg_advisory_xact_lock(hashtext('outrun-secrets:' || ?))")) {
                     lock.setString(1, owner);
                     lock.execute();
                 }
-                Put put;
-                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                try (PreparedStatement ps = tx.prepareStatement(sql)) {
                     ps.setString(1, owner);
                     ps.setString(2, name);
                     ps.setBytes(3, sealed.nonce());
@@ -77,19 +77,12 @@ public final class SecretStore {
                     ps.setString(7, name);
                     ps.setInt(8, SecretName.MAX_PER_OWNER);
                     try (ResultSet rs = ps.executeQuery()) {
-                        put = !rs.next() ? new Put(Outcome.TOO_MANY, null)
+                        return Transaction.Result.commit(!rs.next() ? new Put(Outcome.TOO_MANY, null)
                                 : new Put(rs.getBoolean(1) ? Outcome.CREATED : Outcome.UPDATED,
-                                        new Listed(name, rs.getTimestamp(2).toInstant(), rs.getTimestamp(3).toInstant()));
+                                        new Listed(name, rs.getTimestamp(2).toInstant(), rs.getTimestamp(3).toInstant())));
                     }
                 }
-                c.commit();
-                return put;
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(true);
-            }
+            });
         } catch (SQLException e) {
             throw new StoreException("cannot store secret " + name + " of " + owner, e);
         }

@@ -341,25 +341,14 @@ public final class LeaseStore {
     public Optional<Redriven> retry(Lease lease, Outcome outcome, String why, Duration pause) {
         boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
         try (Connection c = dataSource.getConnection()) {
-            c.setAutoCommit(false);
-            try {
+            return Transaction.on(c, tx -> {
                 if (withOutput) {
-                    OutputStore.append(c, lease.owner(), List.of(outcome.output()));
+                    OutputStore.append(tx, lease.owner(), List.of(outcome.output()));
                 }
-                Optional<Redriven> moved = Departure.RETRY.apply(c, FENCE, outcome.errorCode(), "%7$s", why,
+                Optional<Redriven> moved = Departure.RETRY.apply(tx, FENCE, outcome.errorCode(), "%7$s", why,
                         fence(lease, pause)).stream().findFirst();
-                if (moved.isPresent()) {
-                    c.commit();
-                } else {
-                    c.rollback();
-                }
-                return moved;
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(true);
-            }
+                return new Transaction.Result<>(moved, moved.isPresent()); // a lost lease writes nothing
+            });
         } catch (SQLException e) {
             throw new StoreException("cannot re-queue execution " + lease.executionId() + " for a retry", e);
         }
