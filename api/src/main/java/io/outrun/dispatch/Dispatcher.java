@@ -82,7 +82,13 @@ public final class Dispatcher {
      * Outrun's, by the row's own time. Null or past: enqueued now.
      */
     public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, java.time.Instant startsAt) {
-        JobBuilder job = job(executionId, dispatchSeq, owner, command, 1);
+        enqueue(executionId, dispatchSeq, owner, command, 1, startsAt);
+    }
+
+    /** As {@link #enqueue(UUID, int, String, String, java.time.Instant)}, for the given attempt. */
+    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, int attempt,
+                        java.time.Instant startsAt) {
+        JobBuilder job = job(executionId, dispatchSeq, owner, command, attempt);
         if (startsAt != null && startsAt.isAfter(java.time.Instant.now())) {
             job = job.scheduleAt(startsAt);
         }

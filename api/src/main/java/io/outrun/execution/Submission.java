@@ -129,6 +129,6 @@ public record Submission(
 
     public Submission withResources(Resources value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, value, startAt, delayMs);
+                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry);
     }
 }

@@ -298,6 +298,15 @@ final class ExecutionRoutes {
         }
     }
 
+    /** The same retry policy asked for (what the retries made since do not count). */
+    private static boolean samePolicy(io.outrun.execution.Retry first, io.outrun.execution.Retry repeat) {
+        if (first == null || repeat == null) {
+            return first == repeat;
+        }
+        return first.maxRetries() == repeat.maxRetries() && first.backoffMs() == repeat.backoffMs()
+                && new java.util.HashSet<>(first.on()).equals(new java.util.HashSet<>(repeat.on()));
+    }
+
     /** A repeat of an idempotency key must be the same request, or it is a caller's bug worth naming. */
     private static void requireSameRequest(Execution first, Submission repeat) {
         boolean same = first.command().equals(repeat.command())
@@ -309,7 +318,9 @@ final class ExecutionRoutes {
                 && first.maxAttempts() == repeat.maxAttempts()
                 && first.maxOutputBytes() == repeat.maxOutputBytes()
                 && first.stdin().mode() == repeat.stdin()
-                && first.resources().equals(repeat.resources());
+                && first.resources().equals(repeat.resources())
+                && samePolicy(first.retry(), repeat.retry())
+                && (first.startsAt() != null) == (repeat.startAt() != null || repeat.delayMs() != null);
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
                     + " was already used for a different request (execution " + first.id() + ").",

@@ -41,7 +41,7 @@ final class Guidance {
             case QUEUED -> queued(e, ch, held) + " Do not wait idle: continue other work, then check back. " + poll + "; "
                     + follow + stdin + cancel + ".";
             case RUNNING -> (e.cancelRequested() ? "Cancel requested; the worker kills it within seconds. " : "")
-                    + "Running (attempt " + e.attempt() + " of " + e.maxAttempts() + ")." + earlierAttemptsLost(e)
+                    + "Running (attempt " + e.attempt() + " of " + (e.maxAttempts() + retries(e)) + ")." + earlierAttempts(e)
                     + " Do not wait idle: continue other work, then check back. " + poll + "; " + follow + stdin + cancel + ".";
             case SUCCEEDED -> "Finished with exit code 0; stdout and stderr hold its output." + memoryKill(e);
             case FAILED -> failed(e, ch);
@@ -85,6 +85,18 @@ final class Guidance {
                     + " workdir the previous one left), so it starts when that one ends" + (e.attempt() > 0
                     ? "; attempt " + e.attempt() + " lost its worker and it runs again from the start." : ".");
         }
+        if (retries(e) > 0) {
+            java.time.Instant next = e.enqueuedAt();
+            return cancelled + "Queued for retry " + retries(e) + " of " + e.retry().maxRetries() + ": "
+                    + e.retry().lastFailure() + " (its output is shown until the retry starts). It starts "
+                    + (next != null && next.isAfter(java.time.Instant.now()) ? "at " + next + ", after its backoff, "
+                    : "") + "as soon as a worker has a free slot, as attempt " + (e.attempt() + 1) + ".";
+        }
+        if (e.attempt() == 0 && e.enqueuedAt() != null && e.startsAt() != null
+                && e.enqueuedAt().isAfter(java.time.Instant.now())) {
+            return cancelled + "Queued until " + e.enqueuedAt() + " (a delayed start: see startsAt); it starts then,"
+                    + " as soon as a worker has a free slot.";
+        }
         if (e.attempt() == 0) {
             return cancelled + "Queued; it starts as soon as a worker has a free slot (at once when one is idle). The"
                     + " fleet is shared fairly: each slot that frees goes to the owner with the fewest running"
@@ -99,9 +111,17 @@ final class Guidance {
                 + " written to its stdin so far." : "");
     }
 
-    private static String earlierAttemptsLost(Execution e) {
+    private static String earlierAttempts(Execution e) {
+        if (retries(e) > 0) {
+            return " It is retry " + retries(e) + " of " + e.retry().maxRetries() + " (" + e.retry().lastFailure()
+                    + "); its output starts over.";
+        }
         return e.attempt() <= 1 ? "" : " Earlier attempts lost their worker; this one runs the command again from the"
                 + " start, and its output starts over.";
+    }
+
+    private static int retries(Execution e) {
+        return e.retry() == null ? 0 : e.retry().retries();
     }
 
     private static final java.util.regex.Pattern NETWORK_FAILURE = java.util.regex.Pattern.compile(

@@ -19,14 +19,17 @@ import javax.sql.DataSource;
  * cancel request ends it {@code cancelled}.
  */
 enum Departure {
-    ABANDON("e.attempt < e.max_attempts", false, false, Messages.CANCELLED_WORKER_LOST),
+    // Retries (issue 28) are attempts of their own, counted apart: a lost attempt's budget is
+    // max_attempts plus the retries made.
+    ABANDON("e.attempt < e.max_attempts + e.retries", false, false, Messages.CANCELLED_WORKER_LOST),
     HAND_BACK("e.handbacks + 1 < " + LeaseStore.MAX_HANDBACKS, true, true, Messages.CANCELLED_BEFORE_START),
     /** A started run its draining node killed: like a hand back, but not counted as one. */
     DRAIN("true", true, false, Messages.CANCELLED_WHILE_DRAINING),
     /**
      * A failed attempt its execution's retry policy runs again (issue 28): re-queued after its
-     * backoff, counted as a retry, with one more attempt allowed so that lease re-drives keep
-     * their own budget; {@code :why} is kept as what the last retried attempt ended with.
+     * backoff and counted as a retry (a retry is an attempt beyond max_attempts, so lease
+     * re-drives keep their own budget); {@code :why} is kept as what the last retried attempt
+     * ended with. A cancel requested meanwhile is handled before this (LeaseStore#retry).
      */
     RETRY("e.retries < e.retry_max", false, false, Messages.CANCELLED_WORKER_LOST);
 
@@ -43,7 +46,7 @@ enum Departure {
               finished_at = CASE WHEN ({next} = 'queued') THEN NULL ELSE now() END,
               error_code = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
               error_message = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts, e.lease_owner,
+                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
                   (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
               lease_owner = NULL, updated_at = now()
             {where}
@@ -74,8 +77,7 @@ enum Departure {
         // {retried} first: it names {next} itself.
         return NamedSql.of(SQL
                 .replace("{retried}", this != RETRY ? "" : "\n  retries = e.retries + CASE WHEN ({next} = 'queued') THEN 1"
-                        + " ELSE 0 END, max_attempts = e.max_attempts + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,"
-                        + " last_failure = :why::text,")
+                        + " ELSE 0 END, last_failure = :why::text,")
                 .replace("{next}", next())
                 .replace("{spent_back}", handBack ? "1" : "0")
                 .replace("{counted}", countsHandBack ? "1" : "0")

@@ -69,7 +69,7 @@ public final class LeaseStore {
                   SELECT q.id, q.enqueued_at, i.workspace, row_number() OVER (ORDER BY q.enqueued_at, q.id) AS place
                   FROM executions q LEFT JOIN execution_inputs i ON i.execution_id = q.id
                   WHERE q.owner = o.owner AND q.status = 'queued' AND q.enqueued_at <= now()
-                    AND q.cancel_requested_at IS NULL AND q.attempt < q.max_attempts
+                    AND q.cancel_requested_at IS NULL AND q.attempt < q.max_attempts + q.retries
                     AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid)
                     AND (i.workspace IS NULL OR i.workspace <> ALL (o.busy))
                   ORDER BY q.enqueued_at, q.id
@@ -102,7 +102,7 @@ public final class LeaseStore {
             -- One row at least, so that an empty claim still says how many it picked, and whether
             -- queued work is left (capped, on a busy workspace, paused, or beyond the free slots).
             SELECT won.*, (SELECT count(*) FROM picked) AS picked,
-              EXISTS (SELECT 1 FROM executions q WHERE q.status = 'queued'
+              EXISTS (SELECT 1 FROM executions q WHERE q.status = 'queued' AND q.enqueued_at <= now()
                 AND q.id NOT IN (SELECT id FROM locked)) AS more,
               -- When the next queued row that is not claimable yet becomes so (a delayed start, a
               -- paused hand-back): the node looks then, not at its next poll. The queued index's first row.
@@ -133,7 +133,7 @@ public final class LeaseStore {
             -- this run's workspace), which the freed slot may take now. Work held by neither was
             -- offered to a node when it was queued.
             SELECT pg_notify('%s', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
-                AND q.status = 'queued')
+                AND q.status = 'queued' AND q.enqueued_at <= now())
               AND (coalesce((SELECT w.max_running FROM owners w WHERE w.owner = ended.owner),
                   :default_max_running::integer) IS NOT NULL
                 OR EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = ended.id AND i.workspace IS NOT NULL))
@@ -331,23 +331,42 @@ public final class LeaseStore {
     }
 
     /**
+     * What a retry's write did: {@code moved} the new state (empty: the lease was already lost),
+     * or {@code cancelRequested}: its owner asked for a cancel, nothing was written, and the
+     * attempt's end is to be written as it ended.
+     */
+    public record Retried(Optional<Redriven> moved, boolean cancelRequested) {
+    }
+
+    /**
      * Re-queues an attempt that failed with {@code outcome} for a retry its execution asked for
      * (issue 28), after {@code pause}, with its last output appended in the same transaction (so
      * the failed attempt's output stays readable until the retry starts); a cancel request ends
-     * it {@code cancelled}. {@code why} is kept as the execution's last failure.
-     *
-     * @return the new state, or empty when the lease was already lost
+     * it as the attempt ended instead (see {@link Retried}). {@code why} is kept as the
+     * execution's last failure.
      */
-    public Optional<Redriven> retry(Lease lease, Outcome outcome, String why, Duration pause) {
+    public Retried retry(Lease lease, Outcome outcome, String why, Duration pause) {
         boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
         try (Connection c = dataSource.getConnection()) {
             return Transaction.on(c, tx -> {
+                // An owner's cancel that landed as the attempt failed: no retry, and the attempt's
+                // end is written as it ended (the caller writes it), exit code and all.
+                try (PreparedStatement ps = tx.prepareStatement("SELECT cancel_requested_at IS NOT NULL FROM executions"
+                        + " WHERE id = ? AND lease_epoch = ? AND status = 'running' FOR UPDATE")) {
+                    ps.setObject(1, lease.executionId());
+                    ps.setLong(2, lease.epoch());
+                    try (ResultSet rs = ps.executeQuery()) {
+                        if (rs.next() && rs.getBoolean(1)) {
+                            return Transaction.Result.rollback(new Retried(Optional.empty(), true));
+                        }
+                    }
+                }
                 if (withOutput) {
                     OutputStore.append(tx, lease.owner(), List.of(outcome.output()));
                 }
                 Optional<Redriven> moved = Departure.RETRY.apply(tx, FENCE, outcome.errorCode(), "%7$s", why,
                         fence(lease, pause)).stream().findFirst();
-                return new Transaction.Result<>(moved, moved.isPresent()); // a lost lease writes nothing
+                return new Transaction.Result<>(new Retried(moved, false), moved.isPresent()); // a lost lease writes nothing
             });
         } catch (SQLException e) {
             throw new StoreException("cannot re-queue execution " + lease.executionId() + " for a retry", e);

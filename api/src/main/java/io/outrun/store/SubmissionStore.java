@@ -55,7 +55,10 @@ public final class SubmissionStore {
                 finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
                 error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
                 -- An operator's cancel of a running row says so in advance: its end keeps the message.
-                error_message = CASE WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
+                -- Queued after a retried failure, it did start: its message says what the last attempt did.
+                error_message = CASE WHEN status = 'queued' AND retries > 0 AND NOT :operator
+                    THEN 'Cancelled by its owner while waiting to retry; ' || last_failure || '.'
+                  WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
                 updated_at = now()
                 WHERE id = :id%s AND status IN ('queued', 'running') RETURNING id, status),
               l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))

@@ -124,6 +124,7 @@ public final class ClaimLoop implements AutoCloseable {
         long nextPoll = System.nanoTime() + poll.toNanos();
         while (true) {
             int free;
+            boolean relayDue = false;
             synchronized (this) {
                 while (!closed) {
                     long now = System.nanoTime();
@@ -133,8 +134,13 @@ public final class ClaimLoop implements AutoCloseable {
                         nextPoll = now + poll.toNanos();
                     }
                     if (dueAt != Long.MAX_VALUE && now - dueAt >= 0) {
-                        wanted |= busy < slots; // a delayed start (or a hand-back's pause) is due
                         dueAt = Long.MAX_VALUE;
+                        if (busy < slots) {
+                            wanted = true; // a delayed start (or a backoff, a hand-back's pause) is due
+                        } else {
+                            relayDue = true; // full: a free node that never heard of it takes it
+                            break;
+                        }
                     }
                     if (wanted && busy < slots && !draining.getAsBoolean()) {
                         break;
@@ -149,8 +155,14 @@ public final class ClaimLoop implements AutoCloseable {
                 if (closed) {
                     return;
                 }
-                wanted = false;
+                if (!relayDue) {
+                    wanted = false;
+                }
                 free = slots - busy;
+            }
+            if (relayDue) {
+                relay.run();
+                continue;
             }
             long pause = look(free);
             if (pause > 0) {

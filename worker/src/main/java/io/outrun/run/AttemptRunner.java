@@ -312,20 +312,13 @@ public final class AttemptRunner {
     private boolean apply(Execution execution, Attempt attempt, AttemptEnd end) {
         Lease lease = attempt.lease();
         UUID job = execution.jobId();
-        if (end instanceof Finished f && execution.retry() != null && execution.retry().applies(f.outcome().errorCode())) {
-            // The owner asked for this failure to be retried: re-queued after its backoff, a new attempt.
-            io.outrun.execution.Retry retry = execution.retry();
-            Duration pause = retry.nextBackoff();
-            String failure = "attempt " + execution.attempt() + " ended " + f.outcome().errorCode()
-                    + (f.outcome().exitCode() != null ? " (exit code " + f.outcome().exitCode() + ")" : "");
-            LOG.info("{}: {}; retry {} of {} in {} ms", attempt, failure, retry.retries() + 1, retry.maxRetries(),
-                    pause.toMillis());
-            redriven(execution, retry(attempt, f.outcome(), failure, pause), failure + "; retried (retry "
-                    + (retry.retries() + 1) + " of " + retry.maxRetries() + ", after " + pause.toMillis() + " ms)", true, pause);
-            if (!pause.isZero()) {
-                dispatcher.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
-            }
-        } else if (end instanceof Finished f) {
+        LeaseStore.Retried retried = end instanceof Finished f && execution.retry() != null
+                && execution.retry().applies(f.outcome().errorCode()) ? retry(execution, attempt, f.outcome()) : null;
+        if (retried != null && !retried.cancelRequested()) {
+            return false; // re-queued for its retry (or its lease was lost meanwhile)
+        }
+        // Not retried, or its owner cancelled as it failed: the attempt's end is written as it ended.
+        if (end instanceof Finished f) {
             LeaseStore.Finish done = finish(attempt, f.outcome());
             if (done.written()) {
                 books.ended(job, mirror(ended(execution, f.outcome()), execution.attempt(), f.outcome().errorMessage()));
@@ -366,7 +359,9 @@ public final class AttemptRunner {
         Redriven r = moved.get();
         String attempt = "attempt " + execution.attempt() + " " + what;
         if (r.status() == ExecutionStatus.QUEUED) {
-            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+            // SCHEDULED on the dashboard while it waits out a pause (a backoff, a hand-back's wait).
+            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1,
+                    pause.isZero() ? null : java.time.Instant.now().plus(pause));
             if (pause.isZero()) {
                 dispatcher.wake();
             }
@@ -478,14 +473,34 @@ public final class AttemptRunner {
      *
      * @return whether the end was written (the fence accepted it), and whether the owner has queued work
      */
-    /** The retry's write; a database failure leaves the lease to expire and the sweep to decide, as for an end. */
-    private Optional<io.outrun.store.Redriven> retry(Attempt attempt, Outcome outcome, String why, Duration pause) {
+    /**
+     * The owner asked for this failure to be retried: re-queued after its backoff, a new attempt,
+     * and its next JobRunr job SCHEDULED for then. A database failure leaves the lease to expire
+     * and the sweep to decide, as for an end.
+     */
+    private LeaseStore.Retried retry(Execution execution, Attempt attempt, Outcome outcome) {
+        io.outrun.execution.Retry retry = execution.retry();
+        Duration pause = retry.nextBackoff();
+        String failure = "attempt " + execution.attempt() + " ended " + outcome.errorCode()
+                + (outcome.exitCode() != null ? " (exit code " + outcome.exitCode() + ")" : "");
+        LeaseStore.Retried retried;
         try {
-            return leases.retry(attempt.lease(), outcome, why, pause);
+            retried = leases.retry(attempt.lease(), outcome, failure, pause);
         } catch (StoreException e) {
             LOG.error("{}: its retry cannot be written; its lease will expire and the sweep re-drives it", attempt, e);
-            return Optional.empty();
+            retried = new LeaseStore.Retried(Optional.empty(), false);
         }
+        if (retried.cancelRequested()) {
+            return retried;
+        }
+        LOG.info("{}: {}; retry {} of {} in {} ms", attempt, failure, retry.retries() + 1, retry.maxRetries(),
+                pause.toMillis());
+        redriven(execution, retried.moved(), failure + "; retried (retry " + (retry.retries() + 1) + " of "
+                + retry.maxRetries() + ", after " + pause.toMillis() + " ms)", true, pause);
+        if (!pause.isZero()) {
+            dispatcher.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
+        }
+        return retried;
     }
 
     private LeaseStore.Finish finish(Attempt attempt, Outcome outcome) {
