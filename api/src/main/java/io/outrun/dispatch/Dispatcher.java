@@ -223,6 +223,10 @@ public final class Dispatcher {
             if (!job.hasState(StateName.PROCESSING) && !job.hasState(StateName.ENQUEUED)) {
                 return false;
             }
+            if (job.getJobStates().stream().anyMatch(s -> s.getName() == StateName.SUCCEEDED
+                    || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED)) {
+                return false; // it ended once: an admin's Requeue, which the sweep's dashboard watch ends again
+            }
             JobDashboardLogger page = new JobDashboardLogger(job);
             summary.forEach(page::info);
             switch (ended) {
