@@ -120,19 +120,21 @@ class RetryAndDelayAnswersIT {
              WorkerProcess b = WorkerProcess.startWith(db, "rv-b", 1, "process", "--poll-interval-s", "30")) {
             String token = new TokenStore(core.pool()).create("alice").token();
             String base = "http://127.0.0.1:" + api.port();
-            Thread.sleep(3000); // both nodes heartbeat as free
+            Await.until("both nodes' heartbeats say they are free", Duration.ofSeconds(20), () -> rows.single(
+                    "SELECT count(*) FROM nodes WHERE node_id IN ('rv-a', 'rv-b') AND running = 0") == 2);
             List<Long> lateMs = new ArrayList<>();
             for (int round = 0; round < 4; round++) {
                 UUID x = UUID.fromString(field(post(base, token, "{\"command\": \"true\", \"delayMs\": 3000}", null).body(),
                         "executionId"));
-                Thread.sleep(300);
+                // Y's submit comes after X's: its wake-up is sent after X's by the same sending thread.
                 UUID y = UUID.fromString(field(post(base, token, "{\"command\": \"sleep 12\"}", null).body(), "executionId"));
                 get(base, token, "/v1/executions/" + x + "?waitMs=30000");
                 get(base, token, "/v1/executions/" + y + "?waitMs=30000");
                 long late = rows.single("SELECT (extract(epoch FROM started_at - starts_at) * 1000)::int8 FROM executions"
                         + " WHERE id = ?", x);
                 lateMs.add(late);
-                Thread.sleep(2500); // heartbeats say free again
+                Await.until("both nodes' heartbeats say they are free", Duration.ofSeconds(20), () -> rows.single(
+                        "SELECT count(*) FROM nodes WHERE node_id IN ('rv-a', 'rv-b') AND running = 0") == 2);
             }
             assertThat(lateMs).as("ms each delayed start began after its due time (one node was free)")
                     .allMatch(ms -> ms < 1500);
