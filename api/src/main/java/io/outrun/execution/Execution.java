@@ -48,7 +48,22 @@ public record Execution(
         StdinState stdin,
         Resources resources,
         Instant startsAt,
-        Retry retry) {
+        Retry retry,
+        Webhook webhook) {
+
+    /** Without a webhook ({@code webhook} null). */
+    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
+                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
+                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
+                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
+                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
+                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources,
+                     Instant startsAt, Retry retry) {
+        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
+                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
+                resources, startsAt, retry, null);
+    }
 
     /** Without retries ({@code retry} null). */
     public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
@@ -87,7 +102,7 @@ public record Execution(
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
-                startsAt, retry);
+                startsAt, retry, webhook);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

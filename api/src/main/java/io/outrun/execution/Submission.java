@@ -22,6 +22,7 @@ import java.util.Objects;
  * @param startAt        start no sooner than this instant, or null
  * @param delayMs        start no sooner than this long after the insert (the database's clock), or null
  * @param retry          retries of a failed command ({@link Retry#policy}), or null: none
+ * @param webhook        where to POST the execution's end (issue 28), checked against the operator's list; or null
  */
 public record Submission(
         String owner,
@@ -39,7 +40,16 @@ public record Submission(
         Resources resources,
         java.time.Instant startAt,
         Long delayMs,
-        Retry retry) {
+        Retry retry,
+        String webhook) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
+                      java.time.Instant startAt, Long delayMs, Retry retry) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
+                stdin, resources, startAt, delayMs, retry, null);
+    }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
@@ -91,44 +101,49 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry, webhook);
     }
 
     public Submission withInputs(RunInputs value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin, resources, startAt, delayMs, retry);
+                idempotencyKey, value, stdin, resources, startAt, delayMs, retry, webhook);
     }
 
     public Submission withStdin(io.outrun.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value, resources, startAt, delayMs, retry);
+                idempotencyKey, inputs, value, resources, startAt, delayMs, retry, webhook);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
     }
 
     /** Starts no sooner than {@code at} (absolute) or {@code delay} after the insert; both null: at once. */
     public Submission withStart(java.time.Instant at, Long delay) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, at, delay, retry);
+                idempotencyKey, inputs, stdin, resources, at, delay, retry, webhook);
     }
 
     public Submission withRetry(Retry value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value);
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value, webhook);
+    }
+
+    public Submission withWebhook(String value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, value);
     }
 
     public Submission withResources(Resources value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry);
+                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry, webhook);
     }
 }

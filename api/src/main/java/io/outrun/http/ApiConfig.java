@@ -37,6 +37,8 @@ import java.util.List;
  *                          such a submission is refused, naming the option). The workers enforce their own list
  * @param secretsKey        the operator's key sealing secrets ({@code --secrets-key-file}, {@code OUTRUN_SECRETS_KEY});
  *                          null: secrets cannot be set (listed and deleted they can), and runs naming one fail
+ * @param webhooks          where completion webhooks may be sent ({@code --webhook-allow}; empty: submissions
+ *                          with a webhook are refused)
  */
 public record ApiConfig(
         String host,
@@ -54,7 +56,8 @@ public record ApiConfig(
         List<String> imageAllowlist,
         io.outrun.execution.Resources maxResources,
         io.outrun.egress.EgressPolicy egress,
-        io.outrun.secrets.SecretsKey secretsKey) {
+        io.outrun.secrets.SecretsKey secretsKey,
+        io.outrun.egress.EgressPolicy webhooks) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -133,6 +136,7 @@ public record ApiConfig(
         }
         maxResources = maxResources == null ? DEFAULT_MAX_RESOURCES : maxResources;
         egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? io.outrun.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
         atLeast("--max-memory-mb", maxResources.memoryMb(), io.outrun.execution.Resources.MIN_MEMORY_MB);
         atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), io.outrun.execution.Resources.MIN_CPU_MILLIS);
         atLeast("--max-pids", maxResources.pids(), io.outrun.execution.Resources.MIN_PIDS);
@@ -149,58 +153,65 @@ public record ApiConfig(
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null);
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null, null);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withMaxResources(io.outrun.execution.Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks);
     }
 
     public ApiConfig withEgress(io.outrun.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks);
     }
 
     public ApiConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                value);
+                value, webhooks);
+    }
+
+    /** Where completion webhooks may be sent ({@code --webhook-allow}). */
+    public ApiConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
+                secretsKey, value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -68,7 +68,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("POST", "/v1/executions/{id}/stdin"),
             new Route("GET", "/v1/secrets"),
             new Route("PUT", "/v1/secrets/{name}"),
-            new Route("DELETE", "/v1/secrets/{name}"));
+            new Route("DELETE", "/v1/secrets/{name}"),
+            new Route("POST", "/v1/webhook-secret"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -81,8 +82,9 @@ public final class ApiServer implements AutoCloseable {
         this.config = config;
         this.waiter = new Waiter(signal, config.maxWaiters());
         io.outrun.secrets.SecretStore secretStore = new io.outrun.secrets.SecretStore(dataSource, config.secretsKey());
+        WebhookRoutes webhooks = new WebhookRoutes(new io.outrun.store.WebhookStore(dataSource), config.secretsKey());
         ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
-                filesConfig, secretStore);
+                filesConfig, secretStore, webhooks);
         FileRoutes files = new FileRoutes(new ArtifactStore(dataSource), new WorkspaceStore(dataSource));
         int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
         byte[] openApi = openApi();
@@ -113,6 +115,7 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(15), secrets::list);
         handlers.put(ROUTES.get(16), secrets::put);
         handlers.put(ROUTES.get(17), secrets::delete);
+        handlers.put(ROUTES.get(18), webhooks::rotateSecret);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;

@@ -36,10 +36,12 @@ final class ExecutionRoutes {
 
     private final int submitBodyBytes;
     private final io.outrun.secrets.SecretStore secrets;
+    private final WebhookRoutes webhooks;
 
     ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
-                    io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets) {
+                    io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets, WebhookRoutes webhooks) {
         this.config = config;
+        this.webhooks = webhooks;
         this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files);
@@ -57,6 +59,9 @@ final class ExecutionRoutes {
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
         requireSecrets(owner, parsed.submission());
+        if (parsed.submission().webhook() != null && !isRepeat(owner, parsed.submission())) {
+            webhooks.requireSecret(owner);
+        }
         Inserted inserted = service.submit(parsed.submission());
         Execution e = inserted.execution();
         if (!inserted.created()) {
@@ -93,8 +98,7 @@ final class ExecutionRoutes {
             return;
         }
         // A repeat of an accepted submission answers it, as ever, whatever became of its secrets since.
-        if (submission.idempotencyKey() != null
-                && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent()) {
+        if (isRepeat(owner, submission)) {
             return;
         }
         if (!secrets.hasKey()) {
@@ -108,6 +112,11 @@ final class ExecutionRoutes {
             throw ApiError.invalid("secrets", "the secrets named hold " + check.bytes() + " bytes together; a run gets at"
                     + " most " + io.outrun.secrets.SecretName.MAX_RUN_BYTES + " (they travel in its environment)");
         }
+    }
+
+    private boolean isRepeat(String owner, io.outrun.execution.Submission submission) {
+        return submission.idempotencyKey() != null
+                && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent();
     }
 
     void get(Context ctx) {
@@ -320,6 +329,7 @@ final class ExecutionRoutes {
                 && first.stdin().mode() == repeat.stdin()
                 && first.resources().equals(repeat.resources())
                 && samePolicy(first.retry(), repeat.retry())
+                && Objects.equals(first.webhook() == null ? null : first.webhook().url(), repeat.webhook())
                 && (first.startsAt() != null) == (repeat.startAt() != null || repeat.delayMs() != null);
         if (!same) {
             throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()

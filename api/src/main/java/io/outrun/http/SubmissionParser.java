@@ -26,7 +26,7 @@ final class SubmissionParser {
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
                     "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network",
-                    "secrets", "delayMs", "startAt", "retry");
+                    "secrets", "delayMs", "startAt", "retry", "webhook");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
@@ -72,7 +72,7 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -116,8 +116,38 @@ final class SubmissionParser {
         }
         Submission submission = new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
                 maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root));
-        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))), waitMs, waitForOutput,
-                clampedWait(root, waitMs));
+        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))).withWebhook(webhook(root)), waitMs,
+                waitForOutput, clampedWait(root, waitMs));
+    }
+
+    /**
+     * {@code "webhook": "https://…"}: where its end is POSTed (issue 28). Refused here when the
+     * operator's {@code --webhook-allow} does not allow it, after resolving the name: a webhook
+     * must never reach into the fleet's own network. (Each attempt checks again.)
+     */
+    private String webhook(JsonNode root) {
+        String text = string(root, "webhook", io.outrun.webhook.WebhookUrl.MAX_LENGTH);
+        if (text == null) {
+            return null;
+        }
+        io.outrun.webhook.WebhookUrl url;
+        try {
+            url = io.outrun.webhook.WebhookUrl.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw ApiError.invalid("webhook", e.getMessage());
+        }
+        io.outrun.egress.EgressPolicy allowed = config.webhooks();
+        if (allowed.isEmpty()) {
+            throw new ApiError(400, "webhook_not_allowed", "webhook: this server sends no webhooks (its operator has"
+                    + " allowed no destination).", "Submit without `webhook` and poll or follow the execution, or ask the"
+                    + " operator to allow your receiver with --webhook-allow.");
+        }
+        io.outrun.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
+        if (!decision.allowed()) {
+            throw new ApiError(400, "webhook_not_allowed", "webhook: " + decision.refusal(),
+                    "Use a receiver the operator allows, or submit without `webhook`.");
+        }
+        return text;
     }
 
     private static final Set<String> RETRY_FIELDS = Set.of("maxRetries", "backoffMs", "on");

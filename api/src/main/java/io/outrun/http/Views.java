@@ -45,7 +45,12 @@ final class Views {
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
                 guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
-                e.startsAt(), retry(e));
+                e.startsAt(), retry(e), webhook(e.webhook()));
+    }
+
+    private static io.outrun.http.wire.WebhookView webhook(io.outrun.execution.Webhook w) {
+        return w == null ? null : new io.outrun.http.wire.WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
+                w.lastStatus(), w.lastError(), w.lastAttemptAt(), w.nextAttemptAt(), w.deliveredAt());
     }
 
     private static io.outrun.http.wire.RetryView retry(Execution e) {

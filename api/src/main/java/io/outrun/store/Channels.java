@@ -13,6 +13,9 @@ public final class Channels {
     /** A worker flushed output of, or finished, the executions whose ids (comma-separated) are the payload. */
     public static final String CHANGED = "outrun_changed";
 
+    /** An execution with a completion webhook ended (V20's trigger): a node sends it now, not at its next look. */
+    public static final String WEBHOOK = "outrun_webhook";
+
     private Channels() {
     }
 }

@@ -48,13 +48,16 @@ final class ExecutionRows {
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
                  AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end
+                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
+              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
+              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
             FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
             """;
 
     /** RETURNING of a row that has no lease and no output yet (a new or just-claimed row). */
     static final String RETURNING_ROW = "RETURNING " + ROW
-            + ",\n  NULL::timestamptz AS lease_expires_at, NULL::int8 AS stdout_end, NULL::int8 AS stderr_end";
+            + ",\n  NULL::timestamptz AS lease_expires_at, NULL::int8 AS stdout_end, NULL::int8 AS stderr_end,"
+            + " NULL::text AS webhook_json";
 
     private ExecutionRows() {
     }
@@ -162,12 +165,35 @@ final class ExecutionRows {
                 stdin(rs),
                 resources(rs),
                 instant(rs, "starts_at"),
-                retry(rs));
+                retry(rs),
+                webhook(rs.getString("webhook_json")));
         if (output == null) {
             return e;
         }
         Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
         return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    /** A {@code webhooks} row as {@code row_to_json} writes it; null: none. */
+    private static io.outrun.execution.Webhook webhook(String json) {
+        if (json == null) {
+            return null;
+        }
+        try {
+            com.fasterxml.jackson.databind.JsonNode w = JSON.readTree(json);
+            return new io.outrun.execution.Webhook(w.path("url").asText(), w.path("state").asText(),
+                    w.path("event_id").textValue(), w.path("attempts").asInt(),
+                    w.path("last_status").isNumber() ? w.path("last_status").asInt() : null, w.path("last_error").textValue(),
+                    jsonInstant(w.path("last_attempt_at")), jsonInstant(w.path("next_attempt_at")),
+                    jsonInstant(w.path("delivered_at")));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("unreadable webhooks row: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** A timestamptz as row_to_json writes it ("2026-12-02T18:00:00.123456+00:00"). */
+    private static Instant jsonInstant(com.fasterxml.jackson.databind.JsonNode node) {
+        return node.isTextual() ? java.time.OffsetDateTime.parse(node.asText()).toInstant() : null;
     }
 
     private static io.outrun.execution.Retry retry(ResultSet rs) throws SQLException {

@@ -110,7 +110,7 @@ public final class LeaseStore {
                 WHERE q.status = 'queued' AND q.enqueued_at > now()) AS next_due_ms
             FROM (SELECT 1) one LEFT JOIN (
               SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
-                NULL::int8 AS stderr_end, pg_notify('%s', claimed.id::text) AS notified,
+                NULL::int8 AS stderr_end, NULL::text AS webhook_json, pg_notify('%s', claimed.id::text) AS notified,
                 -- Only a run with inputs (V7) costs the node a read of them.
                 EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs
               FROM claimed JOIN lease ON lease.execution_id = claimed.id) won ON true""".formatted(ExecutionRows.ROW, Channels.CHANGED));

@@ -41,6 +41,10 @@ public final class SubmissionStore {
             VALUES (:id, :files_tar, :artifacts::jsonb, :workspace,
               ARRAY(SELECT jsonb_array_elements_text(:secrets::jsonb)))""");
 
+    /** A completion webhook (V20): waiting for the end, which makes it due (a trigger). */
+    private static final NamedSql INSERT_WEBHOOK = NamedSql.of("""
+            INSERT INTO webhooks (execution_id, url) VALUES (:id, :url)""");
+
     private static final NamedSql STATUS_OWNED = NamedSql.of("""
             SELECT status FROM executions WHERE id = :id AND owner = :owner""");
 
@@ -103,8 +107,8 @@ public final class SubmissionStore {
                 .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
                 .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()));
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
-            // With inputs (files, artifacts, workspace) the row and its inputs commit together.
-            boolean withInputs = !s.inputs().isEmpty();
+            // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
+            boolean withInputs = !s.inputs().isEmpty() || s.webhook() != null;
             if (withInputs) {
                 c.setAutoCommit(false);
             }
@@ -112,7 +116,15 @@ public final class SubmissionStore {
                 if (rs.next()) {
                     Execution inserted = newRow(rs, s);
                     if (withInputs) {
-                        insertInputs(c, inserted.id(), s.inputs());
+                        if (!s.inputs().isEmpty()) {
+                            insertInputs(c, inserted.id(), s.inputs());
+                        }
+                        if (s.webhook() != null) {
+                            try (PreparedStatement w = INSERT_WEBHOOK.prepare(c, NamedSql.Args.of("id", inserted.id(),
+                                    "url", s.webhook()))) {
+                                w.executeUpdate();
+                            }
+                        }
                         c.commit();
                     }
                     return new Inserted(inserted, true);
@@ -149,7 +161,8 @@ public final class SubmissionStore {
                 ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources(),
-                ExecutionRows.instant(rs, "starts_at"), s.retry());
+                ExecutionRows.instant(rs, "starts_at"), s.retry(),
+                s.webhook() == null ? null : io.outrun.execution.Webhook.waiting(s.webhook()));
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

@@ -49,16 +49,24 @@ public final class EgressPolicy {
         }
     }
 
-    public static final EgressPolicy NONE = new EgressPolicy(List.of(), "", InetAddress::getAllByName);
+    /** The flag runs' egress is allowed by. */
+    public static final String EGRESS_FLAG = "--egress-allow";
+    /** The flag completion webhooks' destinations are allowed by (issue 28): the same rules. */
+    public static final String WEBHOOK_FLAG = "--webhook-allow";
+
+    public static final EgressPolicy NONE = new EgressPolicy(List.of(), "", InetAddress::getAllByName, EGRESS_FLAG);
+    public static final EgressPolicy NONE_WEBHOOKS = new EgressPolicy(List.of(), "", InetAddress::getAllByName, WEBHOOK_FLAG);
 
     private final List<Entry> entries;
     private final String text;
     private final Resolver resolver;
+    private final String flag;
 
-    private EgressPolicy(List<Entry> entries, String text, Resolver resolver) {
+    private EgressPolicy(List<Entry> entries, String text, Resolver resolver, String flag) {
         this.entries = entries;
         this.text = text;
         this.resolver = resolver;
+        this.flag = flag;
     }
 
     /** Parses {@code --egress-allow}; throws IllegalArgumentException naming a bad entry. */
@@ -67,6 +75,15 @@ public final class EgressPolicy {
     }
 
     public static EgressPolicy parse(List<String> allow, Resolver resolver) {
+        return parse(allow, resolver, EGRESS_FLAG);
+    }
+
+    /**
+     * Parses an allowlist given by {@code flag} (named in errors and refusals). An entry {@code *}
+     * allows any host name on the entry's ports (80 and 443 without one); names that resolve to
+     * an internal address stay refused.
+     */
+    public static EgressPolicy parse(List<String> allow, Resolver resolver, String flag) {
         List<Entry> entries = new ArrayList<>();
         List<String> kept = new ArrayList<>();
         for (String raw : allow == null ? List.<String>of() : allow) {
@@ -74,13 +91,20 @@ public final class EgressPolicy {
             if (e.isEmpty()) {
                 continue;
             }
-            entries.add(entry(e));
+            try {
+                entries.add(entry(e));
+            } catch (IllegalArgumentException bad) {
+                throw new IllegalArgumentException(flag + " entry " + bad.getMessage());
+            }
             kept.add(e);
         }
-        return new EgressPolicy(List.copyOf(entries), String.join(",", kept), resolver);
+        return new EgressPolicy(List.copyOf(entries), String.join(",", kept), resolver, flag);
     }
 
     private static Entry entry(String e) {
+        if (e.equals("*") || e.startsWith("*:")) {
+            return new Entry("", true, null, e.equals("*") ? 0 : port(e, e.substring(2))); // any name
+        }
         String host = e;
         int port = 0;
         int colon = e.lastIndexOf(':');
@@ -88,18 +112,18 @@ public final class EgressPolicy {
         if (bracketed) {
             int close = e.indexOf(']');
             if (close < 0) {
-                throw new IllegalArgumentException("--egress-allow entry " + e + ": an IPv6 address is written [addr] or [addr]:port");
+                throw new IllegalArgumentException(e + ": an IPv6 address is written [addr] or [addr]:port");
             }
             host = e.substring(1, close);
             if (close + 1 < e.length()) {
                 if (e.charAt(close + 1) != ':') {
-                    throw new IllegalArgumentException("--egress-allow entry " + e + ": expected :PORT after ]");
+                    throw new IllegalArgumentException(e + ": expected :PORT after ]");
                 }
                 port = port(e, e.substring(close + 2));
             }
         } else if (colon >= 0) {
             if (e.indexOf(':') != colon) {
-                throw new IllegalArgumentException("--egress-allow entry " + e + ": write an IPv6 address as [addr] or [addr]:port");
+                throw new IllegalArgumentException(e + ": write an IPv6 address as [addr] or [addr]:port");
             }
             host = e.substring(0, colon);
             port = port(e, e.substring(colon + 1));
@@ -108,13 +132,13 @@ public final class EgressPolicy {
         if (wildcard) {
             host = host.substring(1); // ".example.org": any name ending so
             if (!host.substring(1).matches("[a-z0-9-]+(\\.[a-z0-9-]+)*")) {
-                throw new IllegalArgumentException("--egress-allow entry " + e + ": a pattern is *.domain");
+                throw new IllegalArgumentException(e + ": a pattern is *.domain");
             }
             return new Entry(host, true, null, port);
         }
         InetAddress literal = literal(host);
         if (literal == null && !host.matches("[a-z0-9-]+(\\.[a-z0-9-]+)*")) {
-            throw new IllegalArgumentException("--egress-allow entry " + e + ": not a host name, *.domain or IP address");
+            throw new IllegalArgumentException(e + ": not a host name, *.domain or IP address");
         }
         return new Entry(literal == null ? host : literal.getHostAddress(), false, literal, port);
     }
@@ -128,7 +152,7 @@ public final class EgressPolicy {
         } catch (NumberFormatException ignored) {
             // Reported below.
         }
-        throw new IllegalArgumentException("--egress-allow entry " + entry + ": the port must be 1-65535");
+        throw new IllegalArgumentException(entry + ": the port must be 1-65535");
     }
 
     /** A literal IPv4 or IPv6 address, without any lookup; null for a name. */
@@ -141,12 +165,17 @@ public final class EgressPolicy {
         try {
             return InetAddress.getByName(host); // a literal: parsed, never resolved
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("--egress-allow entry " + host + ": not an IP address");
+            throw new IllegalArgumentException(host + ": not an IP address");
         }
     }
 
     public boolean isEmpty() {
         return entries.isEmpty();
+    }
+
+    /** The flag this list was given by. */
+    public String flag() {
+        return flag;
     }
 
     /** The list as given (normalized), for messages. */
@@ -178,7 +207,7 @@ public final class EgressPolicy {
             }
         }
         if (!listed) {
-            return refuse(rawHost, port, "it is not on the operator's --egress-allow list");
+            return refuse(rawHost, port, "it is not on the operator's " + flag + " list");
         }
         if (literal != null) {
             return new Decision(new Target(literal, port), null); // named literally: allowed whatever its range
@@ -258,7 +287,8 @@ public final class EgressPolicy {
 
     private Decision refuse(String host, int port, String why) {
         // The list itself is not shown: it may name internal hosts a run has no business mapping.
-        return new Decision(null, "outrun egress: " + host + ":" + port + " refused: " + why + ". The operator allows hosts"
-                + " with --egress-allow HOST[:PORT],…; ask for this one if the run needs it.");
+        return new Decision(null, (EGRESS_FLAG.equals(flag) ? "outrun egress: " : "") + host + ":" + port + " refused: "
+                + why + ". The operator allows hosts with " + flag + " HOST[:PORT],…; ask for this one if "
+                + (EGRESS_FLAG.equals(flag) ? "the run needs it." : "you need it."));
     }
 }

@@ -31,6 +31,9 @@ final class ApiCommand implements Callable<Integer> {
     @Mixin
     SecretsKeyOptions secretsKey;
 
+    @Mixin
+    WebhookOptions webhooks;
+
     @Option(names = "--image-allow", split = ",", description = "Images a submission may name: NAME, PREFIX* or *;"
             + " others answer 400 at submit. Give the workers' --image and --image-allow (default outrun-sandbox:latest;"
             + " * leaves the check to the workers)")
@@ -56,7 +59,7 @@ final class ApiCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new io.outrun.config.ConfigException(e.getMessage());
         }
-        config = config.withSecretsKey(secretsKey.key());
+        config = config.withSecretsKey(secretsKey.key()).withWebhooks(webhooks.policy());
         Core core = Core.open(db.toConfig(), "api", owners.toLimits());
         ApiNode api;
         try {

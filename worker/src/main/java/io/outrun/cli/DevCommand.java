@@ -146,6 +146,9 @@ final class DevCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     SecretsKeyOptions secretsKeyOptions;
 
+    @picocli.CommandLine.Mixin
+    WebhookOptions webhookOptions;
+
     Stack start(PrintWriter out, PrintWriter err) {
         // The worker runs in this process: the API refuses at submit what it would refuse.
         ApiConfig apiConfig = apiOptions.toConfig("127.0.0.1").withImageAllowlist(sandboxOptions.imagesAllowed())
@@ -196,9 +199,10 @@ final class DevCommand implements Callable<Integer> {
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             // Its runs' lease files in its own data dir, not the host's shared /tmp/outrun-leases.
             io.outrun.secrets.SecretsKey key = secretsKey(dir);
-            apiConfig = apiConfig.withSecretsKey(key);
+            apiConfig = apiConfig.withSecretsKey(key).withWebhooks(webhookOptions.policy());
             WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots).withLeaseDir(dir.resolve("leases"))
                     .withLimits(sandboxOptions.limits()).withEgress(sandboxOptions.egress()).withSecretsKey(key)
+                    .withWebhooks(webhookOptions.policy())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
             worker = WorkerNode.start(core, workerConfig, sandbox);

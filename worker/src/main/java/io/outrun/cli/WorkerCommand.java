@@ -80,6 +80,9 @@ final class WorkerCommand implements Callable<Integer> {
     @picocli.CommandLine.Mixin
     SecretsKeyOptions secretsKey;
 
+    @picocli.CommandLine.Mixin
+    WebhookOptions webhooks;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -92,7 +95,7 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(pollSeconds), Duration.ofSeconds(cleanupSeconds),
                 dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
                 new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth), sandboxOptions.egress())
-                .withSecretsKey(secretsKey.key());
+                .withSecretsKey(secretsKey.key()).withWebhooks(webhooks.policy());
         if (drainTimeoutMs < 0) {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }

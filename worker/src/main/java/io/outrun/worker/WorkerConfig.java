@@ -33,6 +33,8 @@ import java.time.Duration;
  *                            ({@code --egress-allow}; empty: such runs reach nothing)
  * @param secretsKey          opens the secrets runs name ({@code --secrets-key-file}, {@code OUTRUN_SECRETS_KEY}; the
  *                            API's key); null: a run naming a secret fails with {@code secret_unavailable}
+ * @param webhooks            where completion webhooks may be sent ({@code --webhook-allow}; empty: submissions
+ *                            with a webhook are refused)
  */
 public record WorkerConfig(
         String nodeId,
@@ -48,13 +50,14 @@ public record WorkerConfig(
         Limits limits,
         DashboardAccess dashboardAccess,
         io.outrun.egress.EgressPolicy egress,
-        io.outrun.secrets.SecretsKey secretsKey) {
+        io.outrun.secrets.SecretsKey secretsKey,
+        io.outrun.egress.EgressPolicy webhooks) {
 
     public WorkerConfig(String nodeId, int slots, Duration leaseTtl, Duration outputFlush, Duration sweepInterval,
                         Duration pollInterval, Duration cleanupInterval, int dashboardPort, int metricsPort, Path leaseDir,
                         Limits limits, DashboardAccess dashboardAccess, io.outrun.egress.EgressPolicy egress) {
         this(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort,
-                leaseDir, limits, dashboardAccess, egress, null);
+                leaseDir, limits, dashboardAccess, egress, null, null);
     }
 
     public static final int DEFAULT_SLOTS = 4;
@@ -68,6 +71,7 @@ public record WorkerConfig(
 
     public WorkerConfig {
         egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? io.outrun.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException("--node-id must be 1-64 characters of A-Z a-z 0-9 . _ -, got: " + nodeId);
         }
@@ -121,7 +125,7 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
                 Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
                 Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S),
-                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null, null);
+                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null, null, null);
     }
 
     public Duration heartbeat() {
@@ -129,45 +133,50 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     /** A dashboard on {@code port} (0: none), opened to {@code access}. */
     public WorkerConfig withDashboard(int port, DashboardAccess access) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
 
     public WorkerConfig withSweepInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withLimits(Limits value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey, webhooks);
     }
 
     public WorkerConfig withEgress(io.outrun.egress.EgressPolicy value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey, webhooks);
     }
 
     public WorkerConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value, webhooks);
+    }
+
+    /** Where completion webhooks may be sent ({@code --webhook-allow}). */
+    public WorkerConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, value);
     }
 
     private static void required(Duration value, String option) {

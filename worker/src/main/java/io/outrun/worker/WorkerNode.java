@@ -60,6 +60,7 @@ public final class WorkerNode implements AutoCloseable {
     private ClaimLoop loop;
     private Listener listener;
     private Maintenance maintenance;
+    private io.outrun.webhook.WebhookSender webhooks;
     private JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
@@ -147,8 +148,13 @@ public final class WorkerNode implements AutoCloseable {
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
+        // Completion webhooks (issue 28): every node sends whichever is due, woken by the end's NOTIFY.
+        io.outrun.webhook.WebhookSender webhookSender = new io.outrun.webhook.WebhookSender(
+                new io.outrun.store.WebhookStore(core.pool()), config.secretsKey(), config.webhooks(), node).start();
+        this.webhooks = webhookSender;
         this.listener = new Listener(core.config(), node)
                 .on(wakeChannel, loop::wake)
+                .on(Channels.WEBHOOK, payload -> webhookSender.wake())
                 .on(Channels.CANCEL, payload -> leaseKeeper.cancel(UUID.fromString(payload)))
                 .on(Channels.STDIN, payload -> stdinFeeds.wake(UUID.fromString(payload)))
                 .every(config.heartbeat(), bound, leaseKeeper::beat)
@@ -444,6 +450,9 @@ public final class WorkerNode implements AutoCloseable {
         closing = true;
         if (maintenance != null) {
             maintenance.close();
+        }
+        if (webhooks != null) {
+            webhooks.close(); // an attempt cut short is taken again by another node once its hold runs out
         }
         if (dashboard != null) {
             dashboard.stop();

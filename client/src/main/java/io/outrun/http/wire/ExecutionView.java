@@ -27,6 +27,7 @@ import java.util.Map;
  * @param waitMsClamped   present when the waitMs asked for was above this server's maximum: the wait it used
  * @param startsAt        present for a delayed start ({@code delayMs} or {@code startAt}): when it may start
  * @param retry           present when the submission asked for retries of a failed command: how they went
+ * @param webhook         present when the submission named a completion webhook: how its delivery goes
  */
 public record ExecutionView(
         String executionId,
@@ -52,13 +53,24 @@ public record ExecutionView(
         ResourcesView resources,
         Long waitMsClamped,
         Instant startsAt,
-        RetryView retry) {
+        RetryView retry,
+        WebhookView webhook) {
+
+    public ExecutionView(String executionId, String status, String command, Integer exitCode, int attempt, int maxAttempts,
+                         boolean cancelRequested, Instant createdAt, Instant startedAt, Instant finishedAt, Long durationMs,
+                         long timeoutMs, int maxOutputBytes, Map<String, String> labels, StreamText stdout,
+                         StreamText stderr, ErrorInfo error, String guidance, String cursor, StdinView stdin,
+                         ResourcesView resources, Long waitMsClamped, Instant startsAt, RetryView retry) {
+        this(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt, startedAt,
+                finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance, cursor, stdin,
+                resources, waitMsClamped, startsAt, retry, null);
+    }
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
                 startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, resources, usedMs, startsAt, retry);
+                cursor, stdin, resources, usedMs, startsAt, retry, webhook);
     }
 
     /** True once the status can no longer change. */

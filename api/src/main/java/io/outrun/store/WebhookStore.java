@@ -1,0 +1,170 @@
+package io.outrun.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * Completion webhooks (issue 28, V20): the owner's signing secret, and the deliveries nodes take
+ * and write back. A delivery is made due by its execution's end, in the end's transaction (a
+ * trigger), so no end is ever without its event; a node takes due rows for a bounded time and
+ * writes each attempt's outcome fenced by the attempt's number, so a node killed mid-send only
+ * delays the delivery, and a late writer changes nothing.
+ */
+public final class WebhookStore {
+
+    /** The name a webhook secret is sealed under (the owner is the rest of its associated data). */
+    public static final String SECRET_NAME = "webhook-secret";
+
+    private static final NamedSql PUT_SECRET = NamedSql.of("""
+            INSERT INTO webhook_secrets (owner, nonce, ciphertext, key_id) VALUES (:owner, :nonce, :ciphertext, :key_id)
+            ON CONFLICT (owner) DO UPDATE SET nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext,
+              key_id = EXCLUDED.key_id, created_at = now()
+            RETURNING created_at, (xmax <> 0) AS rotated""");
+
+    private static final NamedSql HAS_SECRET = NamedSql.of("""
+            SELECT EXISTS (SELECT 1 FROM webhook_secrets WHERE owner = :owner)""");
+
+    /**
+     * Takes up to {@code :n} due deliveries, oldest due first, skipping rows another node is
+     * taking, and holds each for {@code :hold_ms} (an attempt's bound plus a margin): past it,
+     * another node may take it again. Also says when the next row not yet due becomes due.
+     */
+    private static final NamedSql TAKE = NamedSql.of("""
+            WITH due AS (SELECT w.execution_id FROM webhooks w WHERE w.state = 'pending' AND w.next_attempt_at <= now()
+                ORDER BY w.next_attempt_at LIMIT :n FOR UPDATE SKIP LOCKED),
+              taken AS (UPDATE webhooks w SET attempts = w.attempts + 1, last_attempt_at = now(),
+                next_attempt_at = now() + :hold_ms * interval '1 millisecond'
+                FROM due WHERE w.execution_id = due.execution_id
+                RETURNING w.execution_id, w.url, w.event_id, w.attempts, w.ended_at)
+            SELECT t.*, e.owner, e.status, e.exit_code, e.error_code, e.error_message, e.attempt, e.labels::text AS labels_json,
+              e.created_at, e.started_at, e.finished_at, s.nonce, s.ciphertext, s.key_id,
+              (SELECT ceil(extract(epoch FROM min(w.next_attempt_at) - now()) * 1000)::int8 FROM webhooks w
+                WHERE w.state = 'pending' AND w.next_attempt_at > now()) AS next_due_ms
+            FROM (SELECT 1) one LEFT JOIN (taken t JOIN executions e ON e.id = t.execution_id
+              LEFT JOIN webhook_secrets s ON s.owner = e.owner) ON true""");
+
+    private static final NamedSql DELIVERED = NamedSql.of("""
+            UPDATE webhooks SET state = 'delivered', delivered_at = now(), last_status = :status, last_error = NULL,
+              next_attempt_at = NULL
+            WHERE execution_id = :id AND state = 'pending' AND attempts = :attempt""");
+
+    /** A failed attempt: again after {@code :retry_ms}, unless that is past the delivery window. */
+    private static final NamedSql FAILED_ATTEMPT = NamedSql.of("""
+            UPDATE webhooks SET last_status = :status, last_error = :error,
+              state = CASE WHEN now() + :retry_ms * interval '1 millisecond'
+                > ended_at + :window_ms * interval '1 millisecond' THEN 'failed' ELSE 'pending' END,
+              next_attempt_at = CASE WHEN now() + :retry_ms * interval '1 millisecond'
+                > ended_at + :window_ms * interval '1 millisecond' THEN NULL
+                ELSE now() + :retry_ms * interval '1 millisecond' END
+            WHERE execution_id = :id AND state = 'pending' AND attempts = :attempt
+            RETURNING state""");
+
+    private final DataSource dataSource;
+
+    public WebhookStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Stores (or replaces) the owner's signing secret; true when it replaced one. */
+    public boolean putSecret(String owner, Sealed sealed) {
+        NamedSql.Args args = NamedSql.Args.of("owner", owner, "nonce", sealed.nonce(), "ciphertext", sealed.ciphertext())
+                .and("key_id", sealed.keyId());
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = PUT_SECRET.prepare(c, args);
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getBoolean("rotated");
+        } catch (SQLException e) {
+            throw new StoreException("cannot store the webhook secret of owner " + owner, e);
+        }
+    }
+
+    public boolean hasSecret(String owner) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = HAS_SECRET.prepare(c,
+                NamedSql.Args.of("owner", owner)); ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
+        } catch (SQLException e) {
+            throw new StoreException("cannot read the webhook secret of owner " + owner, e);
+        }
+    }
+
+    /** A secret as sealed by the operator's key ({@code secrets.SecretsKey}, which this package does not see). */
+    public record Sealed(byte[] nonce, byte[] ciphertext, String keyId) {
+    }
+
+    /** A delivery taken by this node: what to send, where, and the owner's sealed secret (null: none). */
+    public record Due(UUID executionId, String url, String eventId, int attempt, Instant endedAt, String owner,
+                      String status, Integer exitCode, String errorCode, String errorMessage, int executionAttempt,
+                      String labelsJson, Instant createdAt, Instant startedAt, Instant finishedAt,
+                      Sealed secret) {
+    }
+
+    /** What a take got, and in how many ms the next pending row becomes due (null: none). */
+    public record Taken(List<Due> due, Long nextDueMs) {
+    }
+
+    public Taken take(int n, Duration hold) {
+        NamedSql.Args args = NamedSql.Args.of("n", n, "hold_ms", hold.toMillis());
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = TAKE.prepare(c, args)) {
+            ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
+            List<Due> due = new ArrayList<>();
+            Long next = null;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    next = (Long) rs.getObject("next_due_ms");
+                    if (rs.getObject("execution_id") == null) {
+                        continue;
+                    }
+                    byte[] nonce = rs.getBytes("nonce");
+                    due.add(new Due(rs.getObject("execution_id", UUID.class), rs.getString("url"), rs.getString("event_id"),
+                            rs.getInt("attempts"), instant(rs.getTimestamp("ended_at")), rs.getString("owner"),
+                            rs.getString("status"), (Integer) rs.getObject("exit_code"), rs.getString("error_code"),
+                            rs.getString("error_message"), rs.getInt("attempt"), rs.getString("labels_json"),
+                            instant(rs.getTimestamp("created_at")), instant(rs.getTimestamp("started_at")),
+                            instant(rs.getTimestamp("finished_at")),
+                            nonce == null ? null : new Sealed(nonce, rs.getBytes("ciphertext"), rs.getString("key_id"))));
+                }
+            }
+            return new Taken(due, next);
+        } catch (SQLException e) {
+            throw new StoreException("cannot take due webhooks", e);
+        }
+    }
+
+    /** A 2xx came back for attempt {@code attempt}; false when another node has taken the row since. */
+    public boolean delivered(UUID id, int attempt, int status) {
+        return ExecutionRows.update(dataSource, DELIVERED, NamedSql.Args.of("id", id, "attempt", attempt, "status", status)) == 1;
+    }
+
+    /**
+     * Attempt {@code attempt} failed ({@code status}: the receiver's answer, null without one):
+     * pending again in {@code retryIn}, or {@code failed} when that is past {@code window} after
+     * the end. Empty when another node has taken the row since.
+     */
+    public Optional<String> failedAttempt(UUID id, int attempt, Integer status, String error, Duration retryIn,
+                                          Duration window) {
+        NamedSql.Args args = NamedSql.Args.of("id", id, "attempt", attempt, "status", status)
+                .and("error", error)
+                .and("retry_ms", retryIn.toMillis())
+                .and("window_ms", window.toMillis());
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = FAILED_ATTEMPT.prepare(c, args);
+             ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+        } catch (SQLException e) {
+            throw new StoreException("cannot record a webhook attempt of execution " + id, e);
+        }
+    }
+
+    private static Instant instant(Timestamp t) {
+        return t == null ? null : t.toInstant();
+    }
+}
