@@ -173,6 +173,11 @@ public final class EgressPolicy {
         return entries.isEmpty();
     }
 
+    @Override
+    public String toString() {
+        return flag + "=" + (text.isEmpty() ? "(none)" : text);
+    }
+
     /** The flag this list was given by. */
     public String flag() {
         return flag;
