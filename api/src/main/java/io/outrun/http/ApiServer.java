@@ -69,7 +69,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/secrets"),
             new Route("PUT", "/v1/secrets/{name}"),
             new Route("DELETE", "/v1/secrets/{name}"),
-            new Route("POST", "/v1/webhook-secret"));
+            new Route("POST", "/v1/webhook-secret"),
+            new Route("GET", "/v1/executions/{id}/events"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -116,6 +117,7 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(16), secrets::put);
         handlers.put(ROUTES.get(17), secrets::delete);
         handlers.put(ROUTES.get(18), webhooks::rotateSecret);
+        handlers.put(ROUTES.get(19), executions::events);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;

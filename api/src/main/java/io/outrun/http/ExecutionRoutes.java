@@ -33,6 +33,7 @@ final class ExecutionRoutes {
     private final Views views;
     private final Guidance guidance;
     private final Waiter waiter;
+    private final EventStream events;
 
     private final int submitBodyBytes;
     private final io.outrun.secrets.SecretStore secrets;
@@ -50,6 +51,7 @@ final class ExecutionRoutes {
         this.guidance = new Guidance(config);
         this.views = new Views(guidance);
         this.waiter = waiter;
+        this.events = new EventStream(waiter);
     }
 
     void submit(Context ctx) {
@@ -141,6 +143,32 @@ final class ExecutionRoutes {
         OutputChunk chunk = waiter.await(owner, id, waitMs, () -> chunk(sinceCursor(id, owner, cursor), cursor, maxBytes, ch),
                 c -> c.done() || c.restarted() || !c.stdout().text().isEmpty() || !c.stderr().text().isEmpty());
         ApiServer.json(ctx, 200, chunk.withWaitMsClamped(clamped(ctx, waitMs)));
+    }
+
+    /**
+     * The execution as server-sent events ({@link EventStream}), from {@code Last-Event-ID} (what
+     * an EventSource sends when it reconnects) or {@code ?cursor=}, else from the start. Errors
+     * (unknown execution, bad cursor, no free place) answer JSON before the stream starts.
+     */
+    void events(Context ctx) throws java.io.IOException {
+        String owner = ApiServer.owner(ctx);
+        UUID id = id(ctx);
+        String resume = ctx.header("Last-Event-ID");
+        OutputCursor cursor = OutputCursor.decode(resume != null && !resume.isBlank() ? resume.strip() : ctx.queryParam("cursor"));
+        load(id, owner); // 404 before the stream starts
+        Waiter.Place place = waiter.hold(owner);
+        if (place == null) {
+            throw new ApiError(429, "too_many_waiting", "This node holds as many waiting requests and event streams as"
+                    + " it may (of all owners, or of yours).", ch -> "Close another stream, or poll "
+                    + ch.show(id) + " instead; try again in a few seconds.");
+        }
+        ctx.status(200).contentType("text/event-stream; charset=utf-8").header("Cache-Control", "no-store")
+                .header("X-Accel-Buffering", "no");
+        try {
+            events.stream(ctx.res().getOutputStream(), place, id, cursor, c -> sinceCursor(id, owner, c));
+        } catch (java.io.IOException gone) {
+            // The client left: nothing to answer.
+        }
     }
 
     /**

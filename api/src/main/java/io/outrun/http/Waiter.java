@@ -41,15 +41,40 @@ final class Waiter {
      * last read. Without a free place (of all, or of {@code owner}'s share) it answers at once.
      */
     <T> T await(String owner, UUID id, long waitMs, Supplier<T> probe, Predicate<T> ready) {
-        long deadline = System.nanoTime() + waitMs * 1_000_000L;
         boolean waiting = waitMs > 0 && take(owner);
+        try {
+            return waiting ? poll(id, waitMs, probe, ready) : probe.get();
+        } finally {
+            if (waiting) {
+                release(owner);
+            }
+        }
+    }
+
+    /**
+     * A place held for a long-lived reader (an event stream) until closed; null when none is
+     * free (of all, or of {@code owner}'s share).
+     */
+    Place hold(String owner) {
+        return take(owner) ? () -> release(owner) : null;
+    }
+
+    /** A held place; closing it gives it back. */
+    interface Place extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** As {@link #await}, in a place already held. */
+    <T> T poll(UUID id, long waitMs, Supplier<T> probe, Predicate<T> ready) {
+        long deadline = System.nanoTime() + waitMs * 1_000_000L;
         try {
             while (true) {
                 // Take the version before reading: a change between read and wait then still wakes us.
                 long version = signal.version(id);
                 T value = probe.get();
                 long leftMs = (deadline - System.nanoTime()) / 1_000_000L;
-                if (!waiting || leftMs <= 0 || ready.test(value)) {
+                if (leftMs <= 0 || ready.test(value)) {
                     return value;
                 }
                 signal.await(id, version, Math.min(leftMs, RECHECK_MS));
@@ -57,12 +82,12 @@ final class Waiter {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return probe.get();
-        } finally {
-            if (waiting) {
-                byOwner.computeIfPresent(owner, (k, n) -> n <= 1 ? null : n - 1);
-                slots.release();
-            }
         }
+    }
+
+    private void release(String owner) {
+        byOwner.computeIfPresent(owner, (k, n) -> n <= 1 ? null : n - 1);
+        slots.release();
     }
 
     private boolean take(String owner) {
