@@ -134,6 +134,8 @@ public final class OutrunTools {
                           "tmpfsMb":{"type":"integer","minimum":1,"description":"size of the workdir and of /tmp in MiB for a container run (default: the node's; clamped)"},
                           "network":{"type":"string","enum":["egress"],"description":"egress: the run reaches the hosts the operator allows (--egress-allow) through its node's proxy (HTTP_PROXY/HTTPS_PROXY are set); absent: no network"},
                           "delayMs":{"type":"integer","minimum":0,"description":"start no sooner than this many ms from now (at most 30 days); the execution is queued with startsAt until then"},
+                          "retry":{"type":"object","properties":{"maxRetries":{"type":"integer","minimum":1},"backoffMs":{"type":"integer","minimum":0},"on":{"type":"array","items":{"type":"string","enum":["command_failed","timed_out","out_of_memory"]}}},"required":["maxRetries"],"description":"run a failed command again up to maxRetries times (at most 10), waiting backoffMs (default 1000) doubled each time; on: which failures (default command_failed); the command sees its attempt in $OUTRUN_ATTEMPT"},
+                          "webhook":{"type":"string","description":"an http(s) URL the operator allows (--webhook-allow): the end is POSTed there, signed (Standard Webhooks) with the owner's secret (POST /v1/webhook-secret)"},
                           "secrets":{"type":"array","items":{"type":"string"},"description":"names of the owner's secrets (set by a person with `outrun secret set NAME`; you never see values) the run gets as environment variables, e.g. [\\"NPM_TOKEN\\"]; a printed value shows as [secret:NAME]"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
@@ -275,7 +277,9 @@ public final class OutrunTools {
                         args.smallInteger("tmpfsMb"))
                 .withNetwork(args.string("network"))
                 .withSecrets(strings("secrets", args.list("secrets")))
-                .withDelayMs(args.integer("delayMs"));
+                .withDelayMs(args.integer("delayMs"))
+                .withRetry(retry(args.object("retry")))
+                .withWebhook(args.string("webhook"));
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
@@ -294,6 +298,19 @@ public final class OutrunTools {
             return answer;
         }
         return withOutput(client, submitted, TEXT_LIMIT);
+    }
+
+    /** The server checks the numbers and codes and answers each problem by name. */
+    private static SubmitRequest.RetrySpec retry(ToolArgs retry) {
+        if (retry == null) {
+            return null;
+        }
+        Long max = retry.integer("maxRetries");
+        if (max == null) {
+            throw new ToolArgs.InvalidArgument("retry.maxRetries: is required (1-10)");
+        }
+        return new SubmitRequest.RetrySpec((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, max)),
+                retry.integer("backoffMs"), strings("retry.on", retry.listOf("on")));
     }
 
     private static List<io.outrun.http.wire.InputFileSpec> inputFiles(List<?> items) {

@@ -1,6 +1,7 @@
 package io.outrun.mcp;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,6 +32,31 @@ final class ToolArgs {
             throw new InvalidArgument(name + ": must be a string");
         }
         return s;
+    }
+
+    /** A nested object's arguments (null when absent). */
+    ToolArgs object(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof Map<?, ?> m)) {
+            throw new InvalidArgument(name + ": must be an object");
+        }
+        Map<String, Object> inner = new java.util.LinkedHashMap<>();
+        m.forEach((k, val) -> inner.put(String.valueOf(k), val));
+        return new ToolArgs(inner);
+    }
+
+    List<?> listOf(String name) {
+        Object v = raw.get(name);
+        if (v == null) {
+            return null;
+        }
+        if (!(v instanceof List<?> l)) {
+            throw new InvalidArgument(name + ": must be a list");
+        }
+        return l;
     }
 
     String requiredString(String name) {

@@ -194,6 +194,15 @@ public final class OutrunClient {
                 io.outrun.http.wire.SecretList.Item.class);
     }
 
+    /**
+     * Makes (or rotates) this owner's webhook signing secret, {@code whsec_…}: shown only in this
+     * answer; verify each webhook's {@code webhook-signature} with it.
+     */
+    public String rotateWebhookSecret() {
+        return send(request("/v1/webhook-secret", Duration.ZERO).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                com.fasterxml.jackson.databind.JsonNode.class).get("secret").asText();
+    }
+
     /** This owner's secrets: names and times, never values. */
     public io.outrun.http.wire.SecretList secrets() {
         return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.http.wire.SecretList.class);

@@ -116,6 +116,17 @@ final class RunCommand extends ClientCommand {
             + " its node's proxy; without it a run has no network")
     boolean egress;
 
+    @Option(names = "--webhook", paramLabel = "URL", description = "POST the end to URL, signed with your webhook secret"
+            + " (make it once with `outrun webhook-secret`); the operator allows destinations with --webhook-allow")
+    String webhook;
+
+    @Option(names = "--retries", paramLabel = "N", description = "Run a failed command again up to N times (1-10), after"
+            + " --retry-backoff-ms, doubled each time")
+    Integer retries;
+
+    @Option(names = "--retry-backoff-ms", paramLabel = "MS", description = "The first retry's wait (default 1000)")
+    Long retryBackoffMs;
+
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
@@ -131,7 +142,9 @@ final class RunCommand extends ClientCommand {
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
                 waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
                 .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb)
-                .withNetwork(egress ? "egress" : null).withSecrets(secrets).withDelayMs(delayMs);
+                .withNetwork(egress ? "egress" : null).withSecrets(secrets).withDelayMs(delayMs)
+                .withWebhook(webhook)
+                .withRetry(retries == null ? null : new SubmitRequest.RetrySpec(retries, retryBackoffMs, null));
         if (startAt != null) {
             try {
                 request = request.withStartAt(java.time.OffsetDateTime.parse(startAt).toInstant());
