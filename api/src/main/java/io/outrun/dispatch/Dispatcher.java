@@ -244,6 +244,28 @@ public final class Dispatcher {
         }
     }
 
+    /**
+     * Ends a schedule's firing job (issue 28) once Outrun handled it: SUCCEEDED ({@code ran}) or
+     * DELETED, with {@code what} on its page. A firing someone ended meanwhile is left as it is.
+     */
+    public void endFiring(UUID jobId, boolean ran, String what) {
+        try {
+            Job job = storage.getJobById(jobId);
+            if (!job.hasState(StateName.ENQUEUED)) {
+                return;
+            }
+            new JobDashboardLogger(job).info(what);
+            if (ran) {
+                job.succeeded();
+            } else {
+                job.delete(what);
+            }
+            storage.save(job);
+        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
+            // Ended elsewhere (the other sweeper at a hand-over, an admin): its end stands.
+        }
+    }
+
     public StorageProvider storage() {
         return storage;
     }

@@ -38,8 +38,23 @@ public final class JobRunrStorage {
         return new AdvisoryLock(lockOn, Database.SCHEMA_LOCK).runExclusive(() -> {
             StorageProvider storage = new BooksOnly(dataSource);
             storage.setJobMapper(new JobMapper(jsonMapper));
+            indexFirings(lockOn);
             return storage;
         });
+    }
+
+    /**
+     * Schedules' firings (issue 28): the jobs JobRunr's recurring jobs enqueue, which Outrun turns
+     * into executions, found by a small partial index of JobRunr's table (made here: JobRunr's
+     * tables exist only once its storage is built, after Outrun's migrations).
+     */
+    private static void indexFirings(DataSource direct) {
+        try (java.sql.Connection c = direct.getConnection(); java.sql.Statement st = c.createStatement()) {
+            st.execute("CREATE INDEX IF NOT EXISTS outrun_jobrunr_firings ON jobrunr_jobs (createdat)"
+                    + " WHERE state = 'ENQUEUED' AND recurringjobid IS NOT NULL");
+        } catch (java.sql.SQLException e) {
+            throw new io.outrun.store.StoreException("cannot index the schedules' firings in jobrunr_jobs", e);
+        }
     }
 
     /**

@@ -137,6 +137,11 @@ public record Submission(
                 idempotencyKey, inputs, stdin, resources, startAt, delayMs, value, webhook);
     }
 
+    public Submission withLabels(Map<String, String> value) {
+        return new Submission(owner, command, image, workdir, env, value, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+    }
+
     public Submission withWebhook(String value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
                 idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, value);

@@ -24,6 +24,11 @@ public final class ApiError extends RuntimeException {
         this.guidance = guidance;
     }
 
+    /** The same error about a field nested in {@code parent} (a schedule's submission): its message says so. */
+    ApiError inField(String parent) {
+        return new ApiError(httpStatus, code, parent + "." + getMessage(), guidance);
+    }
+
     public int httpStatus() {
         return httpStatus;
     }

@@ -70,7 +70,10 @@ public final class ApiServer implements AutoCloseable {
             new Route("PUT", "/v1/secrets/{name}"),
             new Route("DELETE", "/v1/secrets/{name}"),
             new Route("POST", "/v1/webhook-secret"),
-            new Route("GET", "/v1/executions/{id}/events"));
+            new Route("GET", "/v1/executions/{id}/events"),
+            new Route("POST", "/v1/schedules"),
+            new Route("GET", "/v1/schedules"),
+            new Route("DELETE", "/v1/schedules/{name}"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -118,6 +121,11 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(17), secrets::delete);
         handlers.put(ROUTES.get(18), webhooks::rotateSecret);
         handlers.put(ROUTES.get(19), executions::events);
+        ScheduleRoutes schedules = executions.schedules(new io.outrun.schedule.Schedules(
+                new io.outrun.store.ScheduleStore(dataSource), service.dispatcher()));
+        handlers.put(ROUTES.get(20), schedules::create);
+        handlers.put(ROUTES.get(21), schedules::list);
+        handlers.put(ROUTES.get(22), schedules::delete);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;

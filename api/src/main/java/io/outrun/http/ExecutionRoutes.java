@@ -60,10 +60,7 @@ final class ExecutionRoutes {
         requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
-        requireSecrets(owner, parsed.submission());
-        if (parsed.submission().webhook() != null && !isRepeat(owner, parsed.submission())) {
-            webhooks.requireSecret(owner);
-        }
+        requireSubmittable(owner, parsed.submission());
         Inserted inserted = service.submit(parsed.submission());
         Execution e = inserted.execution();
         if (!inserted.created()) {
@@ -116,9 +113,22 @@ final class ExecutionRoutes {
         }
     }
 
+    /** What a worker would refuse, refused now: unknown secrets, a webhook without a signing secret. */
+    void requireSubmittable(String owner, io.outrun.execution.Submission submission) {
+        requireSecrets(owner, submission);
+        if (submission.webhook() != null && !isRepeat(owner, submission)) {
+            webhooks.requireSecret(owner);
+        }
+    }
+
     private boolean isRepeat(String owner, io.outrun.execution.Submission submission) {
         return submission.idempotencyKey() != null
                 && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent();
+    }
+
+    /** The routes of an owner's schedules, whose submissions are checked as this submit checks one. */
+    ScheduleRoutes schedules(io.outrun.schedule.Schedules schedules) {
+        return new ScheduleRoutes(schedules, parser, this::requireSubmittable, submitBodyBytes);
     }
 
     void get(Context ctx) {

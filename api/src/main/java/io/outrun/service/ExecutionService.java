@@ -57,6 +57,11 @@ public final class ExecutionService {
         return store.findByIdempotencyKey(owner, idempotencyKey);
     }
 
+    /** The books' dispatcher (schedules make their recurring jobs with it). */
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
     public Inserted submit(Submission submission) {
         // A repeat of an accepted submission is answered as accepted, full disk or full queue or not.
         try {

@@ -167,6 +167,8 @@ public final class WorkerNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        io.outrun.schedule.Firings firings = new io.outrun.schedule.Firings(new io.outrun.store.ScheduleStore(core.pool()),
+                core.submissions(), core.service(), core.dispatcher());
         this.maintenance = new Maintenance("outrun-maintenance")
                 // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
                 .add(Periodic.of("re-drive sweep", config.sweepInterval(), () -> {
@@ -175,6 +177,13 @@ public final class WorkerNode implements AutoCloseable {
                     }
                 }))
                 .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watch))
+                // Schedules' firings (JobRunr's recurring jobs enqueue them) become executions:
+                // by the sweeper only, once per 5 s for the fleet (JobRunr enqueues them at its 5 s poll).
+                .add(Periodic.of("schedule firings", Duration.ofSeconds(5), () -> {
+                    if (keeper.isSweeper()) {
+                        firings.fire();
+                    }
+                }))
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
         if (config.dashboardPort() > 0) {

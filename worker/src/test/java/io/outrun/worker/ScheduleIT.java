@@ -1,0 +1,136 @@
+package io.outrun.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outrun.auth.TokenStore;
+import io.outrun.http.ApiConfig;
+import io.outrun.http.ApiNode;
+import io.outrun.owner.OwnerLimits;
+import io.outrun.service.Core;
+import io.outrun.store.DatabaseConfig;
+import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
+import io.outrun.testing.TestDatabase;
+import io.outrun.worker.testing.WorkerProcess;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 28: recurring schedules through JobRunr's recurring jobs, on two real worker JVMs. A
+ * 5-second schedule makes one execution per firing (labelled schedule=NAME, whatever the number
+ * of nodes) and none after its deletion; one whose runs outlast its interval skips firings.
+ */
+class ScheduleIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @Test
+    void aScheduleFiresOncePerFiringOnTwoNodesAndNeverAfterItsDeletion() throws Exception {
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        Rows rows = Rows.on(db.url(), db.user(), db.password());
+        try (Core core = Core.open(db, "api", OwnerLimits.DEFAULTS);
+             ApiNode api = ApiNode.start(core, ApiConfig.defaults("127.0.0.1", 0), "api");
+             WorkerProcess w1 = WorkerProcess.start(db, "sched-1", 2);
+             WorkerProcess w2 = WorkerProcess.start(db, "sched-2", 2)) {
+            String token = new TokenStore(core.pool()).create("alice").token();
+            String base = "http://127.0.0.1:" + api.port();
+
+            // Refusals, each naming its field.
+            assertThat(post(base, token, "{\"name\": \"x\", \"submission\": {\"command\": \"true\"}}").body())
+                    .contains("invalid_request", "cron");
+            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 1000, \"submission\": {\"command\": \"true\"}}").body())
+                    .contains("invalid_request", "everyMs");
+            assertThat(post(base, token, "{\"name\": \"x\", \"cron\": \"not a cron\", \"submission\": {\"command\": \"true\"}}")
+                    .body()).contains("invalid_request", "cron");
+            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"\"}}").body())
+                    .contains("invalid_request", "submission.command");
+            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\","
+                    + " \"waitMs\": 100}}").body()).contains("invalid_request", "submission.waitMs");
+            assertThat(post(base, token, "{\"name\": \"bad name!\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\"}}")
+                    .body()).contains("invalid_request", "name");
+
+            String tick = "{\"name\": \"tick\", \"everyMs\": 5000, \"submission\": {\"command\": \"echo tick\","
+                    + " \"labels\": {\"team\": \"data\"}, \"env\": {\"TZ\": \"UTC\"}}}";
+            HttpResponse<String> made = post(base, token, tick);
+            assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+            assertThat(post(base, token, tick).statusCode()).as("the same schedule again").isEqualTo(200);
+            assertThat(post(base, token, tick.replace("echo tick", "echo tock")).body()).contains("schedule_exists");
+            HttpResponse<String> slow = post(base, token, "{\"name\": \"slow\", \"everyMs\": 5000, \"overlap\": \"skip\","
+                    + " \"submission\": {\"command\": \"sleep 12\"}}");
+            assertThat(slow.statusCode()).as(slow.body()).isEqualTo(201);
+            assertThat(rows.single("SELECT count(*) FROM jobrunr_recurring_jobs WHERE id LIKE 'outrun-schedule-%'"))
+                    .as("on the dashboard's Recurring Jobs page").isEqualTo(2L);
+
+            Await.until("four firings of tick", Duration.ofSeconds(60), () ->
+                    rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'") >= 4 ? true : null);
+            // One execution per firing: as many as firing jobs that fired, each once, ~5 s apart.
+            JsonNode listed = JSON.readTree(get(base, token, "/v1/executions?label=schedule=tick&limit=100"));
+            assertThat(listed.get("executions")).isNotEmpty();
+            assertThat(listed.get("executions").get(0).at("/labels/team").asText()).isEqualTo("data");
+            long fired = rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'");
+            long firingJobs = rows.single("SELECT count(*) FROM jobrunr_jobs j JOIN schedules s"
+                    + " ON s.recurring_job_id = j.recurringjobid WHERE s.name = 'tick' AND j.state = 'SUCCEEDED'");
+            assertThat(firingJobs).isBetween(fired, fired + 1); // one may be ended between the two reads
+            assertThat(rows.single("SELECT count(*) FROM (SELECT created_at - lag(created_at) OVER (ORDER BY created_at) AS gap"
+                    + " FROM executions WHERE labels->>'schedule' = 'tick') g WHERE gap < interval '3 seconds'"))
+                    .as("no two executions of one firing").isEqualTo(0L);
+            String done = Await.until("a tick that ran", Duration.ofSeconds(30), () -> {
+                String b = get(base, token, "/v1/executions?label=schedule=tick&status=succeeded&limit=1");
+                return b.contains("\"executionId\"") ? b : null;
+            });
+            String id = JSON.readTree(done).at("/executions/0/executionId").asText();
+            assertThat(get(base, token, "/v1/executions/" + id)).contains("tick\\n");
+
+            // Overlap skip: never two of "slow" queued or running at once, and firings were skipped.
+            assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'slow'"
+                    + " AND status IN ('queued', 'running')")).isLessThanOrEqualTo(1L);
+            JsonNode list = JSON.readTree(get(base, token, "/v1/schedules"));
+            assertThat(list.get("schedules")).hasSize(2);
+            JsonNode slowView = list.get("schedules").get(0);
+            assertThat(slowView.get("name").asText()).isEqualTo("slow");
+            assertThat(slowView.get("skipped").asLong()).isGreaterThanOrEqualTo(1);
+
+            // Deleted: no firing after it runs anything.
+            assertThat(delete(base, token, "/v1/schedules/tick").statusCode()).isEqualTo(204);
+            assertThat(delete(base, token, "/v1/schedules/tick").statusCode()).isEqualTo(404);
+            long atDelete = rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'");
+            Thread.sleep(15_000); // three intervals: a firing made ahead of the delete must run nothing
+            assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'")).isEqualTo(atDelete);
+            assertThat(rows.single("SELECT count(*) FROM jobrunr_recurring_jobs WHERE id LIKE 'outrun-schedule-%'"))
+                    .isEqualTo(1L);
+            assertThat(rows.single("SELECT count(*) FROM jobrunr_jobs j WHERE j.state IN ('ENQUEUED', 'SCHEDULED')"
+                    + " AND j.recurringjobid LIKE 'outrun-schedule-%' AND j.recurringjobid NOT IN (SELECT recurring_job_id"
+                    + " FROM schedules)")).as("the deleted schedule's firings were ended").isEqualTo(0L);
+            List<String> names = JSON.readTree(get(base, token, "/v1/schedules")).findValuesAsText("name");
+            assertThat(names).containsExactly("slow");
+        }
+    }
+
+    private HttpResponse<String> post(String base, String token, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + "/v1/schedules")).header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> delete(String base, String token, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
+                .DELETE().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private String get(String base, String token, String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
+                    .GET().build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
