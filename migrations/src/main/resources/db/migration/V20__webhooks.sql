@@ -1,11 +1,17 @@
 -- Completion webhooks (issue 28). An owner's signing secret, sealed with the operator's key as
 -- secrets are (V17): Standard Webhooks signs with the secret itself, so it is kept, never hashed.
+-- After a rotation the previous secret signs too (a second v1 signature) for the delivery window,
+-- so receivers can move to the new one without refusing events meanwhile.
 CREATE TABLE webhook_secrets (
-    owner       text        PRIMARY KEY CHECK (length(owner) BETWEEN 1 AND 200),
-    nonce       bytea       NOT NULL CHECK (length(nonce) = 12),
-    ciphertext  bytea       NOT NULL,
-    key_id      text        NOT NULL,
-    created_at  timestamptz NOT NULL DEFAULT now()
+    owner               text        PRIMARY KEY CHECK (length(owner) BETWEEN 1 AND 200),
+    nonce               bytea       NOT NULL CHECK (length(nonce) = 12),
+    ciphertext          bytea       NOT NULL,
+    key_id              text        NOT NULL,
+    created_at          timestamptz NOT NULL DEFAULT now(),
+    previous_nonce      bytea,
+    previous_ciphertext bytea,
+    previous_key_id     text,
+    rotated_at          timestamptz
 );
 
 -- One row per execution submitted with a webhook: stored with the execution, made due by its

@@ -117,7 +117,27 @@ final class ExecutionRoutes {
     void requireSubmittable(String owner, io.outrun.execution.Submission submission) {
         requireSecrets(owner, submission);
         if (submission.webhook() != null && !isRepeat(owner, submission)) {
+            requireWebhookAllowed(submission.webhook());
             webhooks.requireSecret(owner);
+        }
+    }
+
+    /**
+     * The operator's {@code --webhook-allow} decides, after resolving the name: a webhook must
+     * never reach into the fleet's own network.
+     */
+    private void requireWebhookAllowed(String webhook) {
+        io.outrun.egress.EgressPolicy allowed = config.webhooks();
+        if (allowed.isEmpty()) {
+            throw new ApiError(400, "webhook_not_allowed", "webhook: this server sends no webhooks (its operator has"
+                    + " allowed no destination).", "Submit without `webhook` and poll or follow the execution, or ask the"
+                    + " operator to allow your receiver with --webhook-allow.");
+        }
+        io.outrun.webhook.WebhookUrl url = io.outrun.webhook.WebhookUrl.parse(webhook);
+        io.outrun.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
+        if (!decision.allowed()) {
+            throw new ApiError(400, "webhook_not_allowed", "webhook: " + decision.refusal(),
+                    "Use a receiver the operator allows, or submit without `webhook`.");
         }
     }
 

@@ -121,9 +121,9 @@ final class SubmissionParser {
     }
 
     /**
-     * {@code "webhook": "https://…"}: where its end is POSTed (issue 28). Refused here when the
-     * operator's {@code --webhook-allow} does not allow it, after resolving the name: a webhook
-     * must never reach into the fleet's own network. (Each attempt checks again.)
+     * {@code "webhook": "https://…"}: where its end is POSTed (issue 28), checked in shape here;
+     * whether the operator allows it is asked after the idempotent-repeat check
+     * ({@code ExecutionRoutes#requireSubmittable}), and again before every attempt.
      */
     private String webhook(JsonNode root) {
         String text = string(root, "webhook", io.outrun.webhook.WebhookUrl.MAX_LENGTH);
@@ -135,17 +135,6 @@ final class SubmissionParser {
             url = io.outrun.webhook.WebhookUrl.parse(text);
         } catch (IllegalArgumentException e) {
             throw ApiError.invalid("webhook", e.getMessage());
-        }
-        io.outrun.egress.EgressPolicy allowed = config.webhooks();
-        if (allowed.isEmpty()) {
-            throw new ApiError(400, "webhook_not_allowed", "webhook: this server sends no webhooks (its operator has"
-                    + " allowed no destination).", "Submit without `webhook` and poll or follow the execution, or ask the"
-                    + " operator to allow your receiver with --webhook-allow.");
-        }
-        io.outrun.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
-        if (!decision.allowed()) {
-            throw new ApiError(400, "webhook_not_allowed", "webhook: " + decision.refusal(),
-                    "Use a receiver the operator allows, or submit without `webhook`.");
         }
         return text;
     }

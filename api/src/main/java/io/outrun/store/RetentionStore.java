@@ -22,7 +22,9 @@ public final class RetentionStore {
 
     /** Deletes a batch of executions that ended before the age, with their output. */
     private static final NamedSql DELETE_ROWS = NamedSql.of("""
-            WITH batch AS (SELECT id FROM executions WHERE finished_at < now() - :age_ms * interval '1 millisecond'
+            WITH batch AS (SELECT id FROM executions e WHERE finished_at < now() - :age_ms * interval '1 millisecond'
+                -- A webhook still being delivered (V20) keeps its execution: its event is made from the row.
+                AND NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.execution_id = e.id AND w.state = 'pending')
                 LIMIT :batch),
               gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id)
             DELETE FROM executions WHERE id IN (SELECT id FROM batch)""");

@@ -28,7 +28,8 @@ public final class WebhookStore {
     private static final NamedSql PUT_SECRET = NamedSql.of("""
             INSERT INTO webhook_secrets (owner, nonce, ciphertext, key_id) VALUES (:owner, :nonce, :ciphertext, :key_id)
             ON CONFLICT (owner) DO UPDATE SET nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext,
-              key_id = EXCLUDED.key_id, created_at = now()
+              key_id = EXCLUDED.key_id, created_at = now(), previous_nonce = webhook_secrets.nonce,
+              previous_ciphertext = webhook_secrets.ciphertext, previous_key_id = webhook_secrets.key_id, rotated_at = now()
             RETURNING created_at, (xmax <> 0) AS rotated""");
 
     private static final NamedSql HAS_SECRET = NamedSql.of("""
@@ -40,16 +41,32 @@ public final class WebhookStore {
      * another node may take it again. Also says when the next row not yet due becomes due.
      */
     private static final NamedSql TAKE = NamedSql.of("""
-            WITH due AS (SELECT w.execution_id FROM webhooks w WHERE w.state = 'pending' AND w.next_attempt_at <= now()
-                ORDER BY w.next_attempt_at LIMIT :n FOR UPDATE SKIP LOCKED),
+            WITH candidates AS (SELECT w.execution_id, e.owner, w.next_attempt_at FROM webhooks w
+                JOIN executions e ON e.id = w.execution_id
+                WHERE w.state = 'pending' AND w.next_attempt_at <= now() AND e.owner <> ALL (:busy::text[])
+                ORDER BY w.next_attempt_at LIMIT 200),
+              -- One per owner, oldest due first: an owner whose receivers hang holds one sender, not all.
+              fair AS (SELECT execution_id FROM (SELECT c.*, row_number() OVER (PARTITION BY c.owner
+                  ORDER BY c.next_attempt_at) AS k FROM candidates c) r WHERE r.k = 1 ORDER BY r.next_attempt_at LIMIT :n),
+              due AS (SELECT w.execution_id FROM webhooks w WHERE w.execution_id IN (SELECT execution_id FROM fair)
+                AND w.state = 'pending' AND w.next_attempt_at <= now() FOR UPDATE SKIP LOCKED),
+              -- Past the window (attempts that never wrote back, their nodes gone): failed, not taken.
+              expired AS (UPDATE webhooks w SET state = 'failed', next_attempt_at = NULL,
+                last_error = coalesce(w.last_error, 'no attempt answered') || ' (gave up: the delivery window ended)'
+                FROM due WHERE w.execution_id = due.execution_id
+                  AND w.ended_at + :window_ms * interval '1 millisecond' < now()
+                RETURNING w.execution_id),
               taken AS (UPDATE webhooks w SET attempts = w.attempts + 1, last_attempt_at = now(),
                 next_attempt_at = now() + :hold_ms * interval '1 millisecond'
-                FROM due WHERE w.execution_id = due.execution_id
+                FROM due WHERE w.execution_id = due.execution_id AND w.execution_id NOT IN (SELECT execution_id FROM expired)
                 RETURNING w.execution_id, w.url, w.event_id, w.attempts, w.ended_at)
             SELECT t.*, e.owner, e.status, e.exit_code, e.error_code, e.error_message, e.attempt, e.labels::text AS labels_json,
               e.created_at, e.started_at, e.finished_at, s.nonce, s.ciphertext, s.key_id,
+              CASE WHEN s.rotated_at > now() - :window_ms * interval '1 millisecond' THEN s.previous_nonce END AS previous_nonce,
+              s.previous_ciphertext, s.previous_key_id,
               (SELECT ceil(extract(epoch FROM min(w.next_attempt_at) - now()) * 1000)::int8 FROM webhooks w
-                WHERE w.state = 'pending' AND w.next_attempt_at > now()) AS next_due_ms
+                WHERE w.state = 'pending' AND w.next_attempt_at > now()) AS next_due_ms,
+              (SELECT count(*) FROM candidates) AS candidates
             FROM (SELECT 1) one LEFT JOIN (taken t JOIN executions e ON e.id = t.execution_id
               LEFT JOIN webhook_secrets s ON s.owner = e.owner) ON true""");
 
@@ -105,36 +122,50 @@ public final class WebhookStore {
     public record Due(UUID executionId, String url, String eventId, int attempt, Instant endedAt, String owner,
                       String status, Integer exitCode, String errorCode, String errorMessage, int executionAttempt,
                       String labelsJson, Instant createdAt, Instant startedAt, Instant finishedAt,
-                      Sealed secret) {
+                      Sealed secret, Sealed previous) {
     }
 
-    /** What a take got, and in how many ms the next pending row becomes due (null: none). */
-    public record Taken(List<Due> due, Long nextDueMs) {
+    /**
+     * What a take got; in how many ms the next pending row becomes due (null: none); and whether
+     * more were due than it took ({@code more}: look again once a sender is free).
+     */
+    public record Taken(List<Due> due, Long nextDueMs, boolean more) {
     }
 
-    public Taken take(int n, Duration hold) {
-        NamedSql.Args args = NamedSql.Args.of("n", n, "hold_ms", hold.toMillis());
+    /**
+     * Takes up to {@code n} due deliveries, at most one per owner and none of {@code busy} (owners
+     * this node is sending to now), each held for {@code hold}; rows past {@code window} after
+     * their end are made {@code failed} instead.
+     */
+    public Taken take(int n, Duration hold, java.util.Set<String> busy, Duration window) {
+        NamedSql.Args args = NamedSql.Args.of("n", n, "hold_ms", hold.toMillis(), "busy", busy.toArray(new String[0]))
+                .and("window_ms", window.toMillis());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = TAKE.prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             List<Due> due = new ArrayList<>();
             Long next = null;
+            long candidates = 0;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     next = (Long) rs.getObject("next_due_ms");
+                    candidates = rs.getLong("candidates");
                     if (rs.getObject("execution_id") == null) {
                         continue;
                     }
                     byte[] nonce = rs.getBytes("nonce");
+                    byte[] previousNonce = rs.getBytes("previous_nonce");
                     due.add(new Due(rs.getObject("execution_id", UUID.class), rs.getString("url"), rs.getString("event_id"),
                             rs.getInt("attempts"), instant(rs.getTimestamp("ended_at")), rs.getString("owner"),
                             rs.getString("status"), (Integer) rs.getObject("exit_code"), rs.getString("error_code"),
                             rs.getString("error_message"), rs.getInt("attempt"), rs.getString("labels_json"),
                             instant(rs.getTimestamp("created_at")), instant(rs.getTimestamp("started_at")),
                             instant(rs.getTimestamp("finished_at")),
-                            nonce == null ? null : new Sealed(nonce, rs.getBytes("ciphertext"), rs.getString("key_id"))));
+                            nonce == null ? null : new Sealed(nonce, rs.getBytes("ciphertext"), rs.getString("key_id")),
+                            previousNonce == null ? null : new Sealed(previousNonce, rs.getBytes("previous_ciphertext"),
+                                    rs.getString("previous_key_id"))));
                 }
             }
-            return new Taken(due, next);
+            return new Taken(due, next, candidates > due.size());
         } catch (SQLException e) {
             throw new StoreException("cannot take due webhooks", e);
         }

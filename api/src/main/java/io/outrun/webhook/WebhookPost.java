@@ -26,6 +26,13 @@ import javax.net.ssl.SSLSocket;
 final class WebhookPost {
 
     private static final int MAX_STATUS_LINE = 8 * 1024;
+    /** Closes a send's socket at its deadline: the only bound on a TLS handshake or record a receiver trickles. */
+    private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "outrun-webhook-deadline");
+                t.setDaemon(true);
+                return t;
+            });
 
     private WebhookPost() {
     }
@@ -35,6 +42,15 @@ final class WebhookPost {
             throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         Socket plain = new Socket();
+        java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ScheduledFuture<?> kill = DEADLINES.schedule(() -> {
+            cut.set(true);
+            try {
+                plain.close(); // every blocked call on it (connect, handshake, read) throws now
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         try (plain) { // closes the TLS layer with it
             plain.connect(new InetSocketAddress(address, url.port()), (int) Math.max(1, timeout.toMillis()));
             plain.setSoTimeout((int) Math.max(1, timeout.toMillis()));
@@ -53,6 +69,13 @@ final class WebhookPost {
             out.write(body);
             out.flush();
             return status(s.getInputStream(), deadline);
+        } catch (IOException e) {
+            if (cut.get()) {
+                throw new IOException("the receiver did not answer within " + timeout.toSeconds() + " s", e);
+            }
+            throw e;
+        } finally {
+            kill.cancel(false);
         }
     }
 
@@ -74,8 +97,33 @@ final class WebhookPost {
         return ssl;
     }
 
-    /** Reads "HTTP/1.1 204 No Content" and answers 204; a receiver that trickles is bounded by the deadline. */
+    /**
+     * Reads "HTTP/1.1 204 No Content" and answers 204, past any interim 1xx answers (103 Early
+     * Hints, 100 Continue); a receiver that trickles is bounded by the deadline.
+     */
     private static int status(InputStream in, long deadline) throws IOException {
+        for (int interim = 0; interim < 8; interim++) {
+            int status = statusLine(line(in, deadline));
+            if (status >= 200) {
+                return status;
+            }
+            while (!line(in, deadline).isEmpty()) {
+                // an interim answer's headers, up to the blank line that ends them
+            }
+        }
+        throw new IOException("the receiver answered only interim (1xx) statuses");
+    }
+
+    private static int statusLine(String text) throws IOException {
+        String[] parts = text.trim().split(" ", 3);
+        if (parts.length < 2 || !parts[0].startsWith("HTTP/") || !parts[1].matches("[1-5]\\d{2}")) {
+            throw new IOException("the receiver did not answer HTTP");
+        }
+        return Integer.parseInt(parts[1]);
+    }
+
+    /** One line without its CR LF, at most 8 KiB. */
+    private static String line(InputStream in, long deadline) throws IOException {
         StringBuilder line = new StringBuilder();
         while (line.length() < MAX_STATUS_LINE) {
             if (System.nanoTime() - deadline > 0) {
@@ -86,14 +134,11 @@ final class WebhookPost {
                 throw new IOException("the receiver closed the connection without an answer");
             }
             if (b == '\n') {
-                break;
+                int end = line.length();
+                return end > 0 && line.charAt(end - 1) == '\r' ? line.substring(0, end - 1) : line.toString();
             }
             line.append((char) b);
         }
-        String[] parts = line.toString().trim().split(" ", 3);
-        if (parts.length < 2 || !parts[0].startsWith("HTTP/") || !parts[1].matches("\\d{3}")) {
-            throw new IOException("the receiver did not answer HTTP");
-        }
-        return Integer.parseInt(parts[1]);
+        throw new IOException("the receiver's answer has a line longer than " + MAX_STATUS_LINE + " bytes");
     }
 }

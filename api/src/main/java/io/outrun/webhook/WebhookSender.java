@@ -29,8 +29,11 @@ public final class WebhookSender implements AutoCloseable {
 
     /** An attempt's bound: connect, send, and the receiver's status line. */
     public static final Duration ATTEMPT_TIMEOUT = Duration.ofSeconds(10);
-    /** How long a taken row is this node's: past it (the node died mid-send) another node takes it. */
-    static final Duration HOLD = ATTEMPT_TIMEOUT.multipliedBy(3);
+    /**
+     * How long a taken row is this node's: past it (the node died mid-send) another node takes it.
+     * The attempt's bound, plus the name's lookup (the resolver's own timeouts), with room.
+     */
+    static final Duration HOLD = Duration.ofSeconds(60);
     static final Duration FIRST_RETRY = Duration.ofSeconds(5);
     static final Duration MAX_RETRY = Duration.ofMinutes(10);
     /** After this long past the end, a webhook no receiver took is {@code failed}. */
@@ -44,6 +47,8 @@ public final class WebhookSender implements AutoCloseable {
     private final String node;
     private final ExecutorService senders;
     private final Semaphore free = new Semaphore(SENDERS);
+    /** Owners this node sends to now: a take skips them, so one owner's hanging receivers hold one sender. */
+    private final java.util.Set<String> busy = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final Object signal = new Object();
     private final Thread loop;
     private volatile boolean running = true;
@@ -89,20 +94,22 @@ public final class WebhookSender implements AutoCloseable {
             try {
                 int n = free.availablePermits();
                 if (n > 0) {
-                    WebhookStore.Taken taken = store.take(n, HOLD);
+                    WebhookStore.Taken taken = store.take(n, HOLD, java.util.Set.copyOf(busy), WINDOW);
                     for (WebhookStore.Due due : taken.due()) {
                         free.acquireUninterruptibly();
+                        busy.add(due.owner());
                         senders.execute(() -> {
                             try {
                                 deliver(due);
                             } finally {
+                                busy.remove(due.owner());
                                 free.release();
                                 wake();
                             }
                         });
                     }
-                    if (taken.due().size() == n) {
-                        continue; // more may be due: look again once a sender is free
+                    if (taken.more() && !taken.due().isEmpty()) {
+                        continue; // more were due: look again (a free sender, another owner)
                     }
                     if (taken.nextDueMs() != null) {
                         waitMs = Math.max(1, Math.min(waitMs, taken.nextDueMs()));
@@ -181,7 +188,16 @@ public final class WebhookSender implements AutoCloseable {
         Map<String, String> headers = new LinkedHashMap<>();
         headers.put("webhook-id", d.eventId());
         headers.put("webhook-timestamp", Long.toString(timestamp));
-        headers.put("webhook-signature", WebhookSignature.sign(secret.get(), d.eventId(), timestamp, body));
+        String signature = WebhookSignature.sign(secret.get(), d.eventId(), timestamp, body);
+        if (d.previous() != null) {
+            // Rotated within the window: the previous secret signs too (Standard Webhooks: space-separated).
+            Optional<String> previous = key.open(d.owner(), WebhookStore.SECRET_NAME,
+                    new SecretsKey.Sealed(d.previous().nonce(), d.previous().ciphertext(), d.previous().keyId()));
+            if (previous.isPresent()) {
+                signature += " " + WebhookSignature.sign(previous.get(), d.eventId(), timestamp, body);
+            }
+        }
+        headers.put("webhook-signature", signature);
         int status = WebhookPost.send(url, decision.target().address(), headers, body, ATTEMPT_TIMEOUT);
         if (status < 200 || status > 299) {
             throw new HttpStatus(status);

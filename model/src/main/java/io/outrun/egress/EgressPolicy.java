@@ -271,11 +271,27 @@ public final class EgressPolicy {
         return false;
     }
 
-    /** The IPv4 address inside an IPv4-compatible (::/96), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
+    /**
+     * The IPv4 address inside an IPv4-compatible (::/96), IPv4-mapped (::ffff:0:0/96, which a DNS
+     * AAAA answer may carry and the kernel connects to as IPv4), SIIT (::ffff:0:0:0/96), NAT64
+     * (64:ff9b::/96) or 6to4 (2002::/16) address.
+     */
     private static byte[] embeddedIpv4(byte[] b) {
         boolean zeros96 = true;
         for (int i = 0; i < 12; i++) {
             zeros96 &= b[i] == 0;
+        }
+        boolean mapped = true; // ::ffff:a.b.c.d
+        for (int i = 0; i < 10; i++) {
+            mapped &= b[i] == 0;
+        }
+        mapped &= (b[10] & 0xff) == 0xff && (b[11] & 0xff) == 0xff;
+        boolean siit = (b[8] & 0xff) == 0xff && (b[9] & 0xff) == 0xff && b[10] == 0 && b[11] == 0; // ::ffff:0:a.b.c.d
+        for (int i = 0; siit && i < 8; i++) {
+            siit = b[i] == 0;
+        }
+        if (mapped || siit) {
+            return new byte[] {b[12], b[13], b[14], b[15]};
         }
         boolean nat64 = (b[0] & 0xff) == 0 && (b[1] & 0xff) == 0x64 && (b[2] & 0xff) == 0xff && (b[3] & 0xff) == 0x9b;
         for (int i = 4; nat64 && i < 12; i++) {

@@ -70,6 +70,50 @@ class EgressPolicyTest {
     }
 
     @Test
+    void ipv4MappedAddressesFromDnsAreJudgedByTheirIpv4() throws Exception {
+        // A DNS AAAA answer ::ffff:127.0.0.1 comes back as an Inet6Address (not folded to IPv4), and
+        // the kernel connects to it as 127.0.0.1: it must count as loopback.
+        for (String v4 : new String[] {"127.0.0.1", "169.254.169.254", "10.0.0.1"}) {
+            byte[] b = new byte[16];
+            b[10] = (byte) 0xff;
+            b[11] = (byte) 0xff;
+            System.arraycopy(InetAddress.getByName(v4).getAddress(), 0, b, 12, 4);
+            assertThat(EgressPolicy.internal(java.net.Inet6Address.getByAddress(null, b, -1))).as("::ffff:" + v4).isTrue();
+            byte[] siit = new byte[16];
+            siit[8] = (byte) 0xff;
+            siit[9] = (byte) 0xff;
+            System.arraycopy(InetAddress.getByName(v4).getAddress(), 0, siit, 12, 4);
+            assertThat(EgressPolicy.internal(java.net.Inet6Address.getByAddress(null, siit, -1))).as("::ffff:0:" + v4).isTrue();
+        }
+        EgressPolicy any = EgressPolicy.parse(List.of("*"), host -> {
+            byte[] b = new byte[16];
+            b[10] = (byte) 0xff;
+            b[11] = (byte) 0xff;
+            b[12] = 127;
+            b[15] = 1;
+            return new InetAddress[] {java.net.Inet6Address.getByAddress(host, b, -1)};
+        }, EgressPolicy.WEBHOOK_FLAG);
+        EgressPolicy.Decision d = any.decide("mapped.example.org", 443);
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.refusal()).contains("internal address", "--webhook-allow").doesNotContain("outrun egress");
+    }
+
+    @Test
+    void aStarAllowsAnyPublicNameOnItsPorts() {
+        EgressPolicy p = EgressPolicy.parse(List.of("*"), host -> {
+            String a = DNS.get(host);
+            if (a == null) {
+                throw new UnknownHostException(host);
+            }
+            return new InetAddress[] {InetAddress.getByName(a)};
+        }, EgressPolicy.WEBHOOK_FLAG);
+        assertThat(p.decide("registry.example.org", 443).allowed()).isTrue();
+        assertThat(p.decide("registry.example.org", 8443).allowed()).isFalse();
+        assertThat(p.decide("rebind.example.org", 443).allowed()).isFalse();
+        assertThat(p.decide("93.184.216.34", 443).allowed()).as("* names hosts, not addresses").isFalse();
+    }
+
+    @Test
     void badEntriesAreNamed() {
         for (String bad : new String[] {"host:0", "host:x", "ho st", "*.", "::1", "[::1"}) {
             assertThatThrownBy(() -> EgressPolicy.parse(List.of(bad))).as(bad)

@@ -10,7 +10,7 @@ import picocli.CommandLine.Option;
 public final class WebhookOptions {
 
     @Option(names = "--webhook-allow", split = ",", defaultValue = "${env:OUTRUN_WEBHOOK_ALLOW}",
-            description = "Where completion webhooks may be sent: HOST, *.DOMAIN, an IP, or * for any public host, each"
+            description = "Where completion webhooks may be sent: HOST, *.DOMAIN, an IP, or * for any host name, each"
                     + " with :PORT (without: 80 and 443); names resolving to loopback, link-local or private addresses only"
                     + " when that address is listed literally. Give the API nodes and workers the same list (env"
                     + " OUTRUN_WEBHOOK_ALLOW; default none: submissions with a webhook answer 400)")

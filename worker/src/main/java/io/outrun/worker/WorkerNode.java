@@ -148,13 +148,23 @@ public final class WorkerNode implements AutoCloseable {
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
-        // Completion webhooks (issue 28): every node sends whichever is due, woken by the end's NOTIFY.
-        io.outrun.webhook.WebhookSender webhookSender = new io.outrun.webhook.WebhookSender(
-                new io.outrun.store.WebhookStore(core.pool()), config.secretsKey(), config.webhooks(), node).start();
+        // Completion webhooks (issue 28): every node that can send them (a --webhook-allow list and
+        // the key that opens the owners' signing secrets) sends whichever is due, woken by the end's
+        // NOTIFY. A node that could only fail them takes none.
+        boolean sendsWebhooks = !config.webhooks().isEmpty() && config.secretsKey() != null;
+        if (!sendsWebhooks && !config.webhooks().isEmpty()) {
+            LOG.warn("--webhook-allow is ignored without --secrets-key-file: this node cannot sign webhooks and sends none");
+        }
+        io.outrun.webhook.WebhookSender webhookSender = sendsWebhooks ? new io.outrun.webhook.WebhookSender(
+                new io.outrun.store.WebhookStore(core.pool()), config.secretsKey(), config.webhooks(), node).start() : null;
         this.webhooks = webhookSender;
         this.listener = new Listener(core.config(), node)
                 .on(wakeChannel, loop::wake)
-                .on(Channels.WEBHOOK, payload -> webhookSender.wake())
+                .on(Channels.WEBHOOK, payload -> {
+                    if (webhookSender != null) {
+                        webhookSender.wake();
+                    }
+                })
                 .on(Channels.CANCEL, payload -> leaseKeeper.cancel(UUID.fromString(payload)))
                 .on(Channels.STDIN, payload -> stdinFeeds.wake(UUID.fromString(payload)))
                 .every(config.heartbeat(), bound, leaseKeeper::beat)
