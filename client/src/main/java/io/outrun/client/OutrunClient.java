@@ -203,6 +203,26 @@ public final class OutrunClient {
                 com.fasterxml.jackson.databind.JsonNode.class).get("secret").asText();
     }
 
+    /**
+     * Makes a recurring schedule: each firing runs {@code request.submission()} as a new execution
+     * labelled {@code schedule=NAME}. The same schedule again answers it; another of that name is an
+     * {@link ApiException} {@code schedule_exists}.
+     */
+    public io.outrun.http.wire.Schedule createSchedule(io.outrun.http.wire.Schedule.Request request) {
+        return send(request("/v1/schedules", Duration.ZERO).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request))).build(), io.outrun.http.wire.Schedule.class);
+    }
+
+    /** This owner's schedules, by name. */
+    public io.outrun.http.wire.Schedule.Listing schedules() {
+        return send(request("/v1/schedules", Duration.ZERO).GET().build(), io.outrun.http.wire.Schedule.Listing.class);
+    }
+
+    /** Deletes a schedule: no later firing runs anything. An unknown one is {@code schedule_not_found}. */
+    public void deleteSchedule(String name) {
+        send(request("/v1/schedules/" + encodePath(name), Duration.ZERO).DELETE().build(), Void.class);
+    }
+
     /** This owner's secrets: names and times, never values. */
     public io.outrun.http.wire.SecretList secrets() {
         return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.http.wire.SecretList.class);

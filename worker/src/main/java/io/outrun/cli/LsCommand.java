@@ -20,6 +20,10 @@ final class LsCommand extends ClientCommand {
     @Option(names = "--after", description = "Continue after this page cursor (printed at the end of a full page)")
     String after;
 
+    @Option(names = "--label", paramLabel = "KEY=VALUE", description = "Only executions carrying this label (repeatable),"
+            + " e.g. schedule=nightly for a schedule's runs")
+    java.util.Map<String, String> labels;
+
     @Option(names = "--json", description = "Print the page as JSON")
     boolean json;
 
@@ -28,7 +32,7 @@ final class LsCommand extends ClientCommand {
         if (limit < 1) {
             throw new ConfigException("--limit must be at least 1, got " + limit);
         }
-        ExecutionPage page = client.list(status, limit, after);
+        ExecutionPage page = client.list(status, labels == null ? java.util.Map.of() : labels, limit, after);
         if (json) {
             printJson(page);
             return 0;
