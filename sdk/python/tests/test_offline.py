@@ -1,0 +1,142 @@
+"""Behaviour a live server does not show on demand (503s, a restarted attempt, 429), against a
+scripted fake server on loopback (http.server, no dependencies)."""
+
+import json
+import socket
+import threading
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import outrun
+
+
+class Fake:
+    """Answers each request with the next scripted (status, body, headers) for its method and path."""
+
+    def __init__(self):
+        self.script = {}
+        self.seen = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path.split("?")[0]
+                fake.seen.append((self.command, self.path, dict(self.headers), body))
+                queue = fake.script.get((self.command, path)) or [(404, _err("route_not_found", "no"), {})]
+                status, payload, headers = queue.pop(0) if len(queue) > 1 else queue[0]
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _err(code, message):
+    return {"status": "error", "error": {"code": code, "message": message}, "guidance": "do " + code}
+
+
+def _chunk(text, cursor, done=False, restarted=False, attempt=1):
+    return {"executionId": "e1", "status": "succeeded" if done else "running", "attempt": attempt,
+            "restarted": restarted, "stdout": {"text": text, "droppedBytes": 0, "totalBytes": 0},
+            "stderr": {"text": "", "droppedBytes": 0, "totalBytes": 0}, "cursor": cursor, "done": done,
+            "more": False, "exitCode": 0 if done else None, "guidance": "g"}
+
+
+EXEC = {"executionId": "e1", "status": "queued", "cursor": "c0", "guidance": "g",
+        "stdout": {"text": "", "truncated": False, "totalBytes": 0}, "stderr": {"truncated": False, "totalBytes": 0}}
+UNAVAILABLE = (503, _err("database_unavailable", "down"), {"Retry-After": "0"})
+
+
+class OfflineTest(unittest.TestCase):
+
+    def setUp(self):
+        self.fake = Fake()
+        self.o = outrun.Outrun(self.fake.url, "tok", retries=2)
+
+    def tearDown(self):
+        self.fake.close()
+
+    def test_get_is_retried_on_503(self):
+        self.fake.script[("GET", "/v1/executions/e1")] = [UNAVAILABLE, UNAVAILABLE, (200, EXEC, {})]
+        self.assertEqual(self.o.get("e1").id, "e1")
+        self.assertEqual(len(self.fake.seen), 3)
+        self.assertEqual(self.fake.seen[0][2]["Authorization"], "Bearer tok")
+
+    def test_get_gives_up_after_the_retries(self):
+        self.fake.script[("GET", "/v1/executions/e1")] = [UNAVAILABLE]
+        with self.assertRaises(outrun.Unavailable) as e:
+            self.o.get("e1")
+        self.assertEqual((e.exception.code, e.exception.retry_after, e.exception.status), ("database_unavailable", 0.0, 503))
+        self.assertEqual(len(self.fake.seen), 3)
+
+    def test_submit_without_key_is_not_retried(self):
+        self.fake.script[("POST", "/v1/executions")] = [UNAVAILABLE, (202, EXEC, {})]
+        with self.assertRaises(outrun.Unavailable):
+            self.o.run("echo hi")
+        self.assertEqual(len(self.fake.seen), 1)
+
+    def test_submit_with_key_is_retried(self):
+        self.fake.script[("POST", "/v1/executions")] = [UNAVAILABLE, (202, EXEC, {})]
+        self.assertEqual(self.o.run("echo hi", idempotency_key="k1", max_attempts=1).id, "e1")
+        self.assertEqual(len(self.fake.seen), 2)
+        method, path, headers, body = self.fake.seen[1]
+        self.assertEqual(headers["Idempotency-Key"], "k1")
+        self.assertEqual(json.loads(body), {"command": "echo hi", "maxAttempts": 1})
+
+    def test_rate_limited(self):
+        self.fake.script[("POST", "/v1/executions")] = [(429, _err("too_many_queued", "cap"), {"Retry-After": "10"})]
+        with self.assertRaises(outrun.RateLimited) as e:
+            self.o.run("echo hi", idempotency_key="k")
+        self.assertEqual((e.exception.code, e.exception.retry_after), ("too_many_queued", 10.0))
+        self.assertEqual(len(self.fake.seen), 1)
+
+    def test_follow_reports_a_restarted_attempt(self):
+        self.fake.script[("GET", "/v1/executions/e1/output")] = [
+            (200, _chunk("a\n", "c1"), {}), (200, _chunk("", "c2"), {}),
+            (200, _chunk("a\n", "c3", restarted=True, attempt=2), {}), (200, _chunk("b\n", "c4", done=True, attempt=2), {})]
+        chunks = list(self.o.follow("e1"))
+        self.assertEqual([(c.stdout.text, c.restarted, c.done) for c in chunks],
+                         [("a\n", False, False), ("a\n", True, False), ("b\n", False, True)])
+        cursors = [p for m, p, h, b in self.fake.seen]
+        self.assertEqual(cursors[0], "/v1/executions/e1/output?waitMs=30000")
+        self.assertTrue(cursors[1].startswith("/v1/executions/e1/output?cursor=c1&"))
+        self.assertTrue(cursors[3].startswith("/v1/executions/e1/output?cursor=c3&"))
+
+    def test_unreachable(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()  # nothing listens there now
+        o = outrun.Outrun(f"http://127.0.0.1:{port}", "t", retries=1)
+        with self.assertRaises(outrun.Unreachable) as e:
+            o.get("e1")
+        self.assertIsNone(e.exception.status)
+        self.assertIsInstance(e.exception, outrun.OutrunError)
+
+    def test_answer_without_error_shape(self):
+        self.fake.script[("GET", "/v1/executions/e1")] = [(502, {"oops": 1}, {})]
+        with self.assertRaises(outrun.Unreachable) as e:
+            self.o.get("e1")
+        self.assertEqual(e.exception.status, 502)
+
+
+if __name__ == "__main__":
+    unittest.main()
