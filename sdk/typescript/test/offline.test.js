@@ -1,0 +1,104 @@
+// Behaviour a live server does not show on demand (503s, a restarted attempt, 429), against a
+// scripted fake server on loopback (node:http, no dependencies).
+import { test, describe, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import {
+  Outrun, OutrunError, UnavailableError, RateLimitedError, UnreachableError,
+} from '@outrun/client';
+
+const err = (code, message) => ({ status: 'error', error: { code, message }, guidance: `do ${code}` });
+const chunk = (text, cursor, { done = false, restarted = false, attempt = 1 } = {}) => ({
+  executionId: 'e1', status: done ? 'succeeded' : 'running', attempt, restarted,
+  stdout: { text, droppedBytes: 0, totalBytes: 0 }, stderr: { text: '', droppedBytes: 0, totalBytes: 0 },
+  cursor, done, more: false, exitCode: done ? 0 : null, guidance: 'g',
+});
+const EXEC = { executionId: 'e1', status: 'queued', cursor: 'c0', guidance: 'g' };
+const UNAVAILABLE = [503, err('database_unavailable', 'down'), { 'Retry-After': '0' }];
+
+describe('offline (scripted fake server)', () => {
+  let server, url, script, seen, o;
+
+  beforeEach(async () => {
+    script = {};
+    seen = [];
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        const path = req.url.split('?')[0];
+        seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+        const queue = script[`${req.method} ${path}`] ?? [[404, err('route_not_found', 'no'), {}]];
+        const [status, payload, headers] = queue.length > 1 ? queue.shift() : queue[0];
+        res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+        res.end(JSON.stringify(payload));
+      });
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${server.address().port}`;
+    o = new Outrun(url, { token: 'tok', retries: 2 });
+  });
+
+  afterEach(() => new Promise((resolve) => server.close(resolve)));
+
+  test('a GET is retried on 503', async () => {
+    script['GET /v1/executions/e1'] = [UNAVAILABLE, UNAVAILABLE, [200, EXEC, {}]];
+    assert.equal((await o.get('e1')).executionId, 'e1');
+    assert.equal(seen.length, 3);
+    assert.equal(seen[0].headers.authorization, 'Bearer tok');
+  });
+
+  test('a GET gives up after the retries', async () => {
+    script['GET /v1/executions/e1'] = [UNAVAILABLE];
+    await assert.rejects(o.get('e1'), (e) => e instanceof UnavailableError && e.code === 'database_unavailable'
+      && e.retryAfter === 0 && e.status === 503 && e.guidance === 'do database_unavailable');
+    assert.equal(seen.length, 3);
+  });
+
+  test('a submit without a key is not retried', async () => {
+    script['POST /v1/executions'] = [UNAVAILABLE, [202, EXEC, {}]];
+    await assert.rejects(o.run('echo hi'), UnavailableError);
+    assert.equal(seen.length, 1);
+  });
+
+  test('a submit with a key is retried', async () => {
+    script['POST /v1/executions'] = [UNAVAILABLE, [202, EXEC, {}]];
+    assert.equal((await o.run('echo hi', { idempotencyKey: 'k1', maxAttempts: 1 })).executionId, 'e1');
+    assert.equal(seen.length, 2);
+    assert.equal(seen[1].headers['idempotency-key'], 'k1');
+    assert.equal(seen[1].headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(seen[1].body), { command: 'echo hi', maxAttempts: 1 });
+  });
+
+  test('429 is RateLimitedError with retryAfter', async () => {
+    script['POST /v1/executions'] = [[429, err('too_many_queued', 'cap'), { 'Retry-After': '10' }]];
+    await assert.rejects(o.run('echo hi', { idempotencyKey: 'k' }),
+      (e) => e instanceof RateLimitedError && e.code === 'too_many_queued' && e.retryAfter === 10);
+    assert.equal(seen.length, 1);
+  });
+
+  test('follow reports a restarted attempt and passes cursors on', async () => {
+    script['GET /v1/executions/e1/output'] = [
+      [200, chunk('a\n', 'c1'), {}], [200, chunk('', 'c2'), {}],
+      [200, chunk('a\n', 'c3', { restarted: true, attempt: 2 }), {}], [200, chunk('b\n', 'c4', { done: true, attempt: 2 }), {}]];
+    const got = [];
+    for await (const c of o.follow('e1')) got.push([c.stdout.text, c.restarted, c.done]);
+    assert.deepEqual(got, [['a\n', false, false], ['a\n', true, false], ['b\n', false, true]]);
+    assert.equal(seen[0].url, '/v1/executions/e1/output?waitMs=30000');
+    assert.ok(seen[1].url.startsWith('/v1/executions/e1/output?cursor=c1&'));
+    assert.ok(seen[3].url.startsWith('/v1/executions/e1/output?cursor=c3&'));
+  });
+
+  test('nothing listening is UnreachableError', async () => {
+    const port = server.address().port;
+    await new Promise((resolve) => server.close(resolve));
+    server = createServer(); // afterEach closes this one
+    const dead = new Outrun(`http://127.0.0.1:${port}`, { token: 't', retries: 1 });
+    await assert.rejects(dead.get('e1'), (e) => e instanceof UnreachableError && e instanceof OutrunError && e.status === undefined);
+  });
+
+  test('an answer without the error shape is UnreachableError', async () => {
+    script['GET /v1/executions/e1'] = [[502, { oops: 1 }, {}]];
+    await assert.rejects(o.get('e1'), (e) => e instanceof UnreachableError && e.status === 502);
+  });
+});
