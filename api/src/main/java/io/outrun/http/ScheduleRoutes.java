@@ -31,6 +31,9 @@ final class ScheduleRoutes {
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
+    /** A schedule's submission is kept with it (files included): small, so that 100 schedules stay small. */
+    static final int MAX_SUBMISSION_BYTES = 256 * 1024;
+
     private final Schedules schedules;
     private final SubmissionParser parser;
     private final BiConsumer<String, Submission> submittable;
@@ -75,9 +78,14 @@ final class ScheduleRoutes {
         if (body == null || !body.isObject()) {
             throw ApiError.invalid("submission", "is required: the body of a submit, such as {\"command\": \"make nightly\"}");
         }
+        byte[] submissionBytes = body.toString().getBytes(StandardCharsets.UTF_8);
+        if (submissionBytes.length > MAX_SUBMISSION_BYTES) {
+            throw ApiError.invalid("submission", "holds " + submissionBytes.length + " bytes; a schedule's submission is at most "
+                    + MAX_SUBMISSION_BYTES + " (it is stored with the schedule): keep large inputs in a `workspace`");
+        }
         SubmissionParser.Parsed parsed;
         try {
-            parsed = parser.parse(body.toString().getBytes(StandardCharsets.UTF_8), owner, null);
+            parsed = parser.parse(submissionBytes, owner, null);
         } catch (ApiError e) {
             throw e.inField("submission");
         }

@@ -39,19 +39,31 @@ public final class Firings {
         this.dispatcher = dispatcher;
     }
 
-    /** One pass: every firing enqueued now. Returns how many it handled. */
+    /** One pass: the firings enqueued now, in batches, for at most 4 s. Returns how many it handled. */
     public int fire() {
-        List<ScheduleStore.Firing> due = schedules.enqueuedFirings(50);
-        for (ScheduleStore.Firing f : due) {
-            try {
-                fire(f);
-            } catch (RuntimeException e) {
-                LOG.warn("could not fire job {} of recurring job {} ({}); trying again at the next pass", f.jobId(),
-                        f.recurringJobId(), e.toString());
+        long until = System.nanoTime() + 4_000_000_000L;
+        int handled = 0;
+        while (true) {
+            List<ScheduleStore.Firing> due = schedules.enqueuedFirings(BATCH);
+            int failed = 0;
+            for (ScheduleStore.Firing f : due) {
+                try {
+                    fire(f);
+                } catch (RuntimeException e) {
+                    failed++;
+                    LOG.warn("could not fire job {} of recurring job {} ({}); trying again at the next pass", f.jobId(),
+                            f.recurringJobId(), e.toString());
+                }
+            }
+            handled += due.size();
+            // A full batch may have more behind it; one that failed in part would only fail again now.
+            if (due.size() < BATCH || failed > 0 || System.nanoTime() - until > 0) {
+                return handled;
             }
         }
-        return due.size();
     }
+
+    private static final int BATCH = 50;
 
     private void fire(ScheduleStore.Firing f) {
         Optional<ScheduleStore.Row> found = schedules.byRecurringJob(f.recurringJobId());
@@ -66,7 +78,11 @@ public final class Firings {
         String key = "schedule-" + f.jobId();
         Optional<Execution> already = executions.findByIdempotencyKey(s.owner(), key);
         if (already.isPresent()) {
-            dispatcher.endFiring(f.jobId(), true, "fired execution " + already.get().id()); // a pass cut short
+            // A pass cut short after its submit: the schedule's last execution is this one.
+            if (!already.get().id().equals(s.lastExecutionId())) {
+                schedules.fired(s.recurringJobId(), already.get().id());
+            }
+            dispatcher.endFiring(f.jobId(), true, "fired execution " + already.get().id());
             return;
         }
         if (s.overlap().equals("skip") && s.lastExecutionId() != null) {
@@ -93,7 +109,16 @@ public final class Firings {
             return;
         }
         Execution e = inserted.execution();
-        schedules.fired(s.recurringJobId(), e.id());
+        if (schedules.byRecurringJob(s.recurringJobId()).isEmpty()) {
+            // Deleted while this firing was being made: its owner was told no firing runs after it.
+            service.cancel(e.id(), s.owner());
+            dispatcher.endFiring(f.jobId(), false, "its schedule was deleted as it fired: execution " + e.id()
+                    + " was cancelled");
+            return;
+        }
+        if (inserted.created()) {
+            schedules.fired(s.recurringJobId(), e.id()); // once, whichever sweeper made it
+        }
         dispatcher.endFiring(f.jobId(), true, "fired execution " + e.id());
         LOG.info("schedule {} of {} fired execution {}", s.name(), s.owner(), e.id());
     }

@@ -62,14 +62,18 @@ public final class Schedules {
         String rid = JOB_PREFIX + hash(owner + "\n" + name);
         RecurringJobBuilder job = RecurringJobBuilder.aRecurringJob().withId(rid)
                 .withName("schedule " + name + " of " + owner + ": " + preview(submission.command()))
-                .withLabels("owner:" + owner, "schedule:" + name)
+                // JobRunr keeps labels under 45 characters; the job's name carries both whole.
+                .withLabels(label("owner:" + owner), label("schedule:" + name))
                 .withAmountOfRetries(0)
                 .withZoneId(zone)
                 .<ScheduleFiring>withJobLambda(f -> f.fire(owner, name));
         try {
             job = cron != null ? job.withCron(cron) : job.withInterval(Duration.ofMillis(everyMs));
-        } catch (org.jobrunr.scheduling.ScheduleException | IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
+        } catch (RuntimeException e) {
+            if (refusedByJobRunr(e)) {
+                throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
+            }
+            throw e;
         }
         ScheduleStore.Row asked = new ScheduleStore.Row(owner, name, rid, cron, everyMs, zone.getId(), overlap,
                 SubmissionJson.write(submission), null, null, null, 0, 0);
@@ -78,6 +82,9 @@ public final class Schedules {
             Optional<ScheduleStore.Row> existing = store.get(owner, name);
             if (existing.isPresent()) {
                 if (same(existing.get(), asked)) {
+                    // Made again (JobRunr's save is an upsert): a create cut short between the row and
+                    // its recurring job is completed by its repeat.
+                    dispatcher.scheduler().createRecurrently(job);
                     return new Created(existing.get(), false);
                 }
                 throw new Refused(Refused.Why.EXISTS);
@@ -88,7 +95,7 @@ public final class Schedules {
             dispatcher.scheduler().createRecurrently(job);
         } catch (RuntimeException e) {
             store.delete(owner, name); // JobRunr refused it (its cron check): nothing is left half made
-            if (e instanceof org.jobrunr.scheduling.ScheduleException || e instanceof IllegalArgumentException) {
+            if (refusedByJobRunr(e)) {
                 throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
             }
             throw e;
@@ -105,6 +112,17 @@ public final class Schedules {
         Optional<String> rid = store.delete(owner, name);
         rid.ifPresent(id -> dispatcher.scheduler().deleteRecurringJob(id));
         return rid.isPresent();
+    }
+
+    /** JobRunr's own refusals of a schedule (its cron parser, its interval and label checks). */
+    private static boolean refusedByJobRunr(RuntimeException e) {
+        return e instanceof org.jobrunr.scheduling.ScheduleException
+                || e instanceof org.jobrunr.scheduling.cron.InvalidCronExpressionException
+                || e instanceof IllegalArgumentException;
+    }
+
+    private static String label(String text) {
+        return text.length() < 45 ? text : text.substring(0, 43) + "…";
     }
 
     private static boolean same(ScheduleStore.Row a, ScheduleStore.Row b) {

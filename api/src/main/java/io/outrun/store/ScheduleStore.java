@@ -41,7 +41,10 @@ public final class ScheduleStore {
             ON CONFLICT (owner, name) DO NOTHING
             RETURNING %s""".formatted(COLUMNS));
 
-    private static final NamedSql LIST = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE owner = :owner ORDER BY name");
+    /** A listing shows the command only: the submission itself (its files) is not read. */
+    private static final NamedSql LIST = NamedSql.of("SELECT " + COLUMNS.replace("submission::text AS submission_json",
+            "jsonb_build_object('command', submission->'command')::text AS submission_json")
+            + " FROM schedules WHERE owner = :owner ORDER BY name");
     private static final NamedSql GET = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE owner = :owner AND name = :name");
     private static final NamedSql BY_JOB = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE recurring_job_id = :rid");
     private static final NamedSql COUNT = NamedSql.of("SELECT count(*) FROM schedules WHERE owner = :owner");

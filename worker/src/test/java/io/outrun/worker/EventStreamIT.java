@@ -89,6 +89,29 @@ class EventStreamIT {
             }
             assertThat(again).noneMatch(e -> e.name().equals("output"));
 
+            // Output that stops inside a UTF-8 character waits for the rest without spinning (the
+            // held-back bytes are no reason to read again), then gives the character whole.
+            String split = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions"))
+                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"printf 'ab\\\\xe2\\\\x82'; sleep 3;"
+                            + " printf '\\\\xac done\\\\n'\"}")).build(), HttpResponse.BodyHandlers.ofString()).body())
+                    .get("executionId").asText();
+            List<String> lines = new ArrayList<>();
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(open(base, token, split, null),
+                    StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    lines.add(line);
+                }
+            }
+            assertThat(lines.stream().filter(l -> l.startsWith(": keep-alive")).count()).as("no spin").isLessThanOrEqualTo(2);
+            StringBuilder stdout = new StringBuilder();
+            for (String l : lines) {
+                if (l.startsWith("data: ") && l.contains("\"stream\":\"stdout\"")) {
+                    stdout.append(JSON.readTree(l.substring(6)).get("text").asText());
+                }
+            }
+            assertThat(stdout.toString()).isEqualTo("ab€ done\n");
+
             // Errors answer JSON before any stream starts.
             HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + id + "/events"))
                     .header("Authorization", "Bearer " + token).header("Last-Event-ID", "garbage").build(),

@@ -50,6 +50,12 @@ class ScheduleIT {
                     .contains("invalid_request", "everyMs");
             assertThat(post(base, token, "{\"name\": \"x\", \"cron\": \"not a cron\", \"submission\": {\"command\": \"true\"}}")
                     .body()).contains("invalid_request", "cron");
+            assertThat(post(base, token, "{\"name\": \"x\", \"cron\": \"61 * * * *\", \"submission\": {\"command\": \"true\"}}")
+                    .body()).contains("invalid_request", "cron");
+            String longName = "n".repeat(64);
+            assertThat(post(base, token, "{\"name\": \"" + longName + "\", \"cron\": \"0 3 * * *\", \"submission\":"
+                    + " {\"command\": \"true\"}}").statusCode()).as("a 64-character name").isEqualTo(201);
+            assertThat(delete(base, token, "/v1/schedules/" + longName).statusCode()).isEqualTo(204);
             assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"\"}}").body())
                     .contains("invalid_request", "submission.command");
             assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\","
