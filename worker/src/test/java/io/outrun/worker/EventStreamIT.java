@@ -9,12 +9,11 @@ import io.outrun.owner.OwnerLimits;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.TestDatabase;
+import io.outrun.worker.testing.ApiCalls;
 import io.outrun.worker.testing.WorkerProcess;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +34,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EventStreamIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
 
     record Event(String name, String id, JsonNode data) {
     }
@@ -47,16 +45,14 @@ class EventStreamIT {
              ApiNode api = ApiNode.start(core, ApiConfig.defaults("127.0.0.1", 0), "api");
              WorkerProcess w = WorkerProcess.start(db, "events-1", 2)) {
             String token = new TokenStore(core.pool()).create("alice").token();
-            String base = "http://127.0.0.1:" + api.port();
-            String submitted = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions"))
-                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"for i in $(seq 1 40); do echo out-$i;"
-                            + " echo err-$i >&2; sleep 0.1; done; exit 2\"}")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            ApiCalls a = ApiCalls.on(api.port(), token);
+            String submitted = a.post("/v1/executions", "{\"command\": \"for i in $(seq 1 40); do echo out-$i;"
+                    + " echo err-$i >&2; sleep 0.1; done; exit 2\"}").body();
             String id = JSON.readTree(submitted).get("executionId").asText();
 
             // First connection: read until some output came, then hang up mid-run.
             List<Event> first = new ArrayList<>();
-            try (InputStream in = open(base, token, id, null)) {
+            try (InputStream in = open(a, id, null)) {
                 read(in, first, events -> events.stream().filter(e -> e.name().equals("output")).count() >= 6);
             }
             assertThat(first.get(0).name()).isEqualTo("status");
@@ -65,7 +61,7 @@ class EventStreamIT {
             String lastId = first.get(first.size() - 1).id();
 
             List<Event> second = new ArrayList<>();
-            try (InputStream in = open(base, token, id, lastId)) {
+            try (InputStream in = open(a, id, lastId)) {
                 read(in, second, events -> events.stream().anyMatch(e -> e.name().equals("end")));
             }
             List<Event> all = new ArrayList<>(first);
@@ -84,20 +80,17 @@ class EventStreamIT {
 
             // After the end, a reconnect from the last id gets the end again and nothing twice.
             List<Event> again = new ArrayList<>();
-            try (InputStream in = open(base, token, id, end.id())) {
+            try (InputStream in = open(a, id, end.id())) {
                 read(in, again, events -> events.stream().anyMatch(e -> e.name().equals("end")));
             }
             assertThat(again).noneMatch(e -> e.name().equals("output"));
 
             // Output that stops inside a UTF-8 character waits for the rest without spinning (the
             // held-back bytes are no reason to read again), then gives the character whole.
-            String split = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions"))
-                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"printf 'ab\\\\xe2\\\\x82'; sleep 3;"
-                            + " printf '\\\\xac done\\\\n'\"}")).build(), HttpResponse.BodyHandlers.ofString()).body())
-                    .get("executionId").asText();
+            String split = JSON.readTree(a.post("/v1/executions", "{\"command\": \"printf 'ab\\\\xe2\\\\x82'; sleep 3;"
+                    + " printf '\\\\xac done\\\\n'\"}").body()).get("executionId").asText();
             List<String> lines = new ArrayList<>();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(open(base, token, split, null),
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(open(a, split, null),
                     StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
                     lines.add(line);
@@ -113,13 +106,10 @@ class EventStreamIT {
             assertThat(stdout.toString()).isEqualTo("ab€ done\n");
 
             // Errors answer JSON before any stream starts.
-            HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + id + "/events"))
-                    .header("Authorization", "Bearer " + token).header("Last-Event-ID", "garbage").build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> bad = a.send(a.request("/v1/executions/" + id + "/events").header("Last-Event-ID", "garbage")
+                    .build(), HttpResponse.BodyHandlers.ofString());
             assertThat(bad.statusCode()).isEqualTo(400);
-            HttpResponse<String> missing = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/executions/"
-                    + java.util.UUID.randomUUID() + "/events")).header("Authorization", "Bearer " + token).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> missing = a.get("/v1/executions/" + java.util.UUID.randomUUID() + "/events");
             assertThat(missing.statusCode()).isEqualTo(404);
             assertThat(missing.body()).contains("execution_not_found");
         }
@@ -130,13 +120,12 @@ class EventStreamIT {
                 .map(e -> e.data().get("text").asText()).collect(Collectors.joining());
     }
 
-    private InputStream open(String base, String token, String id, String lastEventId) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/executions/" + id + "/events"))
-                .header("Authorization", "Bearer " + token).header("Accept", "text/event-stream");
+    private static InputStream open(ApiCalls a, String id, String lastEventId) {
+        HttpRequest.Builder b = a.request("/v1/executions/" + id + "/events").header("Accept", "text/event-stream");
         if (lastEventId != null) {
             b.header("Last-Event-ID", lastEventId);
         }
-        HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> r = a.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
         return r.body();

@@ -11,10 +11,8 @@ import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
+import io.outrun.worker.testing.ApiCalls;
 import io.outrun.worker.testing.WorkerProcess;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +28,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ScheduleIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
 
     @Test
     void aScheduleFiresOncePerFiringOnTwoNodesAndNeverAfterItsDeletion() throws Exception {
@@ -41,35 +38,35 @@ class ScheduleIT {
              WorkerProcess w1 = WorkerProcess.start(db, "sched-1", 2);
              WorkerProcess w2 = WorkerProcess.start(db, "sched-2", 2)) {
             String token = new TokenStore(core.pool()).create("alice").token();
-            String base = "http://127.0.0.1:" + api.port();
+            ApiCalls a = ApiCalls.on(api.port(), token);
 
             // Refusals, each naming its field.
-            assertThat(post(base, token, "{\"name\": \"x\", \"submission\": {\"command\": \"true\"}}").body())
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"submission\": {\"command\": \"true\"}}").body())
                     .contains("invalid_request", "cron");
-            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 1000, \"submission\": {\"command\": \"true\"}}").body())
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"everyMs\": 1000, \"submission\": {\"command\": \"true\"}}").body())
                     .contains("invalid_request", "everyMs");
-            assertThat(post(base, token, "{\"name\": \"x\", \"cron\": \"not a cron\", \"submission\": {\"command\": \"true\"}}")
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"cron\": \"not a cron\", \"submission\": {\"command\": \"true\"}}")
                     .body()).contains("invalid_request", "cron");
-            assertThat(post(base, token, "{\"name\": \"x\", \"cron\": \"61 * * * *\", \"submission\": {\"command\": \"true\"}}")
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"cron\": \"61 * * * *\", \"submission\": {\"command\": \"true\"}}")
                     .body()).contains("invalid_request", "cron");
             String longName = "n".repeat(64);
-            assertThat(post(base, token, "{\"name\": \"" + longName + "\", \"cron\": \"0 3 * * *\", \"submission\":"
+            assertThat(a.post("/v1/schedules", "{\"name\": \"" + longName + "\", \"cron\": \"0 3 * * *\", \"submission\":"
                     + " {\"command\": \"true\"}}").statusCode()).as("a 64-character name").isEqualTo(201);
-            assertThat(delete(base, token, "/v1/schedules/" + longName).statusCode()).isEqualTo(204);
-            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"\"}}").body())
+            assertThat(a.delete("/v1/schedules/" + longName).statusCode()).isEqualTo(204);
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"\"}}").body())
                     .contains("invalid_request", "submission.command");
-            assertThat(post(base, token, "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\","
+            assertThat(a.post("/v1/schedules", "{\"name\": \"x\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\","
                     + " \"waitMs\": 100}}").body()).contains("invalid_request", "submission.waitMs");
-            assertThat(post(base, token, "{\"name\": \"bad name!\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\"}}")
+            assertThat(a.post("/v1/schedules", "{\"name\": \"bad name!\", \"everyMs\": 5000, \"submission\": {\"command\": \"true\"}}")
                     .body()).contains("invalid_request", "name");
 
             String tick = "{\"name\": \"tick\", \"everyMs\": 5000, \"submission\": {\"command\": \"echo tick\","
                     + " \"labels\": {\"team\": \"data\"}, \"env\": {\"TZ\": \"UTC\"}}}";
-            HttpResponse<String> made = post(base, token, tick);
+            HttpResponse<String> made = a.post("/v1/schedules", tick);
             assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
-            assertThat(post(base, token, tick).statusCode()).as("the same schedule again").isEqualTo(200);
-            assertThat(post(base, token, tick.replace("echo tick", "echo tock")).body()).contains("schedule_exists");
-            HttpResponse<String> slow = post(base, token, "{\"name\": \"slow\", \"everyMs\": 5000, \"overlap\": \"skip\","
+            assertThat(a.post("/v1/schedules", tick).statusCode()).as("the same schedule again").isEqualTo(200);
+            assertThat(a.post("/v1/schedules", tick.replace("echo tick", "echo tock")).body()).contains("schedule_exists");
+            HttpResponse<String> slow = a.post("/v1/schedules", "{\"name\": \"slow\", \"everyMs\": 5000, \"overlap\": \"skip\","
                     + " \"submission\": {\"command\": \"sleep 12\"}}");
             assertThat(slow.statusCode()).as(slow.body()).isEqualTo(201);
             assertThat(rows.single("SELECT count(*) FROM jobrunr_recurring_jobs WHERE id LIKE 'outrun-schedule-%'"))
@@ -78,7 +75,7 @@ class ScheduleIT {
             Await.until("four firings of tick", Duration.ofSeconds(60), () ->
                     rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'") >= 4 ? true : null);
             // One execution per firing: as many as firing jobs that fired, each once, ~5 s apart.
-            JsonNode listed = JSON.readTree(get(base, token, "/v1/executions?label=schedule=tick&limit=100"));
+            JsonNode listed = JSON.readTree(a.read("/v1/executions?label=schedule=tick&limit=100"));
             assertThat(listed.get("executions")).isNotEmpty();
             assertThat(listed.get("executions").get(0).at("/labels/team").asText()).isEqualTo("data");
             long fired = rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'");
@@ -89,24 +86,24 @@ class ScheduleIT {
                     + " FROM executions WHERE labels->>'schedule' = 'tick') g WHERE gap < interval '3 seconds'"))
                     .as("no two executions of one firing").isEqualTo(0L);
             String done = Await.until("a tick that ran", Duration.ofSeconds(30), () -> {
-                String b = get(base, token, "/v1/executions?label=schedule=tick&status=succeeded&limit=1");
+                String b = a.read("/v1/executions?label=schedule=tick&status=succeeded&limit=1");
                 return b.contains("\"executionId\"") ? b : null;
             });
             String id = JSON.readTree(done).at("/executions/0/executionId").asText();
-            assertThat(get(base, token, "/v1/executions/" + id)).contains("tick\\n");
+            assertThat(a.read("/v1/executions/" + id)).contains("tick\\n");
 
             // Overlap skip: never two of "slow" queued or running at once, and firings were skipped.
             assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'slow'"
                     + " AND status IN ('queued', 'running')")).isLessThanOrEqualTo(1L);
-            JsonNode list = JSON.readTree(get(base, token, "/v1/schedules"));
+            JsonNode list = JSON.readTree(a.read("/v1/schedules"));
             assertThat(list.get("schedules")).hasSize(2);
             JsonNode slowView = list.get("schedules").get(0);
             assertThat(slowView.get("name").asText()).isEqualTo("slow");
             assertThat(slowView.get("skipped").asLong()).isGreaterThanOrEqualTo(1);
 
             // Deleted: no firing after it runs anything.
-            assertThat(delete(base, token, "/v1/schedules/tick").statusCode()).isEqualTo(204);
-            assertThat(delete(base, token, "/v1/schedules/tick").statusCode()).isEqualTo(404);
+            assertThat(a.delete("/v1/schedules/tick").statusCode()).isEqualTo(204);
+            assertThat(a.delete("/v1/schedules/tick").statusCode()).isEqualTo(404);
             long atDelete = rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'");
             Thread.sleep(15_000); // three intervals: a firing made ahead of the delete must run nothing
             assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'")).isEqualTo(atDelete);
@@ -115,28 +112,8 @@ class ScheduleIT {
             assertThat(rows.single("SELECT count(*) FROM jobrunr_jobs j WHERE j.state IN ('ENQUEUED', 'SCHEDULED')"
                     + " AND j.recurringjobid LIKE 'outrun-schedule-%' AND j.recurringjobid NOT IN (SELECT recurring_job_id"
                     + " FROM schedules)")).as("the deleted schedule's firings were ended").isEqualTo(0L);
-            List<String> names = JSON.readTree(get(base, token, "/v1/schedules")).findValuesAsText("name");
+            List<String> names = JSON.readTree(a.read("/v1/schedules")).findValuesAsText("name");
             assertThat(names).containsExactly("slow");
-        }
-    }
-
-    private HttpResponse<String> post(String base, String token, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + "/v1/schedules")).header("Authorization", "Bearer " + token)
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
-                HttpResponse.BodyHandlers.ofString());
-    }
-
-    private HttpResponse<String> delete(String base, String token, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
-                .DELETE().build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private String get(String base, String token, String path) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
-                    .GET().build(), HttpResponse.BodyHandlers.ofString()).body();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -13,13 +13,11 @@ import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
 import io.outrun.testing.TestDatabase;
+import io.outrun.worker.testing.ApiCalls;
 import io.outrun.worker.testing.WorkerProcess;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,7 +46,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WebhookIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient http = HttpClient.newHttpClient();
 
     /** A local receiver: records each request; {@code answer} says what to reply to the n-th (1-based). */
     static final class Receiver implements AutoCloseable {
@@ -117,44 +114,45 @@ class WebhookIT {
                 TokenStore tokens = new TokenStore(core.pool());
                 String alice = tokens.create("alice").token();
                 String bob = tokens.create("bob").token();
-                String base = "http://127.0.0.1:" + api.port();
+                ApiCalls a = ApiCalls.on(api.port(), alice);
+                ApiCalls asBob = ApiCalls.on(api.port(), bob);
 
                 // Refused at submit: no secret yet, then destinations off the list or inside the fleet.
                 String hook = "http://127.0.0.1:" + failOnce.port() + "/hooks/outrun?x=1";
-                HttpResponse<String> noSecret = post(base, alice, "/v1/executions",
+                HttpResponse<String> noSecret = a.post("/v1/executions",
                         "{\"command\": \"true\", \"webhook\": \"" + hook + "\"}");
                 assertThat(noSecret.statusCode()).isEqualTo(400);
                 assertThat(noSecret.body()).contains("webhook_secret_missing", "POST /v1/webhook-secret");
-                HttpResponse<String> made = post(base, alice, "/v1/webhook-secret", "");
+                HttpResponse<String> made = a.post("/v1/webhook-secret", "");
                 assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
                 String secret = JSON.readTree(made.body()).get("secret").asText();
                 assertThat(secret).startsWith("whsec_");
                 for (String refused : List.of("http://127.0.0.2:" + failOnce.port() + "/", "http://localhost:"
                         + failOnce.port() + "/", "http://127.0.0.1:9/", "https://example.invalid/")) {
-                    HttpResponse<String> r = post(base, alice, "/v1/executions",
+                    HttpResponse<String> r = a.post("/v1/executions",
                             "{\"command\": \"true\", \"webhook\": \"" + refused + "\"}");
                     assertThat(r.statusCode()).as(refused + " " + r.body()).isEqualTo(400);
                     assertThat(r.body()).as(refused).contains("webhook_not_allowed", "--webhook-allow");
                 }
                 for (String bad : List.of("ftp://127.0.0.1/", "http://user:pw@127.0.0.1:" + failOnce.port() + "/", "nope")) {
-                    HttpResponse<String> r = post(base, alice, "/v1/executions",
+                    HttpResponse<String> r = a.post("/v1/executions",
                             "{\"command\": \"true\", \"webhook\": \"" + bad + "\"}");
                     assertThat(r.statusCode()).as(bad).isEqualTo(400);
                     assertThat(r.body()).as(bad).contains("invalid_request", "webhook");
                 }
-                assertThat(post(base, bob, "/v1/executions", "{\"command\": \"true\", \"webhook\": \"" + hook + "\"}").body())
+                assertThat(asBob.post("/v1/executions", "{\"command\": \"true\", \"webhook\": \"" + hook + "\"}").body())
                         .contains("webhook_secret_missing");
 
                 try (WorkerProcess w1 = WorkerProcess.startWith(db, "hook-1", 2, "process", "--webhook-allow", allowArg,
                         "--secrets-key-file", keyFile.toString())) {
                     // 1. A receiver that answers 500 once gets the same event again, signed.
-                    String failOnceId = id(post(base, alice, "/v1/executions", "{\"command\": \"echo hi; exit 3\","
+                    String failOnceId = id(a.post("/v1/executions", "{\"command\": \"echo hi; exit 3\","
                             + " \"labels\": {\"job\": \"nightly\"}, \"webhook\": \"" + hook + "\"}"));
                     // 2. A receiver down for a minute after the end.
-                    String downId = id(post(base, alice, "/v1/executions", "{\"command\": \"true\", \"webhook\":"
+                    String downId = id(a.post("/v1/executions", "{\"command\": \"true\", \"webhook\":"
                             + " \"http://127.0.0.1:" + downPort + "/\"}"));
                     String failed = Await.until("the fail-once webhook delivered", Duration.ofSeconds(40), () -> {
-                        String b = get(base, alice, "/v1/executions/" + failOnceId);
+                        String b = a.read("/v1/executions/" + failOnceId);
                         return b.contains("\"state\":\"delivered\"") ? b : null;
                     });
                     JsonNode hookView = JSON.readTree(failed).get("webhook");
@@ -183,7 +181,7 @@ class WebhookIT {
                             .isGreaterThanOrEqualTo(4);
 
                     // 3. The node is SIGKILLed while its attempt waits on the receiver: another node sends it.
-                    String heldId = id(post(base, alice, "/v1/executions", "{\"command\": \"echo held\", \"webhook\":"
+                    String heldId = id(a.post("/v1/executions", "{\"command\": \"echo held\", \"webhook\":"
                             + " \"http://127.0.0.1:" + holdFirst.port() + "/\"}"));
                     assertThat(firstHeld.await(30, TimeUnit.SECONDS)).isTrue();
                     w1.kill();
@@ -191,7 +189,7 @@ class WebhookIT {
                     try (WorkerProcess w2 = WorkerProcess.startWith(db, "hook-2", 2, "process", "--webhook-allow", allowArg,
                             "--secrets-key-file", keyFile.toString())) {
                         String held = Await.until("the held webhook delivered by the other node", Duration.ofSeconds(100), () -> {
-                            String b = get(base, alice, "/v1/executions/" + heldId);
+                            String b = a.read("/v1/executions/" + heldId);
                             return b.contains("\"state\":\"delivered\"") ? b : null;
                         });
                         assertThat(JSON.readTree(held).at("/webhook/attempts").asInt()).isEqualTo(2);
@@ -199,7 +197,7 @@ class WebhookIT {
                         assertThat(holdFirst.hits.get(0).id()).isEqualTo(holdFirst.hits.get(1).id());
 
                         // 2, continued: the receiver comes up a minute after the end and still gets it.
-                        String pending = get(base, alice, "/v1/executions/" + downId);
+                        String pending = a.read("/v1/executions/" + downId);
                         JsonNode downView = JSON.readTree(pending).get("webhook");
                         assertThat(downView.get("state").asText()).as(pending).isEqualTo("pending");
                         assertThat(downView.get("lastError").asText()).contains("no answer");
@@ -211,7 +209,7 @@ class WebhookIT {
                         try (Receiver late = new Receiver(downPort, n -> 200)) {
                             String got = Await.until("the webhook of the receiver that was down", Duration.ofSeconds(90),
                                     () -> {
-                                        String b = get(base, alice, "/v1/executions/" + downId);
+                                        String b = a.read("/v1/executions/" + downId);
                                         return b.contains("\"state\":\"delivered\"") ? b : null;
                                     });
                             assertThat(late.hits).hasSize(1);
@@ -221,14 +219,14 @@ class WebhookIT {
 
                         // A rotated secret signs from now on; the previous one signs beside it (space-separated
                         // Standard Webhooks signatures) for the delivery window, so receivers can move over.
-                        HttpResponse<String> rotated = post(base, alice, "/v1/webhook-secret", "");
+                        HttpResponse<String> rotated = a.post("/v1/webhook-secret", "");
                         assertThat(rotated.statusCode()).isEqualTo(200);
                         String newSecret = JSON.readTree(rotated.body()).get("secret").asText();
                         assertThat(newSecret).isNotEqualTo(secret);
-                        String afterId = id(post(base, alice, "/v1/executions", "{\"command\": \"true\", \"webhook\": \""
+                        String afterId = id(a.post("/v1/executions", "{\"command\": \"true\", \"webhook\": \""
                                 + hook + "\"}"));
                         Await.until("the webhook after the rotation", Duration.ofSeconds(30), () ->
-                                get(base, alice, "/v1/executions/" + afterId).contains("\"state\":\"delivered\"") ? true : null);
+                                a.read("/v1/executions/" + afterId).contains("\"state\":\"delivered\"") ? true : null);
                         Receiver.Hit last = failOnce.hits.get(failOnce.hits.size() - 1);
                         assertThat(last.body()).contains(afterId);
                         assertThat(last.signature().split(" ")).containsExactly(
@@ -252,20 +250,5 @@ class WebhookIT {
         JsonNode n = JSON.readTree(r.body());
         assertThat(n.at("/webhook/state").asText()).isEqualTo("waiting");
         return n.get("executionId").asText();
-    }
-
-    private HttpResponse<String> post(String base, String token, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
-                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private String get(String base, String token, String path) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create(base + path)).header("Authorization", "Bearer " + token)
-                    .timeout(Duration.ofSeconds(60)).GET().build(), HttpResponse.BodyHandlers.ofString()).body();
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
     }
 }
