@@ -108,14 +108,14 @@ public final class SubmissionStore {
                 .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()));
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
-            boolean withInputs = !s.inputs().isEmpty() || s.webhook() != null;
-            if (withInputs) {
+            boolean together = !s.inputs().isEmpty() || s.webhook() != null;
+            if (together) {
                 c.setAutoCommit(false);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     Execution inserted = newRow(rs, s);
-                    if (withInputs) {
+                    if (together) {
                         if (!s.inputs().isEmpty()) {
                             insertInputs(c, inserted.id(), s.inputs());
                         }
@@ -130,12 +130,12 @@ public final class SubmissionStore {
                     return new Inserted(inserted, true);
                 }
             } catch (SQLException | RuntimeException e) {
-                if (withInputs) {
+                if (together) {
                     c.rollback();
                 }
                 throw e;
             } finally {
-                if (withInputs && !c.getAutoCommit()) {
+                if (together && !c.getAutoCommit()) {
                     c.rollback(); // nothing left to commit on the idempotent path; the pool wants autocommit back
                     c.setAutoCommit(true);
                 }
