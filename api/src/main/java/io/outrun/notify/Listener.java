@@ -30,7 +30,7 @@ public final class Listener implements AutoCloseable {
 
     private final DatabaseConfig config;
     private final Map<String, Consumer<String>> handlers = new ConcurrentHashMap<>();
-    private final List<Periodic> ticks = new CopyOnWriteArrayList<>();
+    private final List<DueTick> ticks = new CopyOnWriteArrayList<>();
     private final String name;
     private volatile long timeoutMs = 10_000;
     private final Thread thread;
@@ -56,12 +56,12 @@ public final class Listener implements AutoCloseable {
         void run(Connection connection) throws SQLException;
     }
 
-    private static final class Periodic {
+    private static final class DueTick {
         final long periodNanos;
         final Tick tick;
         long dueNanos;
 
-        Periodic(long periodNanos, Tick tick) {
+        DueTick(long periodNanos, Tick tick) {
             this.periodNanos = periodNanos;
             this.tick = tick;
             this.dueNanos = System.nanoTime(); // at once: a node is known to the fleet from its start
@@ -75,7 +75,7 @@ public final class Listener implements AutoCloseable {
      * @param statementTimeout the bound of every statement on this connection (the smallest given wins)
      */
     public Listener every(Duration period, Duration statementTimeout, Tick tick) {
-        ticks.add(new Periodic(period.toNanos(), tick));
+        ticks.add(new DueTick(period.toNanos(), tick));
         timeoutMs = Math.min(timeoutMs, statementTimeout.toMillis());
         return this;
     }
@@ -98,7 +98,7 @@ public final class Listener implements AutoCloseable {
                 while (running) {
                     long now = System.nanoTime();
                     long waitMs = 1000;
-                    for (Periodic p : ticks) {
+                    for (DueTick p : ticks) {
                         waitMs = Math.min(waitMs, Math.max(0, (p.dueNanos - now) / 1_000_000));
                     }
                     // getNotifications(0) would block until a notification: wait at least 1 ms.
@@ -108,7 +108,7 @@ public final class Listener implements AutoCloseable {
                             dispatch(n);
                         }
                     }
-                    for (Periodic p : ticks) {
+                    for (DueTick p : ticks) {
                         if (System.nanoTime() - p.dueNanos >= 0) {
                             p.dueNanos = System.nanoTime() + p.periodNanos;
                             p.tick.run(c);
