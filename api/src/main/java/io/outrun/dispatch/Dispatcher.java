@@ -218,14 +218,25 @@ public final class Dispatcher {
      * @return true when the job was ended here
      */
     public boolean closeLeftOpen(UUID jobId, ExecutionStatus ended, String why, List<String> summary) {
+        return end(jobId, job -> (job.hasState(StateName.PROCESSING) || job.hasState(StateName.ENQUEUED))
+                // one that ended once is an admin's Requeue, which the sweep's dashboard watch ends again
+                && job.getJobStates().stream().noneMatch(s -> s.getName() == StateName.SUCCEEDED
+                        || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED), ended, why, summary);
+    }
+
+    /**
+     * Ends a job that {@code open} says is still open as {@code ended} (SUCCEEDED; DELETED for a
+     * cancel; else FAILED with {@code why}), with {@code summary} on its page, in one save under
+     * JobRunr's version check: a job someone wrote meanwhile keeps their write.
+     *
+     * @return true when the job was ended here
+     */
+    private boolean end(UUID jobId, java.util.function.Predicate<Job> open, ExecutionStatus ended, String why,
+                        List<String> summary) {
         try {
             Job job = storage.getJobById(jobId);
-            if (!job.hasState(StateName.PROCESSING) && !job.hasState(StateName.ENQUEUED)) {
+            if (!open.test(job)) {
                 return false;
-            }
-            if (job.getJobStates().stream().anyMatch(s -> s.getName() == StateName.SUCCEEDED
-                    || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED)) {
-                return false; // it ended once: an admin's Requeue, which the sweep's dashboard watch ends again
             }
             JobDashboardLogger page = new JobDashboardLogger(job);
             summary.forEach(page::info);
@@ -239,31 +250,19 @@ public final class Dispatcher {
         } catch (JobNotFoundException | ConcurrentJobModificationException e) {
             return false;
         } catch (RuntimeException e) {
-            LOG.warn("could not end JobRunr job {} left open: {}", jobId, e.toString());
+            LOG.warn("could not end JobRunr job {}: {}", jobId, e.toString());
             return false;
         }
     }
 
     /**
      * Ends a schedule's firing job (issue 28) once Outrun handled it: SUCCEEDED ({@code ran}) or
-     * DELETED, with {@code what} on its page. A firing someone ended meanwhile is left as it is.
+     * DELETED, with {@code what} on its page. Any ENQUEUED firing is ended, an admin's Requeue of
+     * one too (it runs nothing again: its execution is keyed by the job's id).
      */
     public void endFiring(UUID jobId, boolean ran, String what) {
-        try {
-            Job job = storage.getJobById(jobId);
-            if (!job.hasState(StateName.ENQUEUED)) {
-                return;
-            }
-            new JobDashboardLogger(job).info(what);
-            if (ran) {
-                job.succeeded();
-            } else {
-                job.delete(what);
-            }
-            storage.save(job);
-        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
-            // Ended elsewhere (the other sweeper at a hand-over, an admin): its end stands.
-        }
+        end(jobId, job -> job.hasState(StateName.ENQUEUED), ran ? ExecutionStatus.SUCCEEDED : ExecutionStatus.CANCELLED,
+                what, List.of(what));
     }
 
     public StorageProvider storage() {

@@ -51,47 +51,6 @@ public record Execution(
         Retry retry,
         Webhook webhook) {
 
-    /** Without a webhook ({@code webhook} null). */
-    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
-                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
-                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
-                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
-                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
-                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources,
-                     Instant startsAt, Retry retry) {
-        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
-                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
-                resources, startsAt, retry, null);
-    }
-
-    /** Without retries ({@code retry} null). */
-    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
-                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
-                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
-                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
-                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
-                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources,
-                     Instant startsAt) {
-        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
-                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
-                resources, startsAt, null);
-    }
-
-    /** Without a delayed start ({@code startsAt} null). */
-    public Execution(UUID id, String owner, String command, String image, String workdir, Map<String, String> env,
-                     Map<String, String> labels, long timeoutMs, int maxOutputBytes, ExecutionStatus status, int attempt,
-                     int maxAttempts, String leaseOwner, long leaseEpoch, long outputEpoch, Instant leaseExpiresAt,
-                     boolean cancelRequested, String idempotencyKey, int dispatchSeq, UUID jobId, Instant enqueuedAt,
-                     Instant createdAt, Instant startedAt, Instant finishedAt, Integer exitCode, String errorCode,
-                     String errorMessage, Captured stdout, Captured stderr, StdinState stdin, Resources resources) {
-        this(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
-                leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
-                enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, stdout, stderr, stdin,
-                resources, null, null);
-    }
-
     public Execution {
         stdin = stdin == null ? StdinState.NONE : stdin;
         resources = resources == null ? Resources.NONE : resources;

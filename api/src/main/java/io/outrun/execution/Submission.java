@@ -43,27 +43,20 @@ public record Submission(
         Retry retry,
         String webhook) {
 
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
-                      java.time.Instant startAt, Long delayMs, Retry retry) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, startAt, delayMs, retry, null);
-    }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
                       String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
                       java.time.Instant startAt, Long delayMs) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, startAt, delayMs, null);
+                stdin, resources, startAt, delayMs, null, null);
     }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
                       String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, null, null, null);
+                stdin, resources, null, null, null, null);
     }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,

@@ -43,17 +43,15 @@ final class EventStream {
             long deadline = System.nanoTime() + MAX_STREAM_MS * 1_000_000L;
             String shown = null; // status and attempt last sent
             OutputCursor at = cursor;
-            long[] seenBytes = {-1, -1}; // byte counts of the last read: only more than these wakes the loop
             while (System.nanoTime() - deadline < 0) {
                 OutputCursor from = at;
                 String[] seen = {shown};
+                // Woken only by something to send: bytes stored but not yet sendable (half a UTF-8
+                // character) are no news, or the loop would read again at once until they are.
                 Execution e = waiter.poll(id, KEEP_ALIVE_MS, () -> read.apply(from), x -> x.status().isTerminal()
                         || !(x.status().wire() + "/" + x.attempt()).equals(seen[0]) || x.outputEpoch() != from.epoch()
-                        || x.stdout().totalBytes() > Math.max(from.stdout(), seenBytes[0])
-                        || x.stderr().totalBytes() > Math.max(from.stderr(), seenBytes[1]));
+                        || sendable(x.stdout(), from.stdout()) || sendable(x.stderr(), from.stderr()));
                 boolean complete = e.status().isTerminal();
-                seenBytes[0] = e.outputEpoch() == from.epoch() ? e.stdout().totalBytes() : -1;
-                seenBytes[1] = e.outputEpoch() == from.epoch() ? e.stderr().totalBytes() : -1;
                 // A new attempt starts its output from zero; a cursor of an older one starts over.
                 OutputCursor base = from.epoch() == e.outputEpoch() ? from : new OutputCursor(e.outputEpoch(), 0, 0);
                 String state = e.status().wire() + "/" + e.attempt();
@@ -72,9 +70,6 @@ final class EventStream {
                 if (!r.text().isEmpty() || r.droppedBytes() > 0) {
                     write(out, event("output", at, output("stderr", r)));
                 }
-                if (o.more() || r.more()) {
-                    seenBytes[0] = seenBytes[1] = -1; // a budget cut: go on at once
-                }
                 if (complete && !o.more() && !r.more()) {
                     ObjectNode d = JSON.createObjectNode().put("status", e.status().wire()).put("attempt", e.attempt());
                     d.putPOJO("exitCode", e.exitCode());
@@ -89,6 +84,12 @@ final class EventStream {
                 }
             }
         }
+    }
+
+    /** Whether {@code c} holds output after {@code from} that a running execution's event can carry. */
+    private static boolean sendable(io.outrun.output.Captured c, long from) {
+        OutputSlicer.Slice s = OutputSlicer.since(c, from, false, 4); // one whole character is enough to know
+        return !s.text().isEmpty() || s.droppedBytes() > 0;
     }
 
     private static ObjectNode output(String stream, OutputSlicer.Slice s) {

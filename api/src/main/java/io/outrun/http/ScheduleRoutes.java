@@ -1,9 +1,6 @@
 package io.outrun.http;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectReader;
 import io.javalin.http.Context;
 import io.outrun.execution.Submission;
 import io.outrun.http.wire.Json;
@@ -27,9 +24,6 @@ import java.util.function.BiConsumer;
 final class ScheduleRoutes {
 
     private static final Set<String> FIELDS = Set.of("name", "cron", "everyMs", "timezone", "overlap", "submission");
-    private static final ObjectReader JSON = Json.mapper().reader()
-            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     /** A schedule's submission is kept with it (files included): small, so that 100 schedules stay small. */
     static final int MAX_SUBMISSION_BYTES = 256 * 1024;
@@ -50,24 +44,24 @@ final class ScheduleRoutes {
         String owner = ApiServer.owner(ctx);
         ExecutionRoutes.requireJson(ctx.header("Content-Type"));
         JsonNode root = read(BodyReader.read(ctx, maxBodyBytes));
-        String name = text(root, "name", 64);
+        String name = SubmissionParser.string(root, "name", 64);
         if (name == null || !name.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
             throw ApiError.invalid("name", "is required: 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit");
         }
-        String cron = text(root, "cron", 200);
+        String cron = SubmissionParser.string(root, "cron", 200);
         Long everyMs = root.has("everyMs") ? everyMs(root.get("everyMs")) : null;
         if ((cron == null) == (everyMs == null)) {
             throw ApiError.invalid("cron", "give exactly one of `cron` (\"0 * * * *\": minute hour day month weekday,"
                     + " or with seconds first) and `everyMs` (at least 5000)");
         }
         ZoneId zone;
-        String tz = text(root, "timezone", 64);
+        String tz = SubmissionParser.string(root, "timezone", 64);
         try {
             zone = tz == null ? ZoneId.of("UTC") : ZoneId.of(tz);
         } catch (DateTimeException e) {
             throw ApiError.invalid("timezone", "is not a time zone such as UTC or Europe/Paris");
         }
-        String overlap = text(root, "overlap", 16);
+        String overlap = SubmissionParser.string(root, "overlap", 16);
         if (overlap == null) {
             overlap = "skip";
         } else if (!overlap.equals("skip") && !overlap.equals("queue")) {
@@ -154,16 +148,8 @@ final class ScheduleRoutes {
     }
 
     private static JsonNode read(byte[] body) {
-        JsonNode root;
-        try {
-            root = JSON.readTree(body);
-        } catch (IOException e) {
-            throw ApiError.invalid("body", "is not valid JSON");
-        }
-        if (root == null || !root.isObject()) {
-            throw ApiError.invalid("body", "must be a JSON object such as {\"name\": \"nightly\", \"cron\": \"0 3 * * *\","
-                    + " \"submission\": {\"command\": \"make nightly\"}}");
-        }
+        JsonNode root = SubmissionParser.readObject(body, "{\"name\": \"nightly\", \"cron\": \"0 3 * * *\","
+                + " \"submission\": {\"command\": \"make nightly\"}}");
         for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String n = names.next();
             if (!FIELDS.contains(n)) {
@@ -172,17 +158,6 @@ final class ScheduleRoutes {
             }
         }
         return root;
-    }
-
-    private static String text(JsonNode root, String field, int max) {
-        JsonNode n = root.get(field);
-        if (n == null || n.isNull()) {
-            return null;
-        }
-        if (!n.isTextual() || n.asText().isEmpty() || n.asText().length() > max || n.asText().indexOf('\0') >= 0) {
-            throw ApiError.invalid(field, "must be a string of 1-" + max + " characters");
-        }
-        return n.asText();
     }
 
     private static long everyMs(JsonNode n) {

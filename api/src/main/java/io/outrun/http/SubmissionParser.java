@@ -35,7 +35,7 @@ final class SubmissionParser {
     private final ApiConfig config;
     private final RunInputsParser inputs;
     // Trailing garbage and repeated fields are errors, not silently ignored or overwritten.
-    private final ObjectReader json = Json.mapper().reader()
+    private static final ObjectReader JSON = Json.mapper().reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
@@ -53,20 +53,7 @@ final class SubmissionParser {
     }
 
     Parsed parse(byte[] body, String owner, String idempotencyKey) {
-        JsonNode root;
-        try {
-            root = json.readTree(body);
-        } catch (JsonProcessingException e) {
-            throw ApiError.invalid("body", "is not valid JSON (" + e.getOriginalMessage() + ")");
-        } catch (IOException e) {
-            throw ApiError.invalid("body", "cannot be read");
-        }
-        if (root == null || root.isMissingNode()) {
-            throw ApiError.invalid("body", "is empty; send a JSON object such as {\"command\": \"echo hello\"}");
-        }
-        if (!(root instanceof ObjectNode)) {
-            throw ApiError.invalid("body", "must be a JSON object such as {\"command\": \"echo hello\"}");
-        }
+        JsonNode root = readObject(body, "{\"command\": \"echo hello\"}");
         for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!FIELDS.contains(name)) {
@@ -407,7 +394,30 @@ final class SubmissionParser {
         return map;
     }
 
-    private static String string(JsonNode root, String field, int maxLength) {
+    /**
+     * A request body that must be one JSON object (no trailing data, no repeated field); each
+     * problem a 400 on {@code body} that shows {@code example}.
+     */
+    static JsonNode readObject(byte[] body, String example) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw ApiError.invalid("body", "is not valid JSON (" + e.getOriginalMessage() + ")");
+        } catch (IOException e) {
+            throw ApiError.invalid("body", "cannot be read");
+        }
+        if (root == null || root.isMissingNode()) {
+            throw ApiError.invalid("body", "is empty; send a JSON object such as " + example);
+        }
+        if (!(root instanceof ObjectNode)) {
+            throw ApiError.invalid("body", "must be a JSON object such as " + example);
+        }
+        return root;
+    }
+
+    /** A string field, or null when absent or null; checked for type, length and NUL. */
+    static String string(JsonNode root, String field, int maxLength) {
         JsonNode node = root.get(field);
         if (node == null || node.isNull()) {
             return null;

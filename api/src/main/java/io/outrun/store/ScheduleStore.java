@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +46,6 @@ public final class ScheduleStore {
             + " FROM schedules WHERE owner = :owner ORDER BY name");
     private static final NamedSql GET = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE owner = :owner AND name = :name");
     private static final NamedSql BY_JOB = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE recurring_job_id = :rid");
-    private static final NamedSql COUNT = NamedSql.of("SELECT count(*) FROM schedules WHERE owner = :owner");
     private static final NamedSql DELETE = NamedSql.of("""
             DELETE FROM schedules WHERE owner = :owner AND name = :name RETURNING recurring_job_id""");
 
@@ -72,7 +70,7 @@ public final class ScheduleStore {
         this.dataSource = dataSource;
     }
 
-    /** The new row; empty when the name is taken or the owner keeps {@link #MAX_PER_OWNER} (see {@link #count}). */
+    /** The new row; empty when the name is taken or the owner keeps {@link #MAX_PER_OWNER}. */
     public Optional<Row> insert(Row r) {
         NamedSql.Args args = NamedSql.Args.of("owner", r.owner(), "name", r.name(), "rid", r.recurringJobId())
                 .and("cron", r.cron())
@@ -94,16 +92,6 @@ public final class ScheduleStore {
 
     public Optional<Row> byRecurringJob(String recurringJobId) {
         return one(BY_JOB, NamedSql.Args.of("rid", recurringJobId));
-    }
-
-    public int count(String owner) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = COUNT.prepare(c, NamedSql.Args.of("owner", owner));
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getInt(1);
-        } catch (SQLException e) {
-            throw new StoreException("cannot count the schedules of " + owner, e);
-        }
     }
 
     /** The deleted schedule's recurring job id; empty when there was none of that name. */
@@ -153,17 +141,13 @@ public final class ScheduleStore {
             while (rs.next()) {
                 out.add(new Row(rs.getString("owner"), rs.getString("name"), rs.getString("recurring_job_id"),
                         rs.getString("cron"), (Long) rs.getObject("every_ms"), rs.getString("zone"), rs.getString("overlap"),
-                        rs.getString("submission_json"), instant(rs.getTimestamp("created_at")),
-                        instant(rs.getTimestamp("last_fired_at")), rs.getObject("last_execution_id", UUID.class),
+                        rs.getString("submission_json"), ExecutionRows.instant(rs, "created_at"),
+                        ExecutionRows.instant(rs, "last_fired_at"), rs.getObject("last_execution_id", UUID.class),
                         rs.getLong("fired"), rs.getLong("skipped")));
             }
             return out;
         } catch (SQLException e) {
             throw new StoreException("cannot read schedules: " + sql.firstWords(), e);
         }
-    }
-
-    private static Instant instant(Timestamp t) {
-        return t == null ? null : t.toInstant();
     }
 }

@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -155,11 +154,11 @@ public final class WebhookStore {
                     byte[] nonce = rs.getBytes("nonce");
                     byte[] previousNonce = rs.getBytes("previous_nonce");
                     due.add(new Due(rs.getObject("execution_id", UUID.class), rs.getString("url"), rs.getString("event_id"),
-                            rs.getInt("attempts"), instant(rs.getTimestamp("ended_at")), rs.getString("owner"),
+                            rs.getInt("attempts"), ExecutionRows.instant(rs, "ended_at"), rs.getString("owner"),
                             rs.getString("status"), (Integer) rs.getObject("exit_code"), rs.getString("error_code"),
                             rs.getString("error_message"), rs.getInt("attempt"), rs.getString("labels_json"),
-                            instant(rs.getTimestamp("created_at")), instant(rs.getTimestamp("started_at")),
-                            instant(rs.getTimestamp("finished_at")),
+                            ExecutionRows.instant(rs, "created_at"), ExecutionRows.instant(rs, "started_at"),
+                            ExecutionRows.instant(rs, "finished_at"),
                             nonce == null ? null : new Sealed(nonce, rs.getBytes("ciphertext"), rs.getString("key_id")),
                             previousNonce == null ? null : new Sealed(previousNonce, rs.getBytes("previous_ciphertext"),
                                     rs.getString("previous_key_id"))));
@@ -193,9 +192,5 @@ public final class WebhookStore {
         } catch (SQLException e) {
             throw new StoreException("cannot record a webhook attempt of execution " + id, e);
         }
-    }
-
-    private static Instant instant(Timestamp t) {
-        return t == null ? null : t.toInstant();
     }
 }

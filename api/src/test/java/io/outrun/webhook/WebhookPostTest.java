@@ -22,12 +22,13 @@ class WebhookPostTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void aReceiverThatTricklesItsTlsHandshakeIsCutAtTheDeadline() throws Exception {
+        java.util.concurrent.CountDownLatch over = new java.util.concurrent.CountDownLatch(1);
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             CompletableFuture.runAsync(() -> {
                 try (Socket s = server.accept(); OutputStream out = s.getOutputStream()) {
                     out.write(new byte[] {0x16, 0x03, 0x03, 0x40, 0x00}); // a handshake record of 16 KiB, never sent
-                    for (int i = 0; i < 40; i++) {
-                        Thread.sleep(500);
+                    // One byte every 500 ms (under any read timeout), until the test is over.
+                    while (!over.await(500, TimeUnit.MILLISECONDS)) {
                         out.write(0);
                         out.flush();
                     }
@@ -40,6 +41,8 @@ class WebhookPostTest {
             assertThatThrownBy(() -> WebhookPost.send(url, InetAddress.getLoopbackAddress(), Map.of(), new byte[] {'{', '}'},
                     Duration.ofSeconds(2))).hasMessageContaining("did not answer within 2 s");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        } finally {
+            over.countDown();
         }
     }
 

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -41,20 +40,11 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--json", description = "Print JSON (with --follow: one line per output chunk, then the result)")
     boolean json;
 
-    @Option(names = "--timeout-ms", description = "Timeout in ms (server default 10 min, clamped to its maximum)")
-    Long timeoutMs;
+    @picocli.CommandLine.Mixin
+    CommandOptions common = new CommandOptions();
 
     @Option(names = "--max-output-bytes", description = "Bytes kept per stream (server default 1 MiB)")
     Long maxOutputBytes;
-
-    @Option(names = "--env", description = "KEY=VALUE for the command's environment (names on the server's allowlist)")
-    Map<String, String> env;
-
-    @Option(names = "--label", description = "key=value label")
-    Map<String, String> labels;
-
-    @Option(names = "--image", description = "Container image (docker sandbox)")
-    String image;
 
     @Option(names = "--workdir", description = "Absolute working directory")
     String workdir;
@@ -101,10 +91,6 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--tmpfs-mb", description = "Size of the run's workdir and /tmp in MiB (clamped)")
     Integer tmpfsMb;
 
-    @Option(names = "--secret", paramLabel = "NAME", description = "Give the run your secret NAME as env (repeatable;"
-            + " set it with `outrun secret set NAME`); its value shows as [secret:NAME] in the output")
-    List<String> secrets;
-
     @Option(names = "--delay-ms", paramLabel = "MS", description = "Start no sooner than MS from now (at most 30 days)")
     Long delayMs;
 
@@ -115,10 +101,6 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--egress", description = "Let the run reach the hosts the operator allows (--egress-allow), through"
             + " its node's proxy; without it a run has no network")
     boolean egress;
-
-    @Option(names = "--webhook", paramLabel = "URL", description = "POST the end to URL, signed with your webhook secret"
-            + " (make it once with `outrun webhook-secret`); the operator allows destinations with --webhook-allow")
-    String webhook;
 
     @Option(names = "--retries", paramLabel = "N", description = "Run a failed command again up to N times (1-10), after"
             + " --retry-backoff-ms, doubled each time")
@@ -138,12 +120,12 @@ final class RunCommand extends ClientCommand {
         if ((waitForEnd ? 1 : 0) + (follow ? 1 : 0) + (waitForOutput ? 1 : 0) > 1) {
             throw new ConfigException("choose one of --wait, --follow and --wait-for-output");
         }
-        SubmitRequest request = new SubmitRequest(commandText(), timeoutMs, maxOutputBytes,
-                waitForEnd || waitForOutput ? WAIT_STEP_MS : null, image, env, workdir, labels, maxAttempts,
+        SubmitRequest request = new SubmitRequest(commandText(), common.timeoutMs, maxOutputBytes,
+                waitForEnd || waitForOutput ? WAIT_STEP_MS : null, common.image, common.env, workdir, common.labels, maxAttempts,
                 waitForOutput ? "output" : null, InputFiles.read(inputFiles), artifacts, workspace)
                 .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb)
-                .withNetwork(egress ? "egress" : null).withSecrets(secrets).withDelayMs(delayMs)
-                .withWebhook(webhook)
+                .withNetwork(egress ? "egress" : null).withSecrets(common.secrets).withDelayMs(delayMs)
+                .withWebhook(common.webhook)
                 .withRetry(retries == null ? null : new SubmitRequest.RetrySpec(retries, retryBackoffMs, null));
         if (startAt != null) {
             try {

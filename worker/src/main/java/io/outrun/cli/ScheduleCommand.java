@@ -5,7 +5,6 @@ import io.outrun.config.ConfigException;
 import io.outrun.http.wire.Schedule;
 import io.outrun.http.wire.SubmitRequest;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -46,31 +45,17 @@ final class ScheduleCommand implements Runnable {
                 + " or running: skip it (default) or queue it")
         String overlap;
 
-        @Option(names = "--timeout-ms", description = "Each run's wall-clock limit")
-        Long timeoutMs;
-
-        @Option(names = "--image", description = "Container image for its runs")
-        String image;
-
-        @Option(names = "--env", description = "KEY=VALUE for its runs' environment")
-        Map<String, String> env;
-
-        @Option(names = "--label", description = "key=value label on its runs (beside schedule=NAME)")
-        Map<String, String> labels;
-
-        @Option(names = "--secret", paramLabel = "NAME", description = "A secret its runs get as env")
-        List<String> secrets;
-
-        @Option(names = "--webhook", paramLabel = "URL", description = "POST each run's end to URL, signed")
-        String webhook;
+        @picocli.CommandLine.Mixin
+        CommandOptions common = new CommandOptions();
 
         @Override
         int run(OutrunClient client) {
             if (command == null || command.isEmpty()) {
                 throw new ConfigException("no command: give it after -- (outrun schedule add NAME --every-ms 60000 -- 'make sweep')");
             }
-            SubmitRequest submission = new SubmitRequest(String.join(" ", command), timeoutMs, null, null, image, env, null,
-                    labels, null, null).withSecrets(secrets).withWebhook(webhook);
+            SubmitRequest submission = new SubmitRequest(String.join(" ", command), common.timeoutMs, null, null,
+                    common.image, common.env, null, common.labels, null, null).withSecrets(common.secrets)
+                    .withWebhook(common.webhook);
             Schedule s = client.createSchedule(new Schedule.Request(name, cron, everyMs, timezone, overlap, submission));
             out().println("schedule " + s.name() + " " + (s.cron() != null ? "on " + s.cron() + " (" + s.timezone() + ")"
                     : "every " + s.everyMs() + " ms") + "; its runs: outrun ls --label schedule=" + s.name());

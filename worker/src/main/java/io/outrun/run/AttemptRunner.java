@@ -398,7 +398,8 @@ public final class AttemptRunner {
                 c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
                 c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
                 o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
-                new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources());
+                new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources(), c.startsAt(), c.retry(),
+                c.webhook());
     }
 
     /** Waits (bounded) until a run being killed is dead; true when it is. */

@@ -49,7 +49,9 @@ class FairDispatchIT {
                 api.service().submit(Submission.of("carol", command));
             }
             Await.until("carol fills the 4 slots", Duration.ofSeconds(30), () -> count(api, "carol", "running") == 4);
-            Thread.sleep(3000); // dave comes 3 s later, as in the issue
+            // Dave comes 3 s after carol's work started, as in the issue (by the database's clock).
+            Await.until("carol's work started 3 s ago", Duration.ofSeconds(30), () -> Rows.on(api.pool()).single(
+                    "SELECT count(*) FROM executions WHERE owner = 'carol' AND started_at <= now() - interval '3 seconds'") > 0);
             UUID dave = api.service().submit(Submission.of("dave", "echo dave")).execution().id();
             Execution done = Await.until("dave's execution ran", Duration.ofSeconds(60),
                     () -> api.submissions().find(dave).filter(e -> e.status().isTerminal()).orElse(null));

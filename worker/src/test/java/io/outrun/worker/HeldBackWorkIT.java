@@ -6,6 +6,7 @@ import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
@@ -46,7 +47,10 @@ class HeldBackWorkIT {
             UUID first = api.service().submit(Submission.of("alice", "sleep 8").withInputs(inputs)).execution().id();
             Await.until("the first runs", Duration.ofSeconds(30),
                     () -> api.submissions().find(first).filter(e -> e.startedAt() != null).orElse(null));
-            Thread.sleep(4000); // a heartbeat (every ttl/3) records the first's node as full
+            // A heartbeat (every ttl/3) records the first's node as full.
+            Await.until("the first's node recorded full", Duration.ofSeconds(30), () -> Rows.on(api.pool()).single(
+                    "SELECT count(*) FROM nodes n JOIN executions e ON e.lease_owner = n.incarnation"
+                            + " WHERE e.id = ? AND n.running >= n.slots", first) == 1);
             UUID second = api.service().submit(Submission.of("alice", "echo two").withInputs(inputs)).execution().id();
             Execution two = Await.until("the second ends", Duration.ofSeconds(90),
                     () -> api.submissions().find(second).filter(e -> e.status().isTerminal()).orElse(null));

@@ -6,6 +6,7 @@ import io.outrun.execution.Submission;
 import io.outrun.service.Core;
 import io.outrun.store.DatabaseConfig;
 import io.outrun.testing.Await;
+import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.testing.WorkerProcess;
 import java.nio.file.Files;
@@ -49,8 +50,10 @@ class HungDatabaseIT {
                     ps.setObject(1, id);
                     ps.executeQuery().close();
                 }
-                // Held for two ttls: the lease lapses meanwhile.
-                Thread.sleep(TTL.multipliedBy(2).toMillis());
+                // Held until the lease has been lapsed for a whole ttl (the heartbeat cannot renew it).
+                Await.until("the lease lapsed a ttl ago", TTL.multipliedBy(6), () -> Rows.on(api.pool()).single(
+                        "SELECT count(*) FROM leases WHERE execution_id = ? AND expires_at < now() - ? * interval '1 millisecond'",
+                        id, TTL.toMillis()) == 1);
                 lock.rollback();
             }
             Execution done = Await.until("ended", Duration.ofSeconds(60),

@@ -65,10 +65,11 @@ class OwnerSharingIT {
             assertThat(waited).as("another owner's first execution starts at once").isLessThan(Duration.ofSeconds(10));
 
             // The cap held all along, on both nodes: never more than 2 of alice's running, for a while.
-            for (int i = 0; i < 30; i++) {
+            long sampleUntil = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            Await.until("3 s of samples of alice's running count", Duration.ofSeconds(30), () -> {
                 assertThat(count(api, "alice", "running")).isLessThanOrEqualTo(2);
-                Thread.sleep(100);
-            }
+                return System.nanoTime() - sampleUntil >= 0;
+            });
             // One of alice's runs ends: her next one takes its slot, and still no third.
             Execution running = api.submissions().find(oneRunning(api, "alice")).orElseThrow();
             api.service().cancel(running.id(), "alice");

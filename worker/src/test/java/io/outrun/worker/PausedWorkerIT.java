@@ -27,8 +27,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static io.outrun.testing.LogLines.count;
 
 /**
- * A worker JVM paused (SIGSTOP, as a long GC or a frozen VM would) for 3× its lease ttl while it
- * runs executions: each execution ends once, on the other node, and every run of the paused
+ * A worker JVM paused (SIGSTOP, as a long GC or a frozen VM would) while it runs executions,
+ * until they run again on the other node (past its lease ttl and the re-drive grace): each execution ends once, on the other node, and every run of the paused
  * attempt is dead before the next attempt's run starts (the runs' own kill switch, since the
  * paused JVM can do nothing); nothing the resumed JVM writes lands.
  */
@@ -51,7 +51,7 @@ class PausedWorkerIT {
                 Await.until("containers running", Duration.ofSeconds(30), () -> ids.stream().allMatch(id -> events(id, since)
                         .stream().anyMatch(e -> e.status().equals("start"))));
                 try (WorkerProcess b = worker(db, "paused-docker-b", "docker")) {
-                    pause(a, TTL.multipliedBy(3));
+                    pauseUntil(a, () -> awaitRunningOn(api, ids, "paused-docker-b/"));
                     Map<UUID, Execution> done = awaitEnded(api, ids);
                     for (UUID id : ids) {
                         Execution e = done.get(id);
@@ -90,7 +90,7 @@ class PausedWorkerIT {
                 }
                 awaitRunningOn(api, ids, "paused-proc-a/");
                 try (WorkerProcess b = worker(db, "paused-proc-b", "process")) {
-                    pause(a, TTL.multipliedBy(3));
+                    pauseUntil(a, () -> awaitRunningOn(api, ids, "paused-proc-b/"));
                     Map<UUID, Execution> done = awaitEnded(api, ids);
                     for (int i = 0; i < ids.size(); i++) {
                         Execution e = done.get(ids.get(i));
@@ -122,10 +122,16 @@ class PausedWorkerIT {
                 "--sweep-interval-ms", "1000", "--cleanup-interval-s", "2", "--pool-size", "0");
     }
 
-    private static void pause(WorkerProcess w, Duration howLong) throws Exception {
+    /** Something that waits, with its own deadline. */
+    private interface Wait {
+        void await() throws Exception;
+    }
+
+    /** Keeps the worker stopped until {@code until} returns (it waits with its own deadline). */
+    private static void pauseUntil(WorkerProcess w, Wait until) throws Exception {
         signal(w.pid(), "STOP");
         try {
-            Thread.sleep(howLong.toMillis());
+            until.await();
         } finally {
             signal(w.pid(), "CONT");
         }

@@ -105,8 +105,13 @@ class ScheduleIT {
             assertThat(a.delete("/v1/schedules/tick").statusCode()).isEqualTo(204);
             assertThat(a.delete("/v1/schedules/tick").statusCode()).isEqualTo(404);
             long atDelete = rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'");
-            Thread.sleep(15_000); // three intervals: a firing made ahead of the delete must run nothing
-            assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'")).isEqualTo(atDelete);
+            // Three intervals, checked all along: a firing made ahead of the delete must run nothing.
+            long threeIntervals = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            Await.until("three intervals after the delete", Duration.ofSeconds(30), () -> {
+                assertThat(rows.single("SELECT count(*) FROM executions WHERE labels->>'schedule' = 'tick'"))
+                        .isEqualTo(atDelete);
+                return System.nanoTime() - threeIntervals >= 0;
+            });
             assertThat(rows.single("SELECT count(*) FROM jobrunr_recurring_jobs WHERE id LIKE 'outrun-schedule-%'"))
                     .isEqualTo(1L);
             assertThat(rows.single("SELECT count(*) FROM jobrunr_jobs j WHERE j.state IN ('ENQUEUED', 'SCHEDULED')"

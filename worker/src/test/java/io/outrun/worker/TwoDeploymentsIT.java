@@ -57,7 +57,9 @@ class TwoDeploymentsIT {
                 }
             }
             // Both pools are still there after more clean-ups, each refilled by its own node only.
-            Thread.sleep(3000);
+            long cleanups = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            Await.until("3 s of clean-ups (one a second on each node)", Duration.ofSeconds(30),
+                    () -> System.nanoTime() - cleanups >= 0 && pooledNow(a.deployment()) == 2 && pooledNow(b.deployment()) == 2);
             assertThat(pooled(a.deployment())).as("deployment A's warm pool").isEqualTo(2);
             assertThat(pooled(b.deployment())).as("deployment B's warm pool").isEqualTo(2);
         }
@@ -77,6 +79,17 @@ class TwoDeploymentsIT {
     }
 
     /** Pooled containers of a deployment waiting for a run (not taken). */
+    private static int pooledNow(String deployment) {
+        try {
+            return pooled(deployment);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     private static int pooled(String deployment) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("docker", "ps", "--filter", "label=outrun.pool=1", "--filter",
                 "label=outrun.deployment=" + deployment, "--format", "{{.Names}}").redirectErrorStream(true).start();

@@ -202,10 +202,9 @@ class WebhookIT {
                         assertThat(downView.get("state").asText()).as(pending).isEqualTo("pending");
                         assertThat(downView.get("lastError").asText()).contains("no answer");
                         java.time.Instant ended = java.time.Instant.parse(JSON.readTree(pending).get("finishedAt").asText());
-                        long toWait = Duration.between(java.time.Instant.now(), ended.plusSeconds(60)).toMillis();
-                        if (toWait > 0) {
-                            Thread.sleep(toWait); // the outage itself: the receiver is down for this minute
-                        }
+                        // The outage itself: the receiver stays down for the minute after the end.
+                        Await.until("a minute after the end", Duration.ofSeconds(90),
+                                () -> java.time.Instant.now().isAfter(ended.plusSeconds(60)));
                         try (Receiver late = new Receiver(downPort, n -> 200)) {
                             String got = Await.until("the webhook of the receiver that was down", Duration.ofSeconds(90),
                                     () -> {

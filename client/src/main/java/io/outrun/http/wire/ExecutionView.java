@@ -56,16 +56,6 @@ public record ExecutionView(
         RetryView retry,
         WebhookView webhook) {
 
-    public ExecutionView(String executionId, String status, String command, Integer exitCode, int attempt, int maxAttempts,
-                         boolean cancelRequested, Instant createdAt, Instant startedAt, Instant finishedAt, Long durationMs,
-                         long timeoutMs, int maxOutputBytes, Map<String, String> labels, StreamText stdout,
-                         StreamText stderr, ErrorInfo error, String guidance, String cursor, StdinView stdin,
-                         ResourcesView resources, Long waitMsClamped, Instant startsAt, RetryView retry) {
-        this(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt, startedAt,
-                finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance, cursor, stdin,
-                resources, waitMsClamped, startsAt, retry, null);
-    }
-
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,

@@ -541,8 +541,8 @@ class DockerSandboxIT {
                 Duration.ofSeconds(120), 4096, Limits.DEFAULTS, file);
         try (Run run = sandbox.start(spec)) {
             awaitOutput(run, "full");
-            Thread.sleep(20_000); // longer than bash's fork retries
-            assertThat(run.awaitExit(Duration.ZERO)).as("still running before its lease lapses").isEmpty();
+            // Longer than bash's fork retries (15 s): the run must not end before its lease lapses.
+            assertThat(run.awaitExit(Duration.ofSeconds(20))).as("still running before its lease lapses").isEmpty();
             java.nio.file.Files.writeString(file, String.format("%012d%n", System.currentTimeMillis() / 1000 - 1));
             long lapsed = System.nanoTime();
             Exit exit = run.awaitExit(Duration.ofSeconds(15))

@@ -68,7 +68,10 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
             spawned = run.stdout().text();
         }
         long before = sandbox.sparesServed();
-        Thread.sleep(1100); // a spare that waited a while still starts its run at SECONDS=0
+        // A spare that waited a while still starts its run at SECONDS=0: wait until every spare is 1.1 s old.
+        Await.until("spares that waited a second", Duration.ofSeconds(10), () -> !sandbox.sparePids().isEmpty()
+                && sandbox.sparePids().stream().allMatch(pid -> ProcessHandle.of(pid).flatMap(h -> h.info().startInstant())
+                        .map(t -> t.isBefore(java.time.Instant.now().minusMillis(1100))).orElse(false)));
         try (Run run = sandbox.start(spec)) {
             assertThat(await(run).exitCode()).isZero();
             assertThat(sandbox.sparesServed()).as("served by a spare").isEqualTo(before + 1);

@@ -152,7 +152,7 @@ class ProcessSandboxTest {
                     () -> sandbox.sparePids().isEmpty() ? null : sandbox.sparePids().get(0).toString());
             Files.writeString(tmp, sandbox.watchdogPid() + " " + run + " " + spares);
             Files.move(tmp, pids, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            Thread.sleep(Long.MAX_VALUE);
+            new java.util.concurrent.CountDownLatch(1).await(); // until the test kills this worker
         }
     }
 
