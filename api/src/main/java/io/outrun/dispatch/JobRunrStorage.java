@@ -51,7 +51,7 @@ public final class JobRunrStorage {
     private static void indexFirings(DataSource direct) {
         try (java.sql.Connection c = direct.getConnection(); java.sql.Statement st = c.createStatement()) {
             st.execute("CREATE INDEX IF NOT EXISTS outrun_jobrunr_firings ON jobrunr_jobs (createdat)"
-                    + " WHERE state = 'ENQUEUED' AND recurringjobid IS NOT NULL");
+                    + " WHERE state = 'ENQUEUED' AND recurringjobid LIKE 'outrun-schedule-%'");
         } catch (java.sql.SQLException e) {
             throw new io.outrun.store.StoreException("cannot index the schedules' firings in jobrunr_jobs", e);
         }

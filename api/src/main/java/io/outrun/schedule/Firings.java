@@ -68,10 +68,7 @@ public final class Firings {
     private void fire(ScheduleStore.Firing f) {
         Optional<ScheduleStore.Row> found = schedules.byRecurringJob(f.recurringJobId());
         if (found.isEmpty()) {
-            // Not Outrun's (another app's recurring job on this database) or a deleted schedule's last firing.
-            if (f.recurringJobId().startsWith(Schedules.JOB_PREFIX)) {
-                dispatcher.endFiring(f.jobId(), false, "its schedule was deleted: nothing was run");
-            }
+            dispatcher.endFiring(f.jobId(), false, "its schedule was deleted: nothing was run");
             return;
         }
         ScheduleStore.Row s = found.get();

@@ -20,7 +20,10 @@ import org.jobrunr.scheduling.RecurringJobBuilder;
  */
 public final class Schedules {
 
-    /** Every Outrun recurring job's id starts so; the rest is a hash of owner and name. */
+    /**
+     * Every Outrun recurring job's id starts so; the rest is a hash of owner and name. The firings'
+     * look ({@code store.ScheduleStore}) and its index ({@code dispatch.JobRunrStorage}) match on it.
+     */
     public static final String JOB_PREFIX = "outrun-schedule-";
 
     private final ScheduleStore store;

@@ -50,11 +50,12 @@ public final class ScheduleStore {
             DELETE FROM schedules WHERE owner = :owner AND name = :name RETURNING recurring_job_id""");
 
     /**
-     * The firing jobs JobRunr has enqueued (a partial index of {@code jobrunr_jobs}, made with
-     * JobRunr's tables: {@code dispatch.JobRunrStorage}), oldest first.
+     * The firing jobs JobRunr has enqueued for Outrun's schedules (another application's recurring
+     * jobs on this database are not Outrun's to end), oldest first, by a partial index of
+     * {@code jobrunr_jobs} made with JobRunr's tables ({@code dispatch.JobRunrStorage}).
      */
     private static final NamedSql ENQUEUED_FIRINGS = NamedSql.of("""
-            SELECT id, recurringjobid FROM jobrunr_jobs WHERE state = 'ENQUEUED' AND recurringjobid IS NOT NULL
+            SELECT id, recurringjobid FROM jobrunr_jobs WHERE state = 'ENQUEUED' AND recurringjobid LIKE 'outrun-schedule-%'
             ORDER BY createdat LIMIT :n""");
 
     private static final NamedSql FIRED = NamedSql.of("""
