@@ -13,6 +13,7 @@ import java.util.UUID;
  * it shows (output cursors name it); {@code leaseExpiresAt} is null unless it runs;
  * {@code enqueuedAt} is its place in its owner's queue and the time from which a worker may claim it
  * (a few seconds ahead after a hand-back).
+ * {@code trace} is the W3C context its spans hang under (null: none).
  * Times come from the database's clock.
  */
 public record Execution(
@@ -49,7 +50,8 @@ public record Execution(
         Resources resources,
         Instant startsAt,
         Retry retry,
-        Webhook webhook) {
+        Webhook webhook,
+        io.outrun.trace.TraceContext trace) {
 
     public Execution {
         stdin = stdin == null ? StdinState.NONE : stdin;
@@ -61,7 +63,7 @@ public record Execution(
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
-                startsAt, retry, webhook);
+                startsAt, retry, webhook, trace);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

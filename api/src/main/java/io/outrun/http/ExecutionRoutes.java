@@ -61,7 +61,9 @@ final class ExecutionRoutes {
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
         requireSubmittable(owner, parsed.submission());
-        Inserted inserted = service.submit(parsed.submission());
+        // A W3C traceparent joins the caller's trace (a malformed one starts a new trace, as the spec says).
+        Inserted inserted = service.submit(parsed.submission(),
+                io.outrun.trace.TraceContext.parse(ctx.header("traceparent"), ctx.header("tracestate")));
         Execution e = inserted.execution();
         if (!inserted.created()) {
             requireSameRequest(e, parsed.submission());

@@ -42,6 +42,8 @@ public final class Core implements AutoCloseable {
         this.limits = limits;
         // The effective settings, once per process (the password never appears: DatabaseConfig masks it).
         org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}", config);
+        // Traces are set up (or found off) at the node's start: a bad OTEL_* setting stops it here.
+        io.outrun.trace.Tracing.process();
         this.pool = Database.pool(config, name);
         try {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.

@@ -15,6 +15,11 @@ import io.outrun.store.SubmissionStore.CancelResult;
 import io.outrun.store.SubmissionStore.Inserted;
 import java.util.Optional;
 import java.util.UUID;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.outrun.trace.AttemptTrace;
+import io.outrun.trace.TraceContext;
+import io.outrun.trace.Tracing;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +68,34 @@ public final class ExecutionService {
     }
 
     public Inserted submit(Submission submission) {
+        return submit(submission, null);
+    }
+
+    /**
+     * As {@link #submit(Submission)}, in the trace {@code caller} names (its {@code traceparent}
+     * header; null: a new trace). The {@code execution.submit} span's context is kept with the row,
+     * so that every later step's span, on whichever node, joins that trace.
+     */
+    public Inserted submit(Submission submission, TraceContext caller) {
+        Tracing tracing = Tracing.process();
+        Span span = tracing.tracer().spanBuilder("execution.submit").setSpanKind(SpanKind.SERVER)
+                .setParent(tracing.parent(caller)).setAttribute(AttemptTrace.OWNER, submission.owner()).startSpan();
+        try {
+            Inserted inserted = admitAndInsert(submission, tracing.keep(span, caller));
+            span.setAttribute(AttemptTrace.EXECUTION_ID, inserted.execution().id().toString());
+            if (!inserted.created()) {
+                span.setAttribute("outrun.idempotent_repeat", true);
+            }
+            return inserted;
+        } catch (RuntimeException e) {
+            AttemptTrace.failed(span, e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    private Inserted admitAndInsert(Submission submission, TraceContext trace) {
         // A repeat of an accepted submission is answered as accepted, full disk or full queue or not.
         try {
             diskFull.check();
@@ -77,7 +110,7 @@ public final class ExecutionService {
         }
         Inserted inserted;
         try {
-            inserted = store.insert(submission);
+            inserted = store.insert(submission, trace);
         } catch (RuntimeException e) {
             diskFull.note(e);
             throw e;

@@ -39,7 +39,7 @@ final class ExecutionRows {
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
               stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
-              retry_max, retry_backoff_ms, retry_on, retries, last_failure""";
+              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate""";
 
     /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
     static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
@@ -166,7 +166,8 @@ final class ExecutionRows {
                 resources(rs),
                 instant(rs, "starts_at"),
                 retry(rs),
-                webhook(rs.getString("webhook_json")));
+                webhook(rs.getString("webhook_json")),
+                io.outrun.trace.TraceContext.parse(rs.getString("traceparent"), rs.getString("tracestate")));
         if (output == null) {
             return e;
         }

@@ -25,12 +25,13 @@ public final class SubmissionStore {
     private static final String INSERT = """
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
-              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on)
+              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate)
             -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
             SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
               :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
               s.at, greatest(coalesce(s.at, now()), now()), :retry_max, :retry_backoff_ms,
-              CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END
+              CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END,
+              :traceparent, :tracestate
             FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""";
@@ -86,6 +87,11 @@ public final class SubmissionStore {
      * enqueues its JobRunr job and wakes a node. A repeat of an idempotency key answers the first row.
      */
     public Inserted insert(Submission s) {
+        return insert(s, null);
+    }
+
+    /** As {@link #insert(Submission)}, keeping {@code trace} (null: none) for the execution's later spans. */
+    public Inserted insert(Submission s, io.outrun.trace.TraceContext trace) {
         NamedSql.Args args = NamedSql.Args.of("id", UUID.randomUUID(), "owner", s.owner(), "command", s.command())
                 .and("image", s.image())
                 .and("workdir", s.workdir())
@@ -105,7 +111,9 @@ public final class SubmissionStore {
                 .and("delay_ms", s.delayMs())
                 .and("retry_max", s.retry() == null ? null : s.retry().maxRetries())
                 .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
-                .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()));
+                .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()))
+                .and("traceparent", trace == null ? null : trace.traceparent())
+                .and("tracestate", trace == null ? null : trace.tracestate());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
             boolean together = !s.inputs().isEmpty() || s.webhook() != null;
@@ -114,7 +122,7 @@ public final class SubmissionStore {
             }
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
-                    Execution inserted = newRow(rs, s);
+                    Execution inserted = newRow(rs, s, trace);
                     if (together) {
                         if (!s.inputs().isEmpty()) {
                             insertInputs(c, inserted.id(), s.inputs());
@@ -152,7 +160,7 @@ public final class SubmissionStore {
      * the RETURNING, the rest as submitted. Reading the whole row back cost a submit more CPU than
      * its insert (its JSON columns parsed again, a dozen timestamps and counters).
      */
-    private static Execution newRow(ResultSet rs, Submission s) throws SQLException {
+    private static Execution newRow(ResultSet rs, Submission s, io.outrun.trace.TraceContext trace) throws SQLException {
         long none = 0;
         return new Execution(rs.getObject("id", UUID.class), s.owner(), s.command(), s.image(), s.workdir(),
                 s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
@@ -162,7 +170,7 @@ public final class SubmissionStore {
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources(),
                 ExecutionRows.instant(rs, "starts_at"), s.retry(),
-                s.webhook() == null ? null : io.outrun.execution.Webhook.waiting(s.webhook()));
+                s.webhook() == null ? null : io.outrun.execution.Webhook.waiting(s.webhook()), trace);
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

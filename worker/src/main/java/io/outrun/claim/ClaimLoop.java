@@ -42,12 +42,13 @@ public final class ClaimLoop implements AutoCloseable {
     }
 
     /**
-     * Runs one claimed execution to its end; {@code claimSentNanos}: when its claim was sent.
+     * Runs one claimed execution to its end; {@code claimSentNanos}, {@code claimEndNanos}: when
+     * its claim was sent and answered ({@link System#nanoTime()}).
      * Returns true when queued work may take the slot it frees now (its owner's cap or workspace
      * held some back): the node looks at once.
      */
     public interface Runner {
-        boolean run(Claimed claimed, long claimSentNanos);
+        boolean run(Claimed claimed, long claimSentNanos, long claimEndNanos);
     }
 
     private final Claimer claimer;
@@ -195,6 +196,7 @@ public final class ClaimLoop implements AutoCloseable {
             }
             return FAILED_PAUSE_MS;
         }
+        long answered = System.nanoTime();
         boolean stopping;
         synchronized (this) {
             stopping = closed;
@@ -219,7 +221,7 @@ public final class ClaimLoop implements AutoCloseable {
                 runners.execute(() -> {
                     boolean look = false;
                     try {
-                        look = run.run(c, sent);
+                        look = run.run(c, sent, answered);
                     } catch (RuntimeException | Error e) {
                         LOG.error("the run of execution {} failed; its lease expires and the sweep re-drives it",
                                 c.execution().id(), e);

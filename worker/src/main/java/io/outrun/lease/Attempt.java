@@ -53,6 +53,8 @@ public final class Attempt {
     volatile long lastKillNanos;
     final OutputTracker stdout;
     final OutputTracker stderr;
+    /** Its spans (none until its runner says); the flush records sampled ones. */
+    private volatile io.outrun.trace.AttemptTrace trace = io.outrun.trace.AttemptTrace.none(null);
 
     Attempt(Lease lease, int maxOutputBytes, long deadlineNanos) {
         this.lease = lease;
@@ -64,6 +66,14 @@ public final class Attempt {
 
     public static Lease leaseOf(Execution claimed) {
         return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+    }
+
+    public io.outrun.trace.AttemptTrace trace() {
+        return trace;
+    }
+
+    public void traced(io.outrun.trace.AttemptTrace spans) {
+        this.trace = spans;
     }
 
     public Lease lease() {

@@ -332,13 +332,16 @@ public final class LeaseKeeper implements AutoCloseable {
         if (updates.isEmpty()) {
             return;
         }
+        long sent = System.nanoTime();
         java.util.Set<UUID> written = OutputStore.append(c, incarnation, updates);
+        long answered = System.nanoTime();
         // Only once written: a failed flush is sent again at the next one even if the run goes quiet.
         for (int i = 0; i < flushed.size(); i++) {
             Attempt a = flushed.get(i);
             if (written.contains(a.lease().executionId()) || updates.get(i).chunks().isEmpty()) {
                 a.stdout.stored(nexts.get(i)[0]);
                 a.stderr.stored(nexts.get(i)[1]);
+                a.trace().flushed(sent, answered, updates.get(i).chunks().stream().mapToLong(k -> k.data().length).sum());
             }
         }
     }

@@ -37,6 +37,10 @@ import io.outrun.store.Redriven;
 import io.outrun.store.StoreException;
 import io.outrun.store.SubmissionStore;
 import io.outrun.workdir.WorkdirBridge;
+import io.opentelemetry.api.trace.Span;
+import io.outrun.trace.AttemptTrace;
+import io.outrun.trace.TraceContext;
+import io.outrun.trace.Tracing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -108,20 +112,26 @@ public final class AttemptRunner {
 
     /**
      * Runs the claimed execution to its end on this thread. {@code claimSentNanos}: when its claim
-     * was sent (the lease's local deadline counts from there).
+     * was sent (the lease's local deadline counts from there); {@code claimEndNanos}: when it was
+     * answered (the claim's span ends there).
      *
      * @return true when its owner has queued work that the slot it frees may take now (held back
      *         by the owner's running cap or this run's workspace): the node looks at once
      */
-    public boolean run(Claimed claimed, long claimSentNanos) {
+    public boolean run(Claimed claimed, long claimSentNanos, long claimEndNanos) {
         Execution execution = claimed.execution();
         books.claimed(execution);
+        AttemptTrace trace = AttemptTrace.begin(Tracing.process(), execution.trace(), execution.id(), execution.owner(),
+                execution.attempt(), node, execution.enqueuedAt(), claimSentNanos, claimEndNanos);
         // Every log line of this run carries its execution, owner and attempt (SLF4J MDC).
         try (ExecutionMdc tag = ExecutionMdc.put(execution.id(), execution.owner(), execution.attempt())) {
             Attempt attempt = keeper.begin(execution, claimSentNanos);
+            attempt.traced(trace);
             LOG.info("execution {} attempt {}/{} (epoch {}) started on {}", execution.id(), execution.attempt(),
                     execution.maxAttempts(), attempt.lease().epoch(), node);
             return runClaimed(execution, attempt, claimed.hasInputs());
+        } finally {
+            trace.end("left", null, null); // no-op when apply ended it as the attempt ended
         }
     }
 
@@ -152,9 +162,11 @@ public final class AttemptRunner {
         WorkdirBridge.Prepared files;
         long memoryBytes;
         io.outrun.proxy.EgressProxy.Listener way = null;
+        Span starting = attempt.trace().step("sandbox.start");
         try {
             files = workdirs.prepare(execution, hasInputs);
             RunSpec spec = specs.apply(execution).withLeaseFile(keeper.leaseFile(attempt.lease())).withFiles(files.files());
+            spec = withTraceContext(spec, attempt.trace().forCommand());
             if (!files.inputs().secrets().isEmpty()) {
                 spec = spec.withSecrets(secrets.open(execution.owner(), files.inputs().secrets()));
             }
@@ -165,12 +177,15 @@ public final class AttemptRunner {
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);
         } catch (RuntimeException e) {
+            AttemptTrace.failed(starting, e);
+            starting.end();
             if (way != null) {
                 way.close();
             }
             keeper.end(attempt);
             return apply(execution, attempt, refused(execution, e));
         }
+        starting.end();
         io.outrun.proxy.EgressProxy.Listener egressOfRun = way;
         if (egressOfRun != null) {
             egressOfRun.noteRefusalsTo(run::noteStderr); // the owner reads why a host was not reached
@@ -198,6 +213,22 @@ public final class AttemptRunner {
         } catch (java.io.IOException e) {
             throw new io.outrun.sandbox.SandboxException("cannot open the egress proxy for this run: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The command joins the execution's trace through {@code TRACEPARENT} / {@code TRACESTATE}
+     * (the W3C names OpenTelemetry's SDKs read for a process's parent) unless its owner set them.
+     */
+    private static RunSpec withTraceContext(RunSpec spec, TraceContext trace) {
+        if (trace == null || spec.env().containsKey("TRACEPARENT")) {
+            return spec;
+        }
+        java.util.Map<String, String> env = new java.util.LinkedHashMap<>(spec.env());
+        env.put("TRACEPARENT", trace.traceparent());
+        if (trace.tracestate() != null) {
+            env.putIfAbsent("TRACESTATE", trace.tracestate());
+        }
+        return spec.withEnv(env);
     }
 
     /** The end of a run that never started. */
@@ -253,7 +284,16 @@ public final class AttemptRunner {
     /** Waits for the run and decides how the attempt ended. */
     private AttemptEnd await(Execution execution, Attempt attempt, Run run, WorkdirBridge.Prepared files, long memoryBytes) {
         try {
-            Exit exit = awaitExit(attempt);
+            Exit exit;
+            Span command = attempt.trace().step("execution.command");
+            try {
+                exit = awaitExit(attempt);
+                if (exit != null) {
+                    command.setAttribute(AttemptTrace.EXIT_CODE, (long) exit.exitCode());
+                }
+            } finally {
+                command.end();
+            }
             if (exit == null && attempt.drained() && !attempt.leaseLost()) {
                 // The node's drain time is up: the watchdog kills the run; hand it back once it is dead.
                 if (!awaitDeath(run)) {
@@ -269,7 +309,7 @@ public final class AttemptRunner {
             if (!exit.lost()) {
                 // Still under the lease (renewed while RUNNING): artifacts, full output and the
                 // workspace are kept before the end is written, so whoever sees the end sees them.
-                workdirs.collect(attempt.lease(), execution, files.inputs(), run);
+                workdirs.collect(attempt.lease(), execution, files.inputs(), run, attempt.trace());
             }
             attempt.ending();
             if (exit.lost()) {
@@ -310,6 +350,26 @@ public final class AttemptRunner {
      * @return true when the owner has queued work the freed slot may take (see {@link #run})
      */
     private boolean apply(Execution execution, Attempt attempt, AttemptEnd end) {
+        Span writing = attempt.trace().step("execution.end");
+        try {
+            return write(execution, attempt, end);
+        } catch (RuntimeException | Error e) {
+            AttemptTrace.failed(writing, e);
+            throw e;
+        } finally {
+            writing.end();
+            if (end instanceof Finished f) {
+                attempt.trace().end(f.outcome().status().wire(), f.outcome().exitCode(), f.outcome().errorCode());
+            } else {
+                // HandedBack → handed_back: how the attempt left without an end of the execution
+                attempt.trace().end(end.getClass().getSimpleName().replaceAll("(?<=[a-z])(?=[A-Z])", "_")
+                        .toLowerCase(java.util.Locale.ROOT), null, null);
+            }
+        }
+    }
+
+    /** {@link #apply}'s write. */
+    private boolean write(Execution execution, Attempt attempt, AttemptEnd end) {
         Lease lease = attempt.lease();
         UUID job = execution.jobId();
         LeaseStore.Retried retried = end instanceof Finished f && execution.retry() != null
@@ -399,7 +459,7 @@ public final class AttemptRunner {
                 c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
                 o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
                 new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources(), c.startsAt(), c.retry(),
-                c.webhook());
+                c.webhook(), c.trace());
     }
 
     /** Waits (bounded) until a run being killed is dead; true when it is. */

@@ -12,6 +12,8 @@ import io.outrun.sandbox.files.RunFiles;
 import io.outrun.sandbox.files.TarSource;
 import io.outrun.store.Lease;
 import java.io.ByteArrayInputStream;
+import io.opentelemetry.api.trace.Span;
+import io.outrun.trace.AttemptTrace;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,7 +74,7 @@ public final class WorkdirBridge {
      * is written, whatever ended the command (exit, timeout, cancel). Never throws: a failure is
      * logged and what could not be kept is reported among the artifacts.
      */
-    public void collect(Lease lease, Execution e, RunInputs in, Run run) {
+    public void collect(Lease lease, Execution e, RunInputs in, Run run, AttemptTrace trace) {
         List<Spool> spooled = new ArrayList<>();
         try {
             for (int stream = 1; stream <= 2; stream++) {
@@ -87,19 +89,37 @@ public final class WorkdirBridge {
             if (!artifacts.clear(lease)) {
                 return; // lease lost: nothing of this attempt is kept
             }
-            for (Spool s : spooled) {
-                try (InputStream gz = Files.newInputStream(s.whole().file())) {
-                    artifacts.store(lease, s.name(), gz, "gzip", s.whole().rawBytes(), s.whole().sha256(),
-                            s.whole().complete(), s.whole().complete() ? null
-                                    : "the whole output outgrew the kept cap of " + limits.fullOutputBytes()
-                                    + " compressed bytes; its beginning is kept", s.whole().seekPoints());
+            if (!spooled.isEmpty() || !in.artifacts().isEmpty()) {
+                Span saving = trace.step("artifacts.save");
+                try {
+                    for (Spool s : spooled) {
+                        try (InputStream gz = Files.newInputStream(s.whole().file())) {
+                            artifacts.store(lease, s.name(), gz, "gzip", s.whole().rawBytes(), s.whole().sha256(),
+                                    s.whole().complete(), s.whole().complete() ? null
+                                            : "the whole output outgrew the kept cap of " + limits.fullOutputBytes()
+                                            + " compressed bytes; its beginning is kept", s.whole().seekPoints());
+                        }
+                    }
+                    if (!in.artifacts().isEmpty()) {
+                        new ArtifactCollector(artifacts, limits, lease).collect(run, in.artifacts());
+                    }
+                } catch (Exception failure) {
+                    AttemptTrace.failed(saving, failure);
+                    throw failure;
+                } finally {
+                    saving.end();
                 }
             }
-            if (!in.artifacts().isEmpty()) {
-                new ArtifactCollector(artifacts, limits, lease).collect(run, in.artifacts());
-            }
             if (in.workspace() != null) {
-                new WorkspaceSaver(workspaces, artifacts, limits, spoolDir, lease).save(run, e.owner(), in.workspace());
+                Span saving = trace.step("workspace.save");
+                try {
+                    new WorkspaceSaver(workspaces, artifacts, limits, spoolDir, lease).save(run, e.owner(), in.workspace());
+                } catch (Exception failure) {
+                    AttemptTrace.failed(saving, failure);
+                    throw failure;
+                } finally {
+                    saving.end();
+                }
             }
         } catch (Exception failure) {
             LOG.error("execution {}: collecting its files failed; what was kept so far stays", lease.executionId(), failure);

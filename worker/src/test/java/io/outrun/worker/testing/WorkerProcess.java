@@ -45,6 +45,12 @@ public final class WorkerProcess implements AutoCloseable {
     /** As {@link #start(DatabaseConfig, String, int)} with the given sandbox backend and extra options. */
     public static WorkerProcess startWith(DatabaseConfig db, String nodeId, int slots, String sandbox, String... extraArgs)
             throws IOException, InterruptedException {
+        return startWith(java.util.Map.of(), db, nodeId, slots, sandbox, extraArgs);
+    }
+
+    /** As {@link #startWith(DatabaseConfig, String, int, String, String...)} with more environment ({@code OTEL_*}...). */
+    public static WorkerProcess startWith(java.util.Map<String, String> env, DatabaseConfig db, String nodeId, int slots,
+                                          String sandbox, String... extraArgs) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(
                 javaBinary(), "-Xmx256m", "-jar", jar().toString(), "worker",
                 "--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password(),
@@ -61,7 +67,9 @@ public final class WorkerProcess implements AutoCloseable {
         Path dir = Path.of("target", "worker-logs");
         Files.createDirectories(dir);
         Path log = dir.resolve(nodeId + "-" + System.nanoTime() + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         WorkerProcess w = new WorkerProcess(nodeId, p, log);
         // The whole line: a failing node may well print "already" first.
         w.awaitLog("outrun: worker " + nodeId + " ready", Duration.ofSeconds(60));
