@@ -91,11 +91,21 @@ public final class Tracing {
         defaults.put("otel.service.name", "outrun");
         defaults.put("otel.metrics.exporter", "none");
         defaults.put("otel.logs.exporter", "none");
-        // The SDK's own shutdown hook flushes the spans still batched when the node stops.
-        OpenTelemetrySdk sdk = AutoConfiguredOpenTelemetrySdk.builder()
-                .addPropertiesSupplier(() -> defaults)
-                .build()
-                .getOpenTelemetrySdk();
+        // OTLP over HTTP with the JDK's client: the SDK's gRPC default would need OkHttp or gRPC-java.
+        defaults.put("otel.exporter.otlp.protocol", "http/protobuf");
+        OpenTelemetrySdk sdk;
+        try {
+            // The SDK's own shutdown hook flushes the spans still batched when the node stops.
+            sdk = AutoConfiguredOpenTelemetrySdk.builder()
+                    .addPropertiesSupplier(() -> defaults)
+                    .build()
+                    .getOpenTelemetrySdk();
+        } catch (RuntimeException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new IllegalArgumentException("traces: the OTEL_* settings cannot be used (" + cause.getMessage()
+                    + "); Outrun exports OTLP over HTTP (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, the default)"
+                    + " or to the console (OTEL_TRACES_EXPORTER=console), or set OTEL_TRACES_EXPORTER=none", e);
+        }
         LOG.info("traces: exporting with {} (OTEL_* environment)", exporter != null ? exporter.strip() : "otlp");
         return new Tracing(sdk, true, sdk);
     }
