@@ -32,6 +32,9 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Sent as the Idempotency-Key header: a repeat returns the first execution and starts nothing. */
   idempotencyKey?: string;
+  /** W3C headers: the execution's spans join this trace; the command gets TRACEPARENT / TRACESTATE. */
+  traceparent?: string;
+  tracestate?: string;
   /** How much output the answer shows (query ?output=). */
   output?: 'none' | 'tail' | 'full';
   maxAttempts?: number;

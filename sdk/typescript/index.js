@@ -126,15 +126,19 @@ export class Outrun {
   /**
    * Submits a command. waitMs waits (up to 30 s) for the end, or with waitFor: 'output' for the
    * first output. idempotencyKey: a repeat returns the first execution (and the submit is
-   * retried on a 503 or a lost connection). Other submit fields pass through (maxAttempts, ...).
+   * retried on a 503 or a lost connection). traceparent / tracestate (W3C headers) put the
+   * execution's spans in the caller's trace; the command gets TRACEPARENT / TRACESTATE. Other
+   * submit fields pass through (maxAttempts, ...).
    */
   async run(command, options = {}) {
-    const { idempotencyKey, output, signal, files, ...fields } = options;
+    const { idempotencyKey, traceparent, tracestate, output, signal, files, ...fields } = options;
     const body = { command, ...fields };
     if (files != null) body.files = filesOf(files);
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
     const headers = { 'Content-Type': 'application/json' };
     if (idempotencyKey != null) headers['Idempotency-Key'] = String(idempotencyKey);
+    if (traceparent != null) headers.traceparent = String(traceparent);
+    if (tracestate != null) headers.tracestate = String(tracestate);
     return this.#json('POST', '/v1/executions', {
       query: { output }, body, headers, waitMs: fields.waitMs, retry: idempotencyKey != null, signal,
     });

@@ -155,6 +155,13 @@ class LiveTest(unittest.TestCase):
             self.o.run("echo other", idempotency_key=key)
         self.assertEqual(e.exception.code, "idempotency_key_reused")
 
+    def test_traceparent_reaches_the_command(self):
+        parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        e = self.o.run('printf "%s" "$TRACEPARENT"', traceparent=parent, wait_ms=20_000)
+        self.assertEqual(e.status, "succeeded")
+        # A node that exports traces names its attempt's span; outrun dev (no OTEL_*) passes the caller's on.
+        self.assertTrue(e.stdout.text.startswith("00-4bf92f3577b34da6a3ce929d0e0e4736-"), e.stdout.text)
+
     def test_list_by_label_and_pages(self):
         tag = uuid.uuid4().hex[:12]
         ids = [self.o.run(f"echo {i}", labels={"batch": tag}).id for i in range(3)]
@@ -180,6 +187,8 @@ class LiveTest(unittest.TestCase):
         for route in ("/v1/executions/{id}/cancel", "/v1/executions/{id}/artifacts",
                       "/v1/executions/{id}/artifacts/{name}"):
             self.assertIn(route, doc["paths"])
+        headers = {p["name"] for p in doc["paths"]["/v1/executions"]["post"]["parameters"] if p.get("in") == "header"}
+        self.assertEqual([h for h in ("Idempotency-Key", "traceparent", "tracestate") if h not in headers], [])
 
 
 if __name__ == "__main__":

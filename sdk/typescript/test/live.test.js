@@ -147,6 +147,14 @@ describe('live outrun dev', { skip }, () => {
     await assert.rejects(o.run('echo other', { idempotencyKey: key }), (e) => e instanceof ConflictError && e.code === 'idempotency_key_reused');
   });
 
+  test('traceparent reaches the command', async () => {
+    const parent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const e = await o.run('printf "%s" "$TRACEPARENT"', { traceparent: parent, waitMs: 20_000 });
+    assert.equal(e.status, 'succeeded');
+    // A node that exports traces names its attempt's span; outrun dev (no OTEL_*) passes the caller's on.
+    assert.ok(e.stdout.text.startsWith('00-4bf92f3577b34da6a3ce929d0e0e4736-'), e.stdout.text);
+  });
+
   test('list by label, in pages', async () => {
     const tag = randomUUID().slice(0, 12);
     const ids = [];
@@ -181,7 +189,7 @@ describe('live outrun dev', { skip }, () => {
       StreamDelta: 'StreamDelta', ErrorInfo: 'ErrorInfo', ExecutionSummary: 'ExecutionSummary',
       ExecutionPage: 'ExecutionPage', Artifact: 'Artifact', InputFile: 'InputFile',
     };
-    const clientOnly = new Set(['idempotencyKey', 'output', 'signal']); // header, query, AbortSignal
+    const clientOnly = new Set(['idempotencyKey', 'traceparent', 'tracestate', 'output', 'signal']); // headers, query, AbortSignal
     for (const [iface, schema] of Object.entries(typed)) {
       const body = dts.match(new RegExp(`export interface ${iface} \\{([\\s\\S]*?)\\n\\}`))[1];
       const fields = [...body.matchAll(/^ {2}(\w+)\??:/gm)].map((m) => m[1]).filter((f) => !clientOnly.has(f));
@@ -204,5 +212,7 @@ describe('live outrun dev', { skip }, () => {
     for (const route of ['/v1/executions/{id}/cancel', '/v1/executions/{id}/artifacts', '/v1/executions/{id}/artifacts/{name}']) {
       assert.ok(doc.paths[route], route);
     }
+    const headers = new Set(doc.paths['/v1/executions'].post.parameters.filter((p) => p.in === 'header').map((p) => p.name));
+    assert.deepEqual(['Idempotency-Key', 'traceparent', 'tracestate'].filter((h) => !headers.has(h)), [], 'submit headers');
   });
 });

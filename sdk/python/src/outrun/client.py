@@ -224,13 +224,16 @@ class Outrun:
             artifacts: Optional[Sequence[str]] = None, workspace: Optional[str] = None,
             env: Optional[Mapping[str, str]] = None, labels: Optional[Mapping[str, str]] = None,
             timeout_ms: Optional[int] = None, idempotency_key: Optional[str] = None,
+            traceparent: Optional[str] = None, tracestate: Optional[str] = None,
             **extra: Any) -> Execution:
         """Submits ``command`` (bash source). With ``wait_ms`` the answer waits (up to 30 s) for the
         end, or with ``wait_for="output"`` for the first output. ``files``: a list of the API's
         file objects, or ``{path: str | bytes}``. Any other submit field goes in ``extra``, in
         snake_case or camelCase (``max_attempts=1``, ``delay_ms=60000``, ``retry={...}``).
         With ``idempotency_key``, a repeat returns the first execution and starts nothing (and
-        the submit is retried on a 503 or a lost connection)."""
+        the submit is retried on a 503 or a lost connection). ``traceparent``/``tracestate``
+        (W3C headers, e.g. from your OpenTelemetry span) put the execution's spans in your trace;
+        the command gets them as ``TRACEPARENT``/``TRACESTATE``."""
         args = {"command": command, "wait_ms": wait_ms, "wait_for": wait_for, "files": _files(files),
                 "artifacts": list(artifacts) if artifacts is not None else None, "workspace": workspace,
                 "env": dict(env) if env is not None else None,
@@ -242,6 +245,10 @@ class Outrun:
         headers = {"Content-Type": "application/json"}
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
+        if traceparent is not None:
+            headers["traceparent"] = traceparent
+        if tracestate is not None:
+            headers["tracestate"] = tracestate
         answer = self._call("POST", "/v1/executions", body=body, headers=headers, wait_ms=wait_ms,
                             retry=idempotency_key is not None)
         return Execution.of(answer)
