@@ -21,16 +21,32 @@ import java.util.Set;
  *     └── cancel ──▶ cancelled
  * </pre>
  *
- * <ul>
- *   <li>{@code queued}: written by the API at submit and by the re-drive sweep; left by a
- *       worker's claim or by a cancel.</li>
- *   <li>{@code running}: written by a worker's claim; left by that worker's fenced finish, or by
- *       the sweep once the lease has expired.</li>
- *   <li>terminal states never change again.</li>
- * </ul>
+ * This enum is the source of the table: the trigger and the README's "States and moves" are
+ * checked against {@link #next()} ({@code ExecutionStoreIT}, {@code StatesDocTest}). Each
+ * constant says which component moves a row in and out.
  */
 public enum ExecutionStatus {
-    QUEUED, RUNNING, SUCCEEDED, FAILED, TIMED_OUT, CANCELLED;
+    /**
+     * Waits for a slot, its start time, a retry's backoff or a hand-back's pause. In: a submit
+     * ({@code service.ExecutionService}) or a schedule's firing ({@code schedule.Firings}); the
+     * sweep's re-drive ({@code redrive.RedriveSweep}); its worker's hand back, drain or retry
+     * ({@code run.AttemptRunner} through {@code store.LeaseStore}). Out: a worker's claim
+     * ({@code claim.ClaimLoop}, {@code store.LeaseStore}), or a cancel ({@code store.SubmissionStore}).
+     */
+    QUEUED,
+    /**
+     * An attempt holds its lease on a worker. In: a worker's claim. Out: that worker's fenced end
+     * ({@code run.AttemptRunner}), or the sweep once the lease expired ({@code redrive.RedriveSweep}).
+     */
+    RUNNING,
+    /** The command exited 0; written by its worker's end. Terminal. */
+    SUCCEEDED,
+    /** Exited non-zero, could not run, or reaped when its attempts ran out (the sweep). Terminal. */
+    FAILED,
+    /** Ran past its timeout and was killed; written by its worker's end. Terminal. */
+    TIMED_OUT,
+    /** Cancelled: a cancel of a queued row, its worker's end after a cancel, or the sweep. Terminal. */
+    CANCELLED;
 
     public boolean isTerminal() {
         return this != QUEUED && this != RUNNING;
