@@ -55,7 +55,7 @@ public final class ClaimLoop implements AutoCloseable {
     private final int slots;
     private final Duration poll;
     private final Runner run;
-    private final java.util.function.Consumer<Claimed> giveBack;
+    private final java.util.function.Consumer<Claimed> handBack;
     private final BooleanSupplier draining;
     private final Runnable relay;
     private final ExecutorService runners;
@@ -71,15 +71,15 @@ public final class ClaimLoop implements AutoCloseable {
 
     /**
      * @param run      runs one claimed execution to its end (on a thread of its own)
-     * @param giveBack hands back, without spending an attempt, a claim this node stopped before
+     * @param handBack hands back, without spending an attempt, a claim this node stopped before
      *                 it could start it
      * @param draining true while the node drains: it claims nothing
      * @param relay    passes a wake-up on to the other nodes
      */
     public ClaimLoop(String node, int slots, Duration poll, Claimer claimer, Runner run,
-                     java.util.function.Consumer<Claimed> giveBack, BooleanSupplier draining, Runnable relay) {
+                     java.util.function.Consumer<Claimed> handBack, BooleanSupplier draining, Runnable relay) {
         this.claimer = claimer;
-        this.giveBack = giveBack;
+        this.handBack = handBack;
         this.slots = slots;
         this.poll = poll;
         this.run = run;
@@ -213,7 +213,7 @@ public final class ClaimLoop implements AutoCloseable {
         }
         if (stopping) {
             // The node stops while this claim was under way: none of it started here.
-            batch.claimed().forEach(giveBack);
+            batch.claimed().forEach(handBack);
             return 0;
         }
         for (Claimed c : batch.claimed()) {
@@ -230,8 +230,8 @@ public final class ClaimLoop implements AutoCloseable {
                     }
                 });
             } catch (RejectedExecutionException closing) {
-                // Stopping: never started, so given back without spending an attempt.
-                giveBack.accept(c);
+                // Stopping: never started, so handed back without spending an attempt.
+                handBack.accept(c);
                 slotFreed(false);
             }
         }
@@ -258,7 +258,7 @@ public final class ClaimLoop implements AutoCloseable {
             notifyAll();
         }
         try {
-            // A claim under way is let finish (its statement is bounded): what it won is given back.
+            // A claim under way is let finish (its statement is bounded): what it won is handed back.
             thread.join(LOOK_BOUND_MS);
             if (thread.isAlive()) {
                 thread.interrupt();

@@ -139,7 +139,7 @@ public final class AttemptRunner {
      * Hands back a claim this node won as it stopped, before anything of it started: no attempt
      * spent, claimable again at once by another node; its job is retired, the next one enqueued.
      */
-    public void giveBack(Claimed claimed) {
+    public void handBackUnstarted(Claimed claimed) {
         Execution e = claimed.execution();
         try {
             Optional<Redriven> back = leases.handBack(Attempt.leaseOf(e), "its node stopped before the run started",

@@ -144,7 +144,7 @@ public final class WorkerNode implements AutoCloseable {
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
-                runner::run, runner::giveBack, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
+                runner::run, runner::handBackUnstarted, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
