@@ -31,7 +31,8 @@ public final class Tracing {
     private static final Logger LOG = LoggerFactory.getLogger(Tracing.class);
     private static final String SCOPE = "io.outrun";
     private static final Tracing OFF = new Tracing(OpenTelemetry.noop(), false, null);
-    private static Tracing process;
+    /** Read on every submit and claim: volatile, so the common path takes no lock. */
+    private static volatile Tracing process;
 
     private final Tracer tracer;
     private final boolean on;
@@ -54,11 +55,17 @@ public final class Tracing {
     }
 
     /** This process's tracing, made from its environment at the first call. */
-    public static synchronized Tracing process() {
-        if (process == null) {
-            process = fromEnvironment(System.getenv(), System::getProperty);
+    public static Tracing process() {
+        Tracing t = process;
+        if (t != null) {
+            return t;
         }
-        return process;
+        synchronized (Tracing.class) {
+            if (process == null) {
+                process = fromEnvironment(System.getenv(), System::getProperty);
+            }
+            return process;
+        }
     }
 
     /** Makes {@code tracing} this process's (tests, before the nodes that use it start); returns the previous. */
