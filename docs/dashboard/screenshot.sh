@@ -12,7 +12,7 @@
 # so and exits 2). No Docker needed: dev runs with the host-process sandbox (bubblewrap when
 # installed), in a fresh data dir under $TMPDIR on free loopback ports, so it clashes with no
 # other `outrun dev` and works the same with or without a Docker engine; it is stopped and its
-# directory removed on exit (kept, with its log, when the script fails).
+# directory removed on exit (when the script fails, its log and the page texts are kept).
 #
 # It submits executions that leave the dashboard with jobs in every state an Outrun job takes:
 # succeeded (4), failed (an exit 1 and a timeout), deleted (a running one cancelled),
@@ -20,15 +20,16 @@
 # (a start 6 h ahead, and the next firing of the one recurring job: a daily schedule 12 h
 # ahead, so none fires during the run). JobRunr's Pending stays 0: Outrun never uses it.
 #
-# How it waits: the dashboard holds an event stream open, so "network idle" never comes and
-# `chromium --screenshot` (even with --virtual-time-budget) shoots whatever the page had drawn
-# by then, often its skeleton. docs/dashboard/capture.mjs drives Chromium through the DevTools
-# protocol over a pipe (--remote-debugging-pipe: node's child_process and JSON, no WebSocket,
-# no npm package) and polls document.body.innerText until the state counts and the job rows it
+# How it waits: the dashboard holds an event stream open, so "network idle" never comes.
+# Tried: `chromium --headless --screenshot --virtual-time-budget=3000` on it never returned
+# (killed after 60 s, no PNG); without a budget it shoots the page at load, every count "?"
+# and "No jobs found". docs/dashboard/capture.mjs drives Chromium through the DevTools protocol
+# over a pipe (--remote-debugging-pipe: node's child_process and JSON, no WebSocket, no npm
+# package) and polls document.body.innerText until the state counts and the job rows it
 # expects are there and the text has held still for a second; then it captures. The script then
 # checks the PNGs (signature, 1280 px wide, a sensible size) and the text the page showed, and
 # exits non-zero saying what is missing. When optipng is installed (optional) it shrinks the
-# PNGs losslessly. About 35 s on 2 busy cores.
+# PNGs losslessly. 35–50 s on 2 cores shared with other builds.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -73,7 +74,8 @@ cleanup() {
       echo "--- last lines of outrun dev's log ($TMP/dev.log) ---" >&2
       tail -n 20 "$TMP/dev.log" >&2 || true
     fi
-    echo "screenshot.sh: failed; kept $TMP" >&2
+    rm -rf "$TMP/data" "$TMP/chromium" # the database and the browser's profile; the rest is small
+    echo "screenshot.sh: failed; its log, page texts and pictures are in $TMP" >&2
   else
     rm -rf "$TMP"
   fi
