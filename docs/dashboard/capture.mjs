@@ -4,10 +4,10 @@
 // child_process is the whole client.
 //
 // For each shot it navigates, then polls document.body.innerText until every `expect` pattern
-// (a regular expression) matches and the text has stopped changing (the dashboard keeps an
-// event stream open, so "network idle" never comes; its content is what we wait for); it may
-// then click an element by its text and wait again (`click`, `expectAfterClick`), and takes the
-// PNG. It writes the page text it waited on to `textOut` (default <out>.txt) for the caller.
+// (a regular expression) matches and the text has stopped changing for 1 s, relative times
+// such as "12 seconds ago" aside (the dashboard keeps an event stream open, so "network idle"
+// never comes; its content is what we wait for); it may then click an element by its text and
+// wait again (`click`, `expectAfterClick`), and takes the PNG. It writes the page text it waited on to `textOut` (default <out>.txt) for the caller.
 //
 //   node capture.mjs SPEC.json
 //
@@ -16,6 +16,8 @@
 //        "shots": [{"url": "http://…", "out": "a.png", "textOut": "a.txt", "expect": ["Succeeded\\s+4"],
 //                   "height": 1000, "click": "Job Processing", "expectAfterClick": ["exit code"]}, …]}
 // Exits 0 when every shot was taken, 1 (naming the shot and the text it saw) when one timed out.
+// CAPTURE_DEBUG=1 prints, at every poll, which patterns are still missing. Chromium's own
+// sandbox is off (--no-sandbox): it refuses to start as root otherwise, as in CI.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -57,6 +59,10 @@ fromBrowser.on('data', (chunk) => {
       else waiter.resolve(message.result);
     }
   }
+});
+browser.on('error', (e) => {
+  console.error(`capture: cannot run ${spec.chromium}: ${e.message}`);
+  process.exit(1);
 });
 browser.on('exit', (code, signal) => {
   for (const waiter of pending.values()) {
@@ -147,7 +153,7 @@ async function shoot(session, shot) {
 let exitCode = 0;
 try {
   const { targetInfos } = await send('Target.getTargets');
-  let page = targetInfos.find((t) => t.type === 'page');
+  const page = targetInfos.find((t) => t.type === 'page');
   const targetId = page ? page.targetId : (await send('Target.createTarget', { url: 'about:blank' })).targetId;
   const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
   await send('Page.enable', {}, sessionId);
