@@ -19,6 +19,7 @@ import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.states.StateName;
 import org.jobrunr.storage.ConcurrentJobModificationException;
 import org.jobrunr.storage.JobNotFoundException;
+import io.outrun.trace.Tracing;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -236,6 +237,12 @@ public final class RedriveSweep {
                     + " lost its lease before it could confirm the command stopped");
             default -> dispatcher.failLost(r.deadJobId(), lost + "reaped: no attempts remain, the execution ended "
                     + r.status().wire() + " (lease_expired)");
+        }
+        Tracing tracing = Tracing.process();
+        if (tracing.on()) {
+            // One read per lost attempt, only while this node traces: the trace is kept with the row.
+            submissions.find(r.id(), io.outrun.store.OutputStore.Read.NONE).ifPresent(e -> tracing.mark(e.trace(),
+                    requeued ? "execution.redrive" : "execution.end", r.id(), r.attempt(), r.status().wire()));
         }
         if (requeued) {
             LOG.warn("execution {} of {}: attempt {} lost its lease; re-queued", r.id(), r.owner(), r.attempt());

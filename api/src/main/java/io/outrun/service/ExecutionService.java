@@ -1,5 +1,7 @@
 package io.outrun.service;
 
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
 import io.outrun.dispatch.Dispatcher;
 import io.outrun.execution.Execution;
 import io.outrun.execution.ExecutionStatus;
@@ -13,13 +15,11 @@ import io.outrun.store.OutputStore;
 import io.outrun.store.SubmissionStore;
 import io.outrun.store.SubmissionStore.CancelResult;
 import io.outrun.store.SubmissionStore.Inserted;
-import java.util.Optional;
-import java.util.UUID;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.SpanKind;
 import io.outrun.trace.AttemptTrace;
 import io.outrun.trace.TraceContext;
 import io.outrun.trace.Tracing;
+import java.util.Optional;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -172,7 +172,10 @@ public final class ExecutionService {
         CancelResult result = store.requestCancel(id, owner);
         switch (result) {
             case CANCELLED_WHILE_QUEUED -> {
-                store.find(id, OutputStore.Read.NONE).ifPresent(e -> dispatcher.retire(e.jobId(), "cancelled by its owner"));
+                store.find(id, OutputStore.Read.NONE).ifPresent(e -> {
+                    dispatcher.retire(e.jobId(), "cancelled by its owner");
+                    Tracing.process().mark(e.trace(), "execution.end", id, e.attempt(), ExecutionStatus.CANCELLED.wire());
+                });
                 // Wake anyone long-polling it: no worker will ever write this execution again.
                 dispatcher.wake(Channels.CHANGED, id.toString());
             }

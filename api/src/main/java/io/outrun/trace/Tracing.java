@@ -151,6 +151,22 @@ public final class Tracing {
         return new TraceContext(parent, fallback == null ? null : fallback.tracestate());
     }
 
+    /**
+     * A step that happens at once, outside any attempt, in the execution's trace under
+     * {@code kept}: the end of a queued execution its owner cancelled, or the sweep's re-drive or
+     * reap of an attempt that lost its lease. Nothing when this node does not trace or the
+     * execution has no trace.
+     */
+    public void mark(TraceContext kept, String name, java.util.UUID executionId, int attempt, String status) {
+        if (!on || kept == null) {
+            return;
+        }
+        tracer.spanBuilder(name).setParent(parent(kept))
+                .setAttribute(AttemptTrace.EXECUTION_ID, executionId.toString())
+                .setAttribute(AttemptTrace.ATTEMPT, (long) attempt)
+                .setAttribute(AttemptTrace.STATUS, status).startSpan().end();
+    }
+
     /** Flushes and stops the exporter (a node's orderly stop; the SDK's hook covers the rest). */
     public void close() {
         if (sdk != null) {

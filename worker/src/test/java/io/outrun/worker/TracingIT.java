@@ -202,6 +202,42 @@ class TracingIT {
                 }
                 assertThat(nodes).as("both worker nodes ran some").containsExactly("trace-1", "trace-2");
 
+                // A worker SIGKILLed mid-run: the sweep's re-drive and the next attempt, on the other
+                // node, join the same trace (its context is kept with the row).
+                String lost = JSON.readTree(a.send(a.request("/v1/executions").header("Content-Type", "application/json")
+                        .header("traceparent", caller).POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"command\": \"sleep 4; echo $OUTRUN_ATTEMPT\"}")).build(),
+                        HttpResponse.BodyHandlers.ofString()).body()).get("executionId").asText();
+                Exported firstRun = Await.until("the first attempt's span", Duration.ofSeconds(30), () -> otlp.of(lost)
+                        .stream().filter(x -> x.name().equals("execution.claim")).findFirst().orElse(null));
+                (firstRun.attributes().get("outrun.node").equals("trace-1") ? w1 : w2).kill();
+                JsonNode redriven = Await.until("execution " + lost + " ends on the other node", Duration.ofSeconds(60), () -> {
+                    JsonNode e = json(a.read("/v1/executions/" + lost + "?waitMs=5000"));
+                    return e.path("status").asText().matches("queued|running") ? null : e;
+                });
+                assertThat(redriven.get("status").asText()).as(redriven.toString()).isEqualTo("succeeded");
+                assertThat(redriven.get("attempt").asInt()).isEqualTo(2);
+                List<Exported> lostSpans = Await.until("the second attempt's spans", Duration.ofSeconds(30), () -> {
+                    List<Exported> x = otlp.of(lost);
+                    return x.stream().anyMatch(y -> y.name().equals("execution.redrive"))
+                            && x.stream().anyMatch(y -> y.name().equals("execution.attempt")
+                            && "2".equals(y.attributes().get("outrun.attempt"))) ? x : null;
+                });
+                assertThat(lostSpans).allSatisfy(x -> assertThat(x.traceId()).isEqualTo(TRACE_ID));
+                assertThat(lostSpans.stream().filter(x -> x.name().equals("execution.attempt")).findFirst().orElseThrow()
+                        .attributes().get("outrun.node")).isNotEqualTo(firstRun.attributes().get("outrun.node"));
+
+                // A queued execution cancelled: its end is in its trace, from the API node.
+                String cancelled = JSON.readTree(a.send(a.request("/v1/executions").header("Content-Type", "application/json")
+                        .header("traceparent", caller).POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"command\": \"true\", \"delayMs\": 600000}")).build(),
+                        HttpResponse.BodyHandlers.ofString()).body()).get("executionId").asText();
+                assertThat(a.post("/v1/executions/" + cancelled + "/cancel", "").statusCode()).isEqualTo(200);
+                SpanData end = apiSpans.getFinishedSpanItems().stream().filter(x -> x.getName().equals("execution.end")
+                        && cancelled.equals(x.getAttributes().get(AttemptTrace.EXECUTION_ID))).findFirst().orElseThrow();
+                assertThat(end.getTraceId()).isEqualTo(TRACE_ID);
+                assertThat(end.getAttributes().get(AttemptTrace.STATUS)).isEqualTo("cancelled");
+
                 // Without a traceparent (or with a malformed one), the submit starts a trace of its own.
                 for (String header : new String[] {null, "00-zzzz-not-a-trace"}) {
                     HttpRequest.Builder b = a.request("/v1/executions").header("Content-Type", "application/json")
