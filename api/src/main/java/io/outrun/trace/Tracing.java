@@ -102,16 +102,19 @@ public final class Tracing {
         defaults.put("otel.exporter.otlp.protocol", "http/protobuf");
         OpenTelemetrySdk sdk;
         try {
-            // The SDK's own shutdown hook flushes the spans still batched when the node stops.
+            // No SDK shutdown hook: JVM hooks run concurrently, so it would stop the exporter while
+            // the node's own hook still drains (the drained attempts' spans lost). The node's stop
+            // closes it last (closeProcess).
             sdk = AutoConfiguredOpenTelemetrySdk.builder()
                     .addPropertiesSupplier(() -> defaults)
+                    .disableShutdownHook()
                     .build()
                     .getOpenTelemetrySdk();
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new IllegalArgumentException("traces: the OTEL_* settings cannot be used (" + cause.getMessage()
+            throw new io.outrun.config.ConfigException("traces: the OTEL_* settings cannot be used (" + cause.getMessage()
                     + "); Outrun exports OTLP over HTTP (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, the default)"
-                    + " or to the console (OTEL_TRACES_EXPORTER=console), or set OTEL_TRACES_EXPORTER=none", e);
+                    + " or to the console (OTEL_TRACES_EXPORTER=console), or set OTEL_TRACES_EXPORTER=none");
         }
         LOG.info("traces: exporting with {} (OTEL_* environment)", exporter != null ? exporter.strip() : "otlp");
         return new Tracing(sdk, true, sdk);
@@ -167,10 +170,18 @@ public final class Tracing {
                 .setAttribute(AttemptTrace.STATUS, status).startSpan().end();
     }
 
-    /** Flushes and stops the exporter (a node's orderly stop; the SDK's hook covers the rest). */
+    /** Flushes and stops the exporter (10 s at most: a collector that is down does not hold a stop longer). */
     public void close() {
         if (sdk != null) {
             sdk.close();
+        }
+    }
+
+    /** Closes this process's tracing if it was made: the last step of a node's stop, after its drain. */
+    public static void closeProcess() {
+        Tracing t = process;
+        if (t != null) {
+            t.close();
         }
     }
 

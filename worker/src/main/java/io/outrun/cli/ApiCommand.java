@@ -72,6 +72,7 @@ final class ApiCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             api.close();
             core.close();
+            io.outrun.trace.Tracing.closeProcess();
             stopped.countDown();
         }, "outrun-shutdown"));
         spec.commandLine().getOut().println("outrun: API listening on http://" + config.host() + ":" + api.port());

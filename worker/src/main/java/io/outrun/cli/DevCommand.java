@@ -84,6 +84,7 @@ final class DevCommand implements Callable<Integer> {
         java.io.PrintWriter err = spec.commandLine().getErr();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             stack.stop(err);
+            io.outrun.trace.Tracing.closeProcess(); // after the drain: its attempts' spans are exported
             stopped.countDown();
         }, "outrun-shutdown"));
         stopped.await();

@@ -132,6 +132,7 @@ final class WorkerCommand implements Callable<Integer> {
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
+            io.outrun.trace.Tracing.closeProcess(); // after the drain: its attempts' spans are exported
             stopped.countDown();
         }, "outrun-shutdown"));
         spec.commandLine().getOut().println("outrun: worker " + id + " ready (" + slots + " slots, sandbox " + sandbox.name() + ")");
