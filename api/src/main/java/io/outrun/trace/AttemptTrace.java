@@ -73,12 +73,15 @@ public final class AttemptTrace {
         Instant claimed = instantOf(claimEndNanos);
         // The database's clock and this node's may differ a little: the wait never ends before it began.
         Instant waitFrom = queuedAt == null || queuedAt.isAfter(sent) ? sent : queuedAt;
-        tag(tracing.tracer().spanBuilder("execution.queue_wait").setParent(parent)
-                .setStartTimestamp(waitFrom), executionId, owner, attempt, node).startSpan().end(sent);
-        tag(tracing.tracer().spanBuilder("execution.claim").setParent(parent)
-                .setStartTimestamp(sent), executionId, owner, attempt, node).startSpan().end(claimed);
         Span span = tag(tracing.tracer().spanBuilder("execution.attempt").setParent(parent)
                 .setStartTimestamp(claimed), executionId, owner, attempt, node).startSpan();
+        // No kept context (its submit was not traced: an API node without traces, a row from before
+        // V22): the wait and the claim join the attempt's new trace rather than each start one.
+        Context around = kept == null ? Context.root().with(span) : parent;
+        tag(tracing.tracer().spanBuilder("execution.queue_wait").setParent(around)
+                .setStartTimestamp(waitFrom), executionId, owner, attempt, node).startSpan().end(sent);
+        tag(tracing.tracer().spanBuilder("execution.claim").setParent(around)
+                .setStartTimestamp(sent), executionId, owner, attempt, node).startSpan().end(claimed);
         return new AttemptTrace(tracing, span, tracing.keep(span, kept), node, executionId, attempt);
     }
 
