@@ -107,6 +107,10 @@ public final class Tracing {
             // closes it last (closeProcess).
             sdk = AutoConfiguredOpenTelemetrySdk.builder()
                     .addPropertiesSupplier(() -> defaults)
+                    // Over the environment too: metrics and logs stay with Micrometer and Logback, so an
+                    // OTEL_METRICS_EXPORTER set for other programs (prometheus...) neither stops the node
+                    // nor starts an empty exporter.
+                    .addPropertiesCustomizer(config -> Map.of("otel.metrics.exporter", "none", "otel.logs.exporter", "none"))
                     .disableShutdownHook()
                     .build()
                     .getOpenTelemetrySdk();
