@@ -220,7 +220,8 @@ public final class AttemptRunner {
      * (the W3C names OpenTelemetry's SDKs read for a process's parent) unless its owner set them.
      */
     private static RunSpec withTraceContext(RunSpec spec, TraceContext trace) {
-        if (trace == null || spec.env().containsKey("TRACEPARENT")) {
+        // The owner's own (its operator allowed them): both kept, never one of each trace.
+        if (trace == null || spec.env().containsKey("TRACEPARENT") || spec.env().containsKey("TRACESTATE")) {
             return spec;
         }
         java.util.Map<String, String> env = new java.util.LinkedHashMap<>(spec.env());
@@ -351,14 +352,19 @@ public final class AttemptRunner {
      */
     private boolean apply(Execution execution, Attempt attempt, AttemptEnd end) {
         Span writing = attempt.trace().step("execution.end");
+        boolean written = false;
         try {
-            return write(execution, attempt, end);
+            boolean look = write(execution, attempt, end);
+            written = true;
+            return look;
         } catch (RuntimeException | Error e) {
             AttemptTrace.failed(writing, e);
             throw e;
         } finally {
             writing.end();
-            if (end instanceof Finished f) {
+            if (!written) {
+                attempt.trace().end("end_not_written", null, null); // its lease expires; the sweep decides
+            } else if (end instanceof Finished f) {
                 attempt.trace().end(f.outcome().status().wire(), f.outcome().exitCode(), f.outcome().errorCode());
             } else {
                 // HandedBack → handed_back: how the attempt left without an end of the execution
