@@ -12,6 +12,7 @@ import com.github.dockerjava.api.model.Volume;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
+import io.outrun.sandbox.script.BashScript;
 import io.outrun.inputs.Workdir;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
@@ -29,11 +30,12 @@ import java.util.Map;
  *
  * <p>The command never passes through an argv or the environment (both capped by the kernel at
  * 128 KiB per string). It is written to the container's stdin as a decimal byte count, a newline
- * and the bytes; {@link #BOOTSTRAP} reads exactly that many bytes into the /tmp tmpfs, checks the
- * size, and execs bash on the file with stdin from /dev/null. Counting matters because
- * docker-java never half-closes a hijacked stdin, so the container would wait for an EOF that
- * never comes; checking matters because a truncated script could do something other than what
- * was asked ({@code rm -rf /work/build} cut to {@code rm -rf /work}).
+ * and the bytes; {@link #BOOTSTRAP} ({@code bootstrap.sh} beside this class) reads exactly that
+ * many bytes into the /tmp tmpfs, checks the size, and execs bash on the file with stdin from
+ * /dev/null. Counting matters because docker-java never half-closes a hijacked stdin, so the
+ * container would wait for an EOF that never comes; checking matters because a truncated script
+ * could do something other than what was asked ({@code rm -rf /work/build} cut to
+ * {@code rm -rf /work}).
  */
 final class ContainerRecipe {
 
@@ -62,126 +64,42 @@ final class ContainerRecipe {
     /** Where the run's lease file is mounted, read-only, inside the container. */
     static final String LEASE_MOUNT = "/run/outrun-lease";
 
-    /** The unprivileged user of sandbox/image/build.sh: the one every command runs as. */
+    /** The unprivileged user of sandbox/image/build.sh: the one every command runs as (bootstrap.sh's setpriv). */
     static final String USER = "10001:10001";
     /**
      * The container's own user: root, with only the capabilities it needs to drop to {@link #USER}
-     * for the command ({@link #DROP}) and to kill it from its watchdog. The kill switch then runs
-     * as another user than the command, which can neither signal nor ptrace it (issue 25 #4).
+     * for the command and to kill it from its watchdog. The kill switch then runs as another user
+     * than the command, which can neither signal nor ptrace it (issue 25 #4).
      */
     static final String BOOTSTRAP_USER = "0:0";
-    /** util-linux setpriv: the command runs as {@link #USER} with no capabilities, not even in its bounding set. */
-    static final String SETPRIV = "/usr/bin/setpriv";
-    /** What the bootstrap puts before the command (no_new_privs, set by Docker, stays). */
-    private static final String DROP = SETPRIV + " --reuid=10001 --regid=10001 --clear-groups --inh-caps=-all"
-            + " --bounding-set=-all";
     static final String DEFAULT_WORKDIR = "/work";
     static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
     /** Label of a pooled container: started ahead of need, its run not known yet (value: "1"). */
     static final String LABEL_POOL = "outrun.pool";
     /** How long a pooled container waits for a run before it exits (its node may be gone). */
     static final long POOL_IDLE_S = 3600;
-    /** Stands for the read's timeout in {@link #BOOTSTRAP}: set by $3 (pooled) or none. */
-    private static final String IDLE_WAIT_MARK = "${3:+-t $3}";
-    /** Exit code of the bootstrap when the command did not arrive whole. */
+    /** Exit code of the bootstrap when the command did not arrive whole (or the image lacks a tool it needs). */
     static final int BOOTSTRAP_FAILED = 125;
 
-    /** Above this many bytes, the command or environment is read with head -c: see {@link #BOOTSTRAP}. */
-    static final int BUILTIN_READ_MAX = 65536;
+    /**
+     * The container's main process: reads the run from stdin, drops to {@link #USER} for the
+     * command, and stays root as its kill switch. Its arguments and stdin are described in its
+     * header; {@link #bootstrap} passes them.
+     */
+    static final BashScript BOOTSTRAP = BashScript.of(ContainerRecipe.class, "bootstrap.sh");
 
-    /** util-linux script: the pseudo-terminal of a run with {@code "tty": true} (bsdutils, in every Debian image). */
-    static final String SCRIPT_TOOL = "/usr/bin/script";
+    /**
+     * The entrypoint: bootstrap.sh with $1 the backstop in seconds ('' for a pooled container,
+     * whose backstop comes in the header), $2 the lease file inside the container ('' without),
+     * and for a pooled container $3, how long it waits for its run.
+     */
+    static String[] bootstrap(String backstop, boolean leaseFile, Long idleSeconds) {
+        String lease = leaseFile ? LEASE_MOUNT : "";
+        List<String> argv = idleSeconds == null ? BOOTSTRAP.inline("outrun-bootstrap", backstop, lease)
+                : BOOTSTRAP.inline("outrun-bootstrap", backstop, lease, Long.toString(idleSeconds));
+        return argv.toArray(String[]::new);
+    }
 
-    static final String BOOTSTRAP = String.join("\n",
-            // The header: the command's byte count; from a pooled container's run also its backstop
-            // (the container was started before its run was known) and the byte count of the
-            // run's environment, sent as `export` lines ahead of the command (a pooled container's
-            // own environment was fixed at its creation). A pooled container waits here for its
-            // run; one of a node that is gone gives up after POOL_IDLE_S (no lease to watch yet).
-            // The fourth field, i, is the run's stdin: 0 /dev/null, 1 a pipe its owner writes to, 2 a
-            // terminal (see the relay below). A fresh container's header is "n 0 e i".
-            "read -r " + (IDLE_WAIT_MARK) + " n b e i || { echo 'outrun: no command received' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "[ \"${b:-0}\" = 0 ] || set -- \"$b\" \"$2\"",
-            // Fail closed: without setpriv the command would run as root.
-            "[ -x " + SETPRIV + " ] || { echo 'outrun: the image needs " + SETPRIV + " (util-linux) to run the command"
-                    + " as an unprivileged user' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            // From the header to the command's first instruction with bash builtins only: every
-            // process started here (head, stat, mkfifo, timeout) cost a pooled run's start 2 ms on
-            // a quiet machine and 20-50 ms on a loaded one, 8 of them in all. Byte counts hold
-            // whatever the run's locale: LC_ALL=C while reading (restored before the command runs).
-            // read -N reads a pipe a byte per call, so past BUILTIN_READ_MAX head -c is cheaper.
-            // A NUL byte cannot live in a bash variable: such a command fails the count, never runs
-            // cut (the API refuses NUL, and so does refuseNul for direct callers).
-            "[ \"${LC_ALL+x}\" = x ] && ol=$LC_ALL; LC_ALL=C",
-            "got() { s=; [ \"$1\" -gt 0 ] 2>/dev/null || return 0",
-            "  if [ \"$1\" -le " + BUILTIN_READ_MAX + " ]; then IFS= read -r -N \"$1\" s; [ \"${#s}\" = \"$1\" ]; return; fi",
-            "  head -c \"$1\" > \"$2\" && [ \"$(stat -c %s \"$2\")\" = \"$1\" ]; }",
-            // The run's environment goes to a file that only the dropped command reads (see START):
-            // nothing of it may reach this root shell or what it execs (BASH_ENV, LD_PRELOAD, PATH).
-            "ef=/tmp/.outrun-env; umask 022",
-            "got \"${e:-0}\" \"$ef\" || { echo 'outrun: the environment arrived truncated' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "[ \"${e:-0}\" -gt " + BUILTIN_READ_MAX + " ] 2>/dev/null || printf '%s' \"$s\" > \"$ef\"",
-            "if [ \"$n\" -le " + BUILTIN_READ_MAX + " ] 2>/dev/null; then got \"$n\" && printf '%s' \"$s\" > /tmp/.outrun-command",
-            "else got \"$n\" /tmp/.outrun-command; fi || { echo 'outrun: the command arrived truncated' >&2; exit "
-                    + BOOTSTRAP_FAILED + "; }",
-            "s=; if [ -n \"${ol+x}\" ]; then LC_ALL=$ol; else unset LC_ALL; fi",
-            // A run with stdin open gets a fifo the relay below fills from the attach (readable by
-            // the command, never writable). A terminal needs script.
-            "case ${i:-0} in 0) ;; 1|2) [ \"$i\" = 1 ] || [ -x " + SCRIPT_TOOL + " ] || { echo 'outrun: a terminal"
-                    + " (tty) needs " + SCRIPT_TOOL + " (util-linux) in the image' >&2; exit " + BOOTSTRAP_FAILED + "; }",
-            "  mkfifo -m 644 /tmp/.outrun-in || { echo 'outrun: cannot make the stdin pipe' >&2; exit " + BOOTSTRAP_FAILED + "; };;",
-            "  *) echo 'outrun: unknown stdin mode' >&2; exit " + BOOTSTRAP_FAILED + ";; esac",
-            // First look at the lease ($2) before the command starts: a run whose lease lapsed
-            // already (its worker paused between claim and start, a start slower than the lease)
-            // never starts.
-            "if [ -n \"$2\" ]; then d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
-            "  if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ] 2>/dev/null; then exit 137; fi; end=$((now + $1)); fi",
-            // The relay (stdin open): each frame from the attach, a decimal byte count and a
-            // newline, then that many bytes (head -c reads no more than it writes), goes to the
-            // command's stdin; the frame 0 (or the attach's end) closes it. Frames, since
-            // docker-java never half-closes stdin (see StdinFrames). Without stdin: /dev/null. The
-            // mode then travels as $3, which no variable of the run's environment can change.
-            "if [ \"${i:-0}\" = 0 ]; then exec 0</dev/null; else",
-            "  ( exec 2>/dev/null; while IFS= read -r k && [ \"$k\" -gt 0 ] 2>/dev/null; do head -c \"$k\" || exit 0; done"
-                    + " > /tmp/.outrun-in ) <&0 &",
-            "  exec 0</tmp/.outrun-in; fi",
-            "set -- \"$1\" \"$2\" \"${i:-0}\"",
-            // START: what the dropped command's first bash runs: the run's environment, then the
-            // command's own bash (so that BASH_ENV and the like act as in a fresh bash). With
-            // stdin open the command reads an anonymous pipe of its own (a cat from the fifo): a
-            // fifo would block /dev/stdin reopened after its writer left, a pipe answers EOF.
-            "if [ \"$3\" = 1 ]; then printf '%s\\n' 'exec 0< <(exec /bin/cat); . /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command'"
-                    + " > /tmp/.outrun-start",
-            "else printf '%s\\n' '. /tmp/.outrun-env; exec /bin/bash /tmp/.outrun-command' > /tmp/.outrun-start; fi",
-            // The command as the unprivileged user; this bootstrap (and the relay) stay root.
-            "if [ \"$3\" = 2 ]; then set -- \"$1\" \"$2\" " + DROP + " " + SCRIPT_TOOL
-                    + " -qfec '/bin/bash /tmp/.outrun-start' /dev/null",
-            "else set -- \"$1\" \"$2\" " + DROP + " /bin/bash /tmp/.outrun-start; fi",
-            // Without a lease file, coreutils' timeout (root, the command's parent) is the
-            // backstop; an image without it runs without the backstop rather than not at all.
-            "if [ -z \"$2\" ]; then if [ -x /usr/bin/timeout ]; then exec /usr/bin/timeout -s KILL \"$1\" \"${@:3}\"; fi",
-            "  \"${@:3}\"; exit; fi",
-            // The kill switch: this very process, the container's main one (docker-init's child),
-            // is the watchdog; the command runs as its grandchild. Whatever kills the watchdog
-            // (the memory killer when the command fills tmpfs; nothing else can: root, and the
-            // command has no capabilities) ends the container with it: fail-closed. Once the
-            // moment written in the lease file passes, the worker has stopped confirming the
-            // lease (dead, paused, cut off from the database) and another node may soon run the
-            // next attempt, so everything of this run is killed from inside, whatever state the
-            // worker is in. The same loop is the backstop deadline ($1 seconds from now). Each
-            // second with builtins only (no fork: a fork bomb's pids limit cannot stop it): the
-            // sleep is read -t 1 on a pipe only root holds (fd 7), on which the runner, a root
-            // subshell that waits for the command, writes its exit status the moment it ends.
-            // A missing or half-written lease file is read again a second later. A terminal's
-            // script is thus never the process that forked the relay (util-linux #2562: it spins).
-            "exec 7<> <(:)",
-            "( \"${@:3}\" 7>&-; echo \"$?\" >&7 ) <&0 &",
-            "exec 0</dev/null",
-            // read -t reads a pipe a byte at a time: a timeout between the status's digits and its
-            // newline keeps what it read in st (p collects it), so the exit is never cut.
-            "p=; while :; do if read -r -t 1 -u 7 st; then exit \"$p$st\"; fi; p=$p$st; d=; read -r d < \"$2\"; printf -v now '%(%s)T' -1",
-            "  if { [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; } 2>/dev/null || [ \"$now\" -ge \"$end\" ]; then kill -KILL -1; exit 137; fi;"
-                    + " done");
     /** How long past its timeout a run orphaned by its worker may live before the backstop kills it. */
     static final long BACKSTOP_GRACE_S = 30;
 
@@ -197,8 +115,7 @@ final class ContainerRecipe {
                 .withName(name(spec))
                 // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
                 // backstop (seconds) is the bootstrap's $1.
-                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", Long.toString(backstop),
-                        spec.leaseFile() == null ? "" : LEASE_MOUNT)
+                .withEntrypoint(bootstrap(Long.toString(backstop), spec.leaseFile() != null, null))
                 .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(workdir)
                 // The container's own environment (the root bootstrap's) is the defaults alone; the
@@ -230,8 +147,7 @@ final class ContainerRecipe {
         labels.put(LABEL_INCARNATION, incarnation);
         labels.put(LABEL_POOL, "1");
         return client.createContainerCmd(image)
-                .withEntrypoint("/bin/bash", "-c", BOOTSTRAP, "outrun-bootstrap", "",
-                        leaseFile == null ? "" : LEASE_MOUNT, Long.toString(POOL_IDLE_S))
+                .withEntrypoint(bootstrap("", leaseFile != null, POOL_IDLE_S))
                 .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(DEFAULT_WORKDIR)
                 .withEnv(env(Map.of(), DEFAULT_WORKDIR))

@@ -1,5 +1,6 @@
 package io.outrun.sandbox.process;
 
+import io.outrun.sandbox.script.BashScript;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -32,49 +33,11 @@ import java.nio.file.Path;
 final class NodeWatchdog implements AutoCloseable {
 
     /**
-     * $1: the directory of pid files; $2: this node's tag (its files are {@code *.$2.pid}).
-     * Sleeps with {@code read -t 1} (a builtin: no process per second); once the worker's pipe
-     * has closed, on that same pipe opened read-write here, which never ends.
+     * The watchdog itself ({@code watchdog.sh} beside this class), run as
+     * {@code setsid bash -c <text> outrun-process-watch RUNS TAG}: $1 the directory of pid files,
+     * $2 this node's tag (its files are {@code *.$2.pid}); stdin the worker's {@code k <pgid>} lines.
      */
-    static final String SCRIPT = String.join("\n",
-            "shopt -s nullglob; declare -A gone; up=1; last=; nap=",
-            "while :; do",
-            "  if [ $up = 1 ]; then",
-            "    if read -r -t 1 op arg; then",
-            // Checked before the deadline pass below, so that the group of a run that ended is
-            // killed now, not a second later.
-            "      if [ \"$op\" = k ]; then kill -KILL -- \"-$arg\" 2>/dev/null; fi",
-            "    elif [ $? -le 128 ]; then",
-            "      up=0; exec 0<>/proc/self/fd/0 || nap=1",
-            "    fi",
-            "  elif [ -n \"$nap\" ]; then sleep 1",
-            "  else read -r -t 1 _",
-            "  fi",
-            "  printf -v now '%(%s)T' -1",
-            "  [ \"$now\" = \"$last\" ] && continue",
-            "  last=$now; live=0",
-            "  for f in \"$1\"/*.\"$2\".pid; do",
-            "    [ -n \"${gone[$f]}\" ] && continue",
-            "    p=; st=; l=; read -r p st l < \"$f\" 2>/dev/null",
-            "    d=; if [ -n \"$l\" ]; then read -r d < \"$l\" 2>/dev/null; [[ $d =~ ^[0-9]+$ ]] || d=; fi",
-            // The worker's placeholder: the run is being spawned and writes its pid soon. It keeps
-            // the watchdog (whose worker may have died just now) on guard until 2 s past the lease.
-            "    if [ \"$p\" = 0 ]; then if [ -n \"$d\" ] && [ \"$now\" -le $((10#$d + 2)) ]; then live=1; fi; continue; fi",
-            "    [[ $p =~ ^[0-9]+$ ]] && [ \"$p\" -gt 1 ] || continue",
-            // Judged by its group, not its leader: a leader that exec'd or ended with children
-            // left is still the run. Group gone: once the worker is gone too, nothing deletes the
-            // file; remember it, so that a pid handed out again is never taken for this run.
-            "    if ! kill -0 -- \"-$p\" 2>/dev/null; then [ $up = 1 ] || gone[$f]=1; continue; fi",
-            // A live leader with another start time: the pid was handed out again, not our run.
-            "    s=; read -r s < \"/proc/$p/stat\" 2>/dev/null",
-            "    if [ -n \"$s\" ] && [ -n \"$st\" ]; then a=(${s##*) }); if [ \"${a[0]}\" != Z ] && [ \"${a[19]}\" != \"$st\" ]; then gone[$f]=1; continue; fi; fi",
-            "    live=1",
-            "    if [ -n \"$d\" ] && [ \"$now\" -gt \"$d\" ]; then",
-            "      kill -KILL -- \"-$p\" 2>/dev/null; [ $up = 1 ] || gone[$f]=1",
-            "    fi",
-            "  done",
-            "  if [ $up = 0 ] && [ $live = 0 ]; then exit 0; fi",
-            "done");
+    static final BashScript SCRIPT = BashScript.of(NodeWatchdog.class, "watchdog.sh");
 
     private final Path runs;
     private final String tag;
@@ -98,8 +61,9 @@ final class NodeWatchdog implements AutoCloseable {
         if (commands != null) {
             closeQuietly(commands);
         }
-        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", "-c", SCRIPT,
-                "outrun-process-watch", runs.toString(), tag);
+        java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
+        argv.addAll(SCRIPT.inline("outrun-process-watch", runs.toString(), tag));
+        ProcessBuilder builder = new ProcessBuilder(argv);
         builder.environment().clear();
         builder.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         // Never a pipe to this JVM: a dead worker's pipe would end the watchdog at its first write.

@@ -5,6 +5,7 @@ import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.sandbox.script.BashScript;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -25,68 +26,20 @@ public final class ProcessSandbox implements Sandbox {
     private static final Path RUNS = Path.of(System.getProperty("java.io.tmpdir"), "outrun-process-runs");
 
     /**
-     * The run's own bash ({@code setsid} made it the leader of a new session and process group),
-     * before its command, run as a script file: $1 the command's script, $2 the lease file (''
-     * without), $3 the pid file. A lease already lapsed at this first look means the worker stalled
-     * between claim and start and another node may be running the next attempt: the command never
-     * runs (137, as killed). Otherwise it writes the pid file ({@code <pid> <start time> <lease
-     * file>}, over the placeholder the worker wrote before the spawn) so that the node's watchdog
-     * and the leftover clean-up know the run, then runs the script in this same bash ({@code .},
-     * not a second bash: a process per run less) with {@code $0} the script and no arguments, as
-     * {@code bash script} had them. One difference remains: a top-level {@code return} ends the
-     * script with its status where {@code bash script} printed an error and went on. Its own
-     * variables are named {@code _outrun_*} and unset before the command.
-     *
-     * <p>With no arguments it is a spare ({@link SpareShells}), started ahead of need: it waits on
-     * stdin for the path of its run's go file (the path's length in four digits, then the path),
-     * and leaves quietly at end of file (not needed, or its worker is gone). The go file holds
-     * NUL-ended fields: the three arguments above, the workdir or '' for the worker's own, then
-     * name and value pairs of the run's environment, ended by an empty name; {@code mapfile}
-     * reads it whole in one system call. (A file, not the pipe: anything bash printed meanwhile,
-     * such as a locale warning, would fill its stderr before the run's pumps exist.) Then stdin
-     * becomes /dev/null, as a spawned run's is, {@code SECONDS} starts at 0, and it goes on as
-     * above.
+     * The run's own bash, before its command and then the command itself ({@code wrapper.sh}
+     * beside this class: its header says what it assumes and takes). Spawned:
+     * {@code setsid bash <wrapper> SCRIPT LEASE PIDFILE}; a spare ({@link SpareShells}):
+     * {@code setsid bash <wrapper>}, its run's go file named on its stdin ({@link #handToSpare}).
+     * Run from a file, not {@code bash -c}, so that the command's errors exit as under
+     * {@code bash script}.
      */
-    static final String WRAPPER = String.join("\n",
-            // Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
-            // Read first, so that a spare has it before its run comes.
-            "_outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })",
-            "if [ $# = 0 ]; then",
-            // Four digits, the path's length in bytes, then the path: read -N takes each in one
-            // system call (read -d reads a pipe a byte per call), counting bytes under LC_ALL=C
-            // whatever bash's own default locale. End of file before any byte: not needed
-            // (closed, or its worker died meanwhile), leave quietly. Anything else malformed is
-            // a run that must not look like a success: 126. (A case, not [[ =~ ]], which would
-            // leave BASH_REMATCH set for the command.)
-            "  LC_ALL=C IFS= read -r -N 4 _outrun_g || { [ -z \"$_outrun_g\" ] && exit 0; exit 126; }",
-            "  case $_outrun_g in [0-9][0-9][0-9][0-9]) ;; *) exit 126;; esac",
-            "  LC_ALL=C IFS= read -r -N $((10#$_outrun_g)) _outrun_g || exit 126",
-            "  exec 0</dev/null",
-            // The go file is written whole before its path is sent; a short one never runs: four
-            // fields, name and value pairs, and the empty name that ends them.
-            "  mapfile -d '' -t _outrun_a < \"$_outrun_g\" || exit 126",
-            "  _outrun_n=${#_outrun_a[@]}",
-            "  [ \"$_outrun_n\" -ge 5 ] && [ $(( (_outrun_n - 5) % 2 )) = 0 ] && [ -z \"${_outrun_a[_outrun_n - 1]}\" ] || exit 126",
-            "  for (( _outrun_i = 4; _outrun_i < _outrun_n - 1; _outrun_i += 2 )); do",
-            "    export \"${_outrun_a[_outrun_i]}=${_outrun_a[_outrun_i + 1]}\"",
-            "  done",
-            // -P: the physical path, as a spawned bash's $PWD is; OLDPWD as a fresh bash has it
-            // (exported, no value).
-            "  if [ -n \"${_outrun_a[3]}\" ]; then cd -P -- \"${_outrun_a[3]}\" || exit 126; unset OLDPWD; declare -x OLDPWD; fi",
-            "  set -- \"${_outrun_a[0]}\" \"${_outrun_a[1]}\" \"${_outrun_a[2]}\"",
-            "  unset _outrun_a _outrun_n _outrun_i _outrun_g; SECONDS=0",
-            "fi",
-            "if [ -n \"$2\" ]; then",
-            "  _outrun_d=; { read -r _outrun_d < \"$2\"; } 2>/dev/null; printf -v _outrun_now '%(%s)T' -1",
-            "  if [ -n \"$_outrun_d\" ] && [ \"$_outrun_now\" -gt \"$_outrun_d\" ] 2>/dev/null; then exit 137; fi",
-            "fi",
-            "if ! { printf '%s %s %s\\n' \"$$\" \"${_outrun_st[19]}\" \"$2\" > \"$3\"; } 2>/dev/null; then",
-            "  printf 'outrun: cannot write the pid file %s; the run does not start unguarded\\n' \"$3\" >&2; exit 126",
-            "fi",
-            "_outrun_s=$1; BASH_ARGV0=$1; set --",
-            "if [ \"$0\" != \"$_outrun_s\" ]; then echo 'outrun: the process sandbox needs bash 5 or later' >&2; exit 126; fi",
-            "unset _outrun_d _outrun_now _outrun_s _outrun_st; . \"$0\"",
-            "");
+    static final BashScript WRAPPER = BashScript.of(ProcessSandbox.class, "wrapper.sh");
+
+    /**
+     * The script file of a run with a terminal ({@code tty.sh}): sourced by the wrapper, it runs
+     * the command, the file beside it ({@link #ttyCommand}), under util-linux {@code script}.
+     */
+    static final BashScript TTY = BashScript.of(ProcessSandbox.class, "tty.sh");
 
     private final Path scratch;
     /** This node's pid files are {@code <execution>.<epoch>.<tag>.pid}: the watchdog watches only those. */
@@ -124,7 +77,7 @@ public final class ProcessSandbox implements Sandbox {
         try {
             this.scratch = Files.createTempDirectory("outrun-process-");
             this.wrapper = scratch.resolve("outrun-run.sh");
-            Files.writeString(wrapper, WRAPPER, StandardCharsets.UTF_8);
+            WRAPPER.writeTo(wrapper);
             Files.createDirectories(RUNS);
             // This JVM, by pid and start time: while it lives, its runs are its own to judge.
             long self = ProcessHandle.current().pid();
@@ -268,7 +221,7 @@ public final class ProcessSandbox implements Sandbox {
     }
 
     private Process spawnSpare() throws IOException {
-        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", "/bin/bash", wrapper.toString());
+        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", BashScript.BASH, wrapper.toString());
         baseEnvironment(builder.environment());
         return builder.start();
     }
@@ -337,7 +290,7 @@ public final class ProcessSandbox implements Sandbox {
         return spare;
     }
 
-    /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true}. */
+    /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true} (tty.sh runs it). */
     static final String SCRIPT_TOOL = "/usr/bin/script";
 
     /** A tty run's command, beside the shim that the wrapper runs (removed with it). */
@@ -472,13 +425,10 @@ public final class ProcessSandbox implements Sandbox {
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
             if (spec.stdin() == io.outrun.inputs.StdinMode.TTY) {
-                // The wrapper runs a shim that gives the command a pseudo-terminal (util-linux
-                // script: stdin and output through it, echo on as a terminal has it, the command's
-                // exit status its own); the command itself is the file beside it.
-                Path command = ttyCommand(script);
-                Files.writeString(command, spec.command(), StandardCharsets.UTF_8);
-                Files.writeString(script, "exec " + SCRIPT_TOOL + " -qfec \"/bin/bash '" + command + "'\" /dev/null\n",
-                        StandardCharsets.UTF_8);
+                // The wrapper runs a shim that gives the command a pseudo-terminal (tty.sh); the
+                // command itself is the file beside it.
+                Files.writeString(ttyCommand(script), spec.command(), StandardCharsets.UTF_8);
+                TTY.writeTo(script);
             } else {
                 Files.writeString(script, spec.command(), StandardCharsets.UTF_8);
             }
@@ -507,7 +457,7 @@ public final class ProcessSandbox implements Sandbox {
                 }
                 // Isolated, the wrapper's own pid ($$ in the run's PID namespace) means nothing
                 // outside: it writes a throwaway file, and the worker writes bwrap's below.
-                argv.addAll(java.util.List.of("/bin/bash", wrapper.toString(), script.toString(), lease,
+                argv.addAll(java.util.List.of(BashScript.BASH, wrapper.toString(), script.toString(), lease,
                         isolation != null ? Bubblewrap.INNER_PID_FILE : pidFile.toString()));
                 ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
