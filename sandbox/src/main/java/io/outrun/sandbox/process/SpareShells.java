@@ -10,8 +10,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process sandbox's warm pool: run wrappers ({@code setsid bash outrun-run.sh}, in a session
- * of their own) started ahead of need, each waiting on its stdin for the one run it will serve.
+ * The process sandbox's warm pool: run wrappers ({@code setsid bash outrun-run.sh}: wrapper.sh
+ * with no arguments, in a session of their own) started ahead of need, each waiting on its stdin
+ * for the one run it will serve.
  * A run handed to one skips the spawn and bash's start-up (about two thirds of the way from a
  * claim to the command's first instruction on this project's machine). Refilled in the background,
  * one spare at a time, after each take.

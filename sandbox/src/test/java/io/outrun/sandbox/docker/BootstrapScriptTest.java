@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,6 +43,11 @@ class BootstrapScriptTest {
         lease = container.dir.resolve("lease");
         leaseUntil(now() + 600);
         Files.setPosixFilePermissions(lease, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    }
+
+    @AfterEach
+    void removeStandIn() throws IOException {
+        container.remove();
     }
 
     private static long now() {

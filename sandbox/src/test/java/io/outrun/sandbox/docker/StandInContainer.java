@@ -92,6 +92,15 @@ final class StandInContainer {
         return new Running(builder.start());
     }
 
+    /** Removes its directory (what the stand-in setpriv wrote, the harness). */
+    void remove() throws IOException {
+        try (var files = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) files.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
     /** What setpriv was called with (its arguments, one a line), or null if it never ran. */
     String setprivArgs() throws IOException {
         Path file = dir.resolve("setpriv.args");
