@@ -14,6 +14,10 @@ import javax.sql.DataSource;
  */
 public final class AdvisoryLock {
 
+    private static final NamedSql LOCK = NamedSql.of("SELECT true FROM pg_advisory_lock(:key)");
+    private static final NamedSql TRY_LOCK = NamedSql.of("SELECT pg_try_advisory_lock(:key)");
+    private static final NamedSql UNLOCK = NamedSql.of("SELECT pg_advisory_unlock(:key)");
+
     private final DataSource dataSource;
     private final long key;
 
@@ -34,22 +38,21 @@ public final class AdvisoryLock {
 
     private <T> Optional<T> run(boolean wait, Supplier<T> work) {
         try (Connection c = dataSource.getConnection()) {
-            if (!call(c, wait ? "SELECT true FROM pg_advisory_lock(?)" : "SELECT pg_try_advisory_lock(?)")) {
+            if (!call(c, wait ? LOCK : TRY_LOCK)) {
                 return Optional.empty();
             }
             try {
                 return Optional.of(work.get());
             } finally {
-                call(c, "SELECT pg_advisory_unlock(?)");
+                call(c, UNLOCK);
             }
         } catch (SQLException e) {
             throw new StoreException("advisory lock " + Long.toHexString(key) + " failed", e);
         }
     }
 
-    private boolean call(Connection c, String sql) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, key);
+    private boolean call(Connection c, NamedSql sql) throws SQLException {
+        try (PreparedStatement ps = sql.prepare(c, NamedSql.Args.of("key", key))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }

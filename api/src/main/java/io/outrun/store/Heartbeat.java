@@ -31,6 +31,44 @@ public final class Heartbeat {
     public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper, boolean drainRequested) {
     }
 
+    private static final NamedSql BEAT = NamedSql.of("""
+            WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining,
+                lease_ttl_ms) VALUES (:incarnation, :node_id, :version, :wake_channel, :slots, :running, :draining,
+                :ttl_ms_int)
+              ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),
+                slots = EXCLUDED.slots, running = EXCLUDED.running, lease_ttl_ms = EXCLUDED.lease_ttl_ms,
+                draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),
+            renewed AS (UPDATE leases l SET expires_at = now() + :ttl_ms * interval '1 millisecond', renewed_at = now()
+                FROM unnest(:ids::uuid[], :epochs::int8[]) AS r(id, epoch)
+                WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = :incarnation AND l.expires_at > now()
+                RETURNING l.execution_id, l.epoch, l.cancel_requested),
+            sweep AS (UPDATE fleet_tasks SET holder = :incarnation, held_until = now() + :ttl_ms * interval '1 millisecond'
+                WHERE name = 'sweep' AND (holder = :incarnation OR held_until < now()) RETURNING 1)
+            SELECT 'L', execution_id, epoch, cancel_requested FROM renewed
+            UNION ALL SELECT 'S', NULL, NULL, NULL FROM sweep
+            UNION ALL SELECT 'N', NULL, NULL, drain_requested FROM node""");
+
+    private static final NamedSql RESIGN = NamedSql.of("""
+            WITH s AS (UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = :incarnation)
+            DELETE FROM nodes WHERE incarnation = :incarnation""");
+
+    /**
+     * Beaten within the given span, or within the node's own lease TTL when that is longer (V8):
+     * a node with a long TTL beats seldom (every TTL/3) and is not gone between its beats.
+     */
+    private static final NamedSql LIVE = NamedSql.of("""
+            SELECT node_id, incarnation, version, slots, running,
+                   extract(epoch FROM now() - heartbeat_at), draining OR drain_requested
+              FROM nodes
+             WHERE heartbeat_at > now() - greatest(:within_ms, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'
+             ORDER BY node_id, started_at""");
+
+    /** Beaten within, as {@link #LIVE} says. */
+    private static final NamedSql REQUEST_DRAIN = NamedSql.of("""
+            UPDATE nodes SET drain_requested = true
+             WHERE (node_id = :node OR incarnation = :node)
+               AND heartbeat_at > now() - greatest(:within_ms, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'""");
+
     private Heartbeat() {
     }
 
@@ -40,42 +78,24 @@ public final class Heartbeat {
      */
     public static Answer beat(Connection c, NodeState node, Duration ttl, Collection<Lease> leases, int timeoutSeconds)
             throws SQLException {
-        String sql = "WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining,"
-                + "   lease_ttl_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),"
-                + "   slots = EXCLUDED.slots, running = EXCLUDED.running, lease_ttl_ms = EXCLUDED.lease_ttl_ms,"
-                + "   draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),"
-                + " renewed AS (UPDATE leases l SET expires_at = now() + ? * interval '1 millisecond', renewed_at = now()"
-                + "   FROM unnest(?::uuid[], ?::int8[]) AS r(id, epoch)"
-                + "   WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = ? AND l.expires_at > now()"
-                + "   RETURNING l.execution_id, l.epoch, l.cancel_requested),"
-                + " sweep AS (UPDATE fleet_tasks SET holder = ?, held_until = now() + ? * interval '1 millisecond'"
-                + "   WHERE name = 'sweep' AND (holder = ? OR held_until < now()) RETURNING 1)"
-                + " SELECT 'L', execution_id, epoch, cancel_requested FROM renewed"
-                + " UNION ALL SELECT 'S', NULL, NULL, NULL FROM sweep"
-                + " UNION ALL SELECT 'N', NULL, NULL, drain_requested FROM node";
         Set<Lease> held = new HashSet<>();
         Set<Lease> cancel = new HashSet<>();
         boolean sweeper = false;
         boolean drain = false;
         java.util.Map<String, Lease> asked = new java.util.HashMap<>();
         leases.forEach(l -> asked.put(l.executionId() + "/" + l.epoch(), l));
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
+        NamedSql.Args args = NamedSql.Args.of("incarnation", node.incarnation(), "node_id", node.nodeId(),
+                        "version", node.version())
+                .and("wake_channel", node.wakeChannel())
+                .and("slots", node.slots())
+                .and("running", node.running())
+                .and("draining", node.draining())
+                .and("ttl_ms_int", (int) Math.min(Integer.MAX_VALUE, ttl.toMillis()))
+                .and("ttl_ms", ttl.toMillis())
+                .and("ids", c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()))
+                .and("epochs", c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
+        try (PreparedStatement ps = BEAT.prepare(c, args)) {
             ps.setQueryTimeout(timeoutSeconds);
-            ps.setString(1, node.incarnation());
-            ps.setString(2, node.nodeId());
-            ps.setString(3, node.version());
-            ps.setString(4, node.wakeChannel());
-            ps.setInt(5, node.slots());
-            ps.setInt(6, node.running());
-            ps.setBoolean(7, node.draining());
-            ps.setInt(8, (int) Math.min(Integer.MAX_VALUE, ttl.toMillis()));
-            ps.setLong(9, ttl.toMillis());
-            ps.setArray(10, c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()));
-            ps.setArray(11, c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
-            ps.setString(12, node.incarnation());
-            ps.setString(13, node.incarnation());
-            ps.setLong(14, ttl.toMillis());
-            ps.setString(15, node.incarnation());
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     switch (rs.getString(1)) {
@@ -103,11 +123,7 @@ public final class Heartbeat {
      * leaves the list of live nodes.
      */
     public static void resign(Connection c, String incarnation) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(
-                "WITH s AS (UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = ?)"
-                        + " DELETE FROM nodes WHERE incarnation = ?")) {
-            ps.setString(1, incarnation);
-            ps.setString(2, incarnation);
+        try (PreparedStatement ps = RESIGN.prepare(c, NamedSql.Args.of("incarnation", incarnation))) {
             ps.executeUpdate();
         }
     }
@@ -120,20 +136,10 @@ public final class Heartbeat {
                            double heartbeatAgeSeconds, boolean draining) {
     }
 
-    /**
-     * Beaten within the given span, or within the node's own lease TTL when that is longer (V8):
-     * a node with a long TTL beats seldom (every TTL/3) and is not gone between its beats.
-     */
-    private static final String BEAT_WITHIN =
-            "heartbeat_at > now() - greatest(?, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'";
-
     /** Nodes that beat within the last {@code within} (or their own TTL): a dead node drops out once its beats stop. */
     public static java.util.List<LiveNode> live(Connection c, Duration within) throws SQLException {
         java.util.List<LiveNode> nodes = new java.util.ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT node_id, incarnation, version, slots, running,"
-                + " extract(epoch FROM now() - heartbeat_at), draining OR drain_requested FROM nodes"
-                + " WHERE " + BEAT_WITHIN + " ORDER BY node_id, started_at")) {
-            ps.setLong(1, within.toMillis());
+        try (PreparedStatement ps = LIVE.prepare(c, NamedSql.Args.of("within_ms", within.toMillis()))) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     nodes.add(new LiveNode(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5),
@@ -146,11 +152,7 @@ public final class Heartbeat {
 
     /** Asks live nodes named {@code node} (a node id or an incarnation) to drain; how many were asked. */
     public static int requestDrain(Connection c, String node, Duration within) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("UPDATE nodes SET drain_requested = true"
-                + " WHERE (node_id = ? OR incarnation = ?) AND " + BEAT_WITHIN)) {
-            ps.setString(1, node);
-            ps.setString(2, node);
-            ps.setLong(3, within.toMillis());
+        try (PreparedStatement ps = REQUEST_DRAIN.prepare(c, NamedSql.Args.of("node", node, "within_ms", within.toMillis()))) {
             return ps.executeUpdate();
         }
     }

@@ -142,6 +142,10 @@ public final class LeaseStore {
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
 
+    private static final NamedSql CANCEL_BEFORE_RETRY = NamedSql.of("""
+            SELECT cancel_requested_at IS NOT NULL FROM executions
+             WHERE id = :id AND lease_epoch = :epoch AND status = 'running' FOR UPDATE""");
+
     private static final NamedSql IS_STALE_RUN = NamedSql.of("""
             SELECT EXISTS (SELECT 1 FROM executions WHERE id = :id) AND NOT EXISTS (SELECT 1 FROM leases
               WHERE execution_id = :id AND epoch = :epoch AND owner <> :incarnation
@@ -351,10 +355,8 @@ public final class LeaseStore {
             return Transaction.on(c, tx -> {
                 // An owner's cancel that landed as the attempt failed: no retry, and the attempt's
                 // end is written as it ended (the caller writes it), exit code and all.
-                try (PreparedStatement ps = tx.prepareStatement("SELECT cancel_requested_at IS NOT NULL FROM executions"
-                        + " WHERE id = ? AND lease_epoch = ? AND status = 'running' FOR UPDATE")) {
-                    ps.setObject(1, lease.executionId());
-                    ps.setLong(2, lease.epoch());
+                try (PreparedStatement ps = CANCEL_BEFORE_RETRY.prepare(tx,
+                        NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch()))) {
                     try (ResultSet rs = ps.executeQuery()) {
                         if (rs.next() && rs.getBoolean(1)) {
                             return Transaction.Result.rollback(new Retried(Optional.empty(), true));

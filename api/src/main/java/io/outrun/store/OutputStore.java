@@ -24,6 +24,41 @@ import java.util.UUID;
  */
 public final class OutputStore {
 
+    /** The append and its NOTIFY (long polls of these executions read the new bytes) in one round trip. */
+    private static final NamedSql APPEND = NamedSql.of("""
+            WITH ins AS (INSERT INTO execution_output (execution_id, epoch, stream, start_offset, end_offset, data)
+                SELECT u.id, u.epoch, u.stream, u.off, u.off + octet_length(u.data), u.data
+                  FROM unnest(:ids::uuid[], :epochs::int8[], :streams::int2[], :offsets::int8[], :datas::bytea[])
+                    AS u(id, epoch, stream, off, data)
+                  JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.owner = :owner AND l.expires_at > now()
+                ON CONFLICT (execution_id, epoch, stream, start_offset) DO UPDATE
+                  SET data = EXCLUDED.data, end_offset = EXCLUDED.end_offset
+                  WHERE EXCLUDED.end_offset >= execution_output.end_offset
+                RETURNING execution_id)
+            -- 'outrun_changed' is Channels.CHANGED
+            SELECT x.id, pg_notify('outrun_changed', x.id::text) FROM (SELECT DISTINCT execution_id AS id FROM ins) x""");
+
+    /**
+     * Chunks never straddle the head's end (the capture cuts there): a chunk starting past the
+     * head is a tail chunk, deleted once it ends below the kept tail.
+     */
+    private static final NamedSql DROP = NamedSql.of("""
+            DELETE FROM execution_output o USING executions e,
+                unnest(:ids::uuid[], :epochs::int8[], :out_below::int8[], :err_below::int8[])
+                  AS d(id, epoch, out_below, err_below)
+             WHERE e.id = d.id AND o.execution_id = d.id AND o.epoch = d.epoch
+               -- Fenced like the append: a stale flush never deletes what it does not replace.
+               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.owner = :owner
+                 AND l.expires_at > now())
+               AND o.start_offset >= e.max_output_bytes / 2
+               AND o.end_offset <= CASE o.stream WHEN 1 THEN d.out_below ELSE d.err_below END""");
+
+    private static final NamedSql READ = NamedSql.of("""
+            SELECT stream, start_offset, data FROM execution_output
+             WHERE execution_id = :id AND epoch = :epoch
+               AND ((stream = 1 AND end_offset > :out_from) OR (stream = 2 AND end_offset > :err_from))
+             ORDER BY stream, start_offset""");
+
     private OutputStore() {
     }
 
@@ -40,22 +75,13 @@ public final class OutputStore {
         Set<UUID> written = new HashSet<>();
         if (!chunks.isEmpty()) {
             // The append and its NOTIFY (long polls of these executions read the new bytes) in one round trip.
-            String sql = "WITH ins AS (INSERT INTO execution_output (execution_id, epoch, stream, start_offset, end_offset, data)"
-                    + " SELECT u.id, u.epoch, u.stream, u.off, u.off + octet_length(u.data), u.data"
-                    + " FROM unnest(?::uuid[], ?::int8[], ?::int2[], ?::int8[], ?::bytea[]) AS u(id, epoch, stream, off, data)"
-                    + " JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.owner = ? AND l.expires_at > now()"
-                    + " ON CONFLICT (execution_id, epoch, stream, start_offset) DO UPDATE"
-                    + "   SET data = EXCLUDED.data, end_offset = EXCLUDED.end_offset"
-                    + "   WHERE EXCLUDED.end_offset >= execution_output.end_offset"
-                    + " RETURNING execution_id)"
-                    + " SELECT x.id, pg_notify('" + Channels.CHANGED + "', x.id::text) FROM (SELECT DISTINCT execution_id AS id FROM ins) x";
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                ps.setArray(1, c.createArrayOf("uuid", chunks.stream().map(Chunk::executionId).toArray()));
-                ps.setArray(2, c.createArrayOf("int8", chunks.stream().map(Chunk::epoch).toArray()));
-                ps.setArray(3, c.createArrayOf("int2", chunks.stream().map(k -> (short) k.stream()).toArray()));
-                ps.setArray(4, c.createArrayOf("int8", chunks.stream().map(Chunk::offset).toArray()));
-                ps.setArray(5, c.createArrayOf("bytea", chunks.stream().map(Chunk::data).toArray(byte[][]::new)));
-                ps.setString(6, owner);
+            NamedSql.Args args = NamedSql.Args.of("owner", owner)
+                    .and("ids", c.createArrayOf("uuid", chunks.stream().map(Chunk::executionId).toArray()))
+                    .and("epochs", c.createArrayOf("int8", chunks.stream().map(Chunk::epoch).toArray()))
+                    .and("streams", c.createArrayOf("int2", chunks.stream().map(k -> (short) k.stream()).toArray()))
+                    .and("offsets", c.createArrayOf("int8", chunks.stream().map(Chunk::offset).toArray()))
+                    .and("datas", c.createArrayOf("bytea", chunks.stream().map(Chunk::data).toArray(byte[][]::new)));
+            try (PreparedStatement ps = APPEND.prepare(c, args)) {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         written.add(rs.getObject(1, UUID.class));
@@ -74,22 +100,12 @@ public final class OutputStore {
         if (dropping.isEmpty()) {
             return;
         }
-        // Chunks never straddle the head's end (the capture cuts there): a chunk starting past the
-        // head is a tail chunk, deleted once it ends below the kept tail.
-        String sql = "DELETE FROM execution_output o USING executions e,"
-                + "   unnest(?::uuid[], ?::int8[], ?::int8[], ?::int8[]) AS d(id, epoch, out_below, err_below)"
-                + " WHERE e.id = d.id AND o.execution_id = d.id AND o.epoch = d.epoch"
-                // Fenced like the append: a stale flush never deletes what it does not replace.
-                + "   AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.owner = ?"
-                + "     AND l.expires_at > now())"
-                + "   AND o.start_offset >= e.max_output_bytes / 2"
-                + "   AND o.end_offset <= CASE o.stream WHEN 1 THEN d.out_below ELSE d.err_below END";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setArray(1, c.createArrayOf("uuid", dropping.stream().map(u -> u.lease().executionId()).toArray()));
-            ps.setArray(2, c.createArrayOf("int8", dropping.stream().map(u -> u.lease().epoch()).toArray()));
-            ps.setArray(3, c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStdoutBelow).toArray()));
-            ps.setArray(4, c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStderrBelow).toArray()));
-            ps.setString(5, owner);
+        NamedSql.Args args = NamedSql.Args.of("owner", owner)
+                .and("ids", c.createArrayOf("uuid", dropping.stream().map(u -> u.lease().executionId()).toArray()))
+                .and("epochs", c.createArrayOf("int8", dropping.stream().map(u -> u.lease().epoch()).toArray()))
+                .and("out_below", c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStdoutBelow).toArray()))
+                .and("err_below", c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStderrBelow).toArray()));
+        try (PreparedStatement ps = DROP.prepare(c, args)) {
             ps.executeUpdate();
         }
     }
@@ -117,13 +133,9 @@ public final class OutputStore {
             return new Captured[] {totalsOnly(stdoutTotal), totalsOnly(stderrTotal)};
         }
         List<List<Chunk>> streams = List.of(new ArrayList<>(), new ArrayList<>());
-        String sql = "SELECT stream, start_offset, data FROM execution_output WHERE execution_id = ? AND epoch = ?"
-                + " AND ((stream = 1 AND end_offset > ?) OR (stream = 2 AND end_offset > ?)) ORDER BY stream, start_offset";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, id);
-            ps.setLong(2, epoch);
-            ps.setLong(3, read.stdoutFrom());
-            ps.setLong(4, read.stderrFrom());
+        NamedSql.Args args = NamedSql.Args.of("id", id, "epoch", epoch, "out_from", read.stdoutFrom())
+                .and("err_from", read.stderrFrom());
+        try (PreparedStatement ps = READ.prepare(c, args)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int stream = rs.getInt(1);
