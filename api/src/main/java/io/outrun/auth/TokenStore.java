@@ -1,6 +1,7 @@
 package io.outrun.auth;
 
 import io.outrun.config.ConfigException;
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,6 +16,15 @@ import javax.sql.DataSource;
  * token is stored, so a leaked table grants nothing; the token itself is shown once, at creation.
  */
 public final class TokenStore {
+
+    private static final NamedSql INSERT = NamedSql.of("""
+            INSERT INTO api_tokens (id, owner, token_hash, admin) VALUES (:id, :owner, :hash, :admin)""");
+    private static final NamedSql PRINCIPAL = NamedSql.of("""
+            SELECT owner, admin FROM api_tokens WHERE token_hash = :hash AND revoked_at IS NULL""");
+    private static final NamedSql REVOKE = NamedSql.of("""
+            UPDATE api_tokens SET revoked_at = now() WHERE token_hash = :hash AND revoked_at IS NULL""");
+    private static final NamedSql REVOKE_BY_ID = NamedSql.of("""
+            UPDATE api_tokens SET revoked_at = now() WHERE id = :id AND revoked_at IS NULL""");
 
     private final DataSource dataSource;
 
@@ -52,12 +62,8 @@ public final class TokenStore {
         validOwner(owner);
         UUID id = UUID.randomUUID();
         String token = Tokens.generate();
-        String sql = "INSERT INTO api_tokens (id, owner, token_hash, admin) VALUES (?, ?, ?, ?)";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, id);
-            ps.setString(2, owner);
-            ps.setBytes(3, Tokens.hash(token));
-            ps.setBoolean(4, admin);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT.prepare(c,
+                NamedSql.Args.of("id", id, "owner", owner, "hash", Tokens.hash(token)).and("admin", admin))) {
             ps.executeUpdate();
         } catch (SQLException e) {
             throw new StoreException("cannot store a new token for owner " + owner, e);
@@ -72,9 +78,8 @@ public final class TokenStore {
 
     /** Who a live (not revoked) token acts as. */
     public Optional<Principal> principalOf(String token) {
-        String sql = "SELECT owner, admin FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setBytes(1, Tokens.hash(token));
+        try (Connection c = dataSource.getConnection();
+             PreparedStatement ps = PRINCIPAL.prepare(c, NamedSql.Args.of("hash", Tokens.hash(token)))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(new Principal(rs.getString(1), rs.getBoolean(2))) : Optional.empty();
             }
@@ -85,18 +90,16 @@ public final class TokenStore {
 
     /** @return true when a live token was revoked now; false when unknown or already revoked */
     public boolean revoke(String token) {
-        return update("UPDATE api_tokens SET revoked_at = now() WHERE token_hash = ? AND revoked_at IS NULL",
-                Tokens.hash(token));
+        return update(REVOKE, NamedSql.Args.of("hash", Tokens.hash(token)));
     }
 
     /** As {@link #revoke(String)}, by the id printed at creation. */
     public boolean revokeById(UUID id) {
-        return update("UPDATE api_tokens SET revoked_at = now() WHERE id = ? AND revoked_at IS NULL", id);
+        return update(REVOKE_BY_ID, NamedSql.Args.of("id", id));
     }
 
-    private boolean update(String sql, Object arg) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setObject(1, arg);
+    private boolean update(NamedSql sql, NamedSql.Args args) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
             return ps.executeUpdate() == 1;
         } catch (SQLException e) {
             throw new StoreException("cannot revoke a token", e);

@@ -1,6 +1,7 @@
 package io.outrun.files;
 
 import io.outrun.store.Lease;
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,12 +22,24 @@ import javax.sql.DataSource;
  */
 public final class ArtifactStore {
 
-    private static final String OWNED = "SELECT 1 FROM executions WHERE id = ? AND owner = ?";
-    private static final String FENCE = "SELECT 1 FROM executions WHERE id = ? AND lease_epoch = ? AND status = 'running'";
-    private static final String CHUNK_INSERT =
-            "INSERT INTO artifact_chunks (execution_id, name, seq, data) VALUES (?, ?, ?, ?)";
-    private static final String CHUNK_SELECT =
-            "SELECT data FROM artifact_chunks WHERE execution_id = ? AND name = ? AND seq = ?";
+    private static final NamedSql OWNED = NamedSql.of("SELECT 1 FROM executions WHERE id = :id AND owner = :owner");
+    private static final NamedSql FENCE = NamedSql.of(
+            "SELECT 1 FROM executions WHERE id = :id AND lease_epoch = :epoch AND status = 'running'");
+    private static final NamedSql CHUNK_INSERT = NamedSql.of(
+            "INSERT INTO artifact_chunks (execution_id, name, seq, data) VALUES (:id, :name, :seq, :data)");
+    private static final NamedSql CHUNK_SELECT = NamedSql.of(
+            "SELECT data FROM artifact_chunks WHERE execution_id = :id AND name = :name AND seq = :seq");
+    private static final NamedSql CLEAR = NamedSql.of("DELETE FROM artifacts WHERE execution_id = :id");
+    private static final NamedSql STORED = NamedSql.of("""
+            UPDATE artifacts SET status = :status, size = :size, sha256 = :sha256, seek_points = :seek_points::int8[]
+             WHERE execution_id = :id AND name = :name""");
+    private static final NamedSql DELETE_ONE = NamedSql.of("DELETE FROM artifacts WHERE execution_id = :id AND name = :name");
+    private static final NamedSql INSERT = NamedSql.of("""
+            INSERT INTO artifacts (execution_id, name, status, size, sha256, encoding, detail)
+            VALUES (:id, :name, :status, :size, :sha256, :encoding, :detail)""");
+    private static final NamedSql LIST = NamedSql.of("""
+            SELECT name, status, size, sha256, encoding, detail, created_at, seek_points
+              FROM artifacts WHERE execution_id = :id ORDER BY name""");
 
     private final DataSource dataSource;
 
@@ -45,8 +58,7 @@ public final class ArtifactStore {
                     c.rollback();
                     return false;
                 }
-                try (PreparedStatement ps = c.prepareStatement("DELETE FROM artifacts WHERE execution_id = ?")) {
-                    ps.setObject(1, lease.executionId());
+                try (PreparedStatement ps = CLEAR.prepare(c, NamedSql.Args.of("id", lease.executionId()))) {
                     ps.executeUpdate();
                 }
                 c.commit();
@@ -86,17 +98,16 @@ public final class ArtifactStore {
                     return false;
                 }
                 upsertRow(c, lease.executionId(), name, "incomplete", 0, null, encoding, detail);
-                ChunkWriter.Written written = ChunkWriter.write(c, CHUNK_INSERT, content, lease.executionId(), name);
+                ChunkWriter.Written written = ChunkWriter.write(c, CHUNK_INSERT, content,
+                        (seq, data) -> NamedSql.Args.of("id", lease.executionId(), "name", name, "seq", seq).and("data", data));
                 boolean gzip = encoding.equals("gzip");
-                try (PreparedStatement ps = c.prepareStatement(
-                        "UPDATE artifacts SET status = ?, size = ?, sha256 = ?, seek_points = ? WHERE execution_id = ? AND name = ?")) {
-                    ps.setString(1, complete ? "stored" : "incomplete");
-                    ps.setLong(2, gzip ? rawSize : written.bytes());
-                    ps.setString(3, gzip ? rawSha256 : written.sha256());
-                    ps.setArray(4, gzip && seekPoints != null
-                            ? c.createArrayOf("int8", java.util.Arrays.stream(seekPoints).boxed().toArray()) : null);
-                    ps.setObject(5, lease.executionId());
-                    ps.setString(6, name);
+                NamedSql.Args args = NamedSql.Args.of("status", complete ? "stored" : "incomplete",
+                                "size", gzip ? rawSize : written.bytes(), "sha256", gzip ? rawSha256 : written.sha256())
+                        .and("seek_points", gzip && seekPoints != null
+                                ? c.createArrayOf("int8", java.util.Arrays.stream(seekPoints).boxed().toArray()) : null)
+                        .and("id", lease.executionId())
+                        .and("name", name);
+                try (PreparedStatement ps = STORED.prepare(c, args)) {
                     ps.executeUpdate();
                 }
                 if (!fenced(c, lease)) {
@@ -137,28 +148,18 @@ public final class ArtifactStore {
 
     private static void upsertRow(Connection c, UUID id, String name, String status, long size, String sha,
                                   String encoding, String detail) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM artifacts WHERE execution_id = ? AND name = ?")) {
-            ps.setObject(1, id);
-            ps.setString(2, name);
+        try (PreparedStatement ps = DELETE_ONE.prepare(c, NamedSql.Args.of("id", id, "name", name))) {
             ps.executeUpdate();
         }
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO artifacts (execution_id, name, status, size, sha256,"
-                + " encoding, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
-            ps.setObject(1, id);
-            ps.setString(2, name);
-            ps.setString(3, status);
-            ps.setLong(4, size);
-            ps.setString(5, sha);
-            ps.setString(6, encoding);
-            ps.setString(7, detail);
+        NamedSql.Args args = NamedSql.Args.of("id", id, "name", name, "status", status)
+                .and("size", size).and("sha256", sha).and("encoding", encoding).and("detail", detail);
+        try (PreparedStatement ps = INSERT.prepare(c, args)) {
             ps.executeUpdate();
         }
     }
 
     static boolean fenced(Connection c, Lease lease) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(FENCE)) {
-            ps.setObject(1, lease.executionId());
-            ps.setLong(2, lease.epoch());
+        try (PreparedStatement ps = FENCE.prepare(c, NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch()))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }
@@ -174,10 +175,7 @@ public final class ArtifactStore {
                 return Optional.empty();
             }
             List<Artifact> all = new ArrayList<>();
-            try (PreparedStatement ps = c.prepareStatement("SELECT name, status, size, sha256, encoding, detail, created_at,"
-                    + " seek_points"
-                    + " FROM artifacts WHERE execution_id = ? ORDER BY name")) {
-                ps.setObject(1, id);
+            try (PreparedStatement ps = LIST.prepare(c, NamedSql.Args.of("id", id))) {
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         all.add(row(rs));
@@ -197,13 +195,12 @@ public final class ArtifactStore {
 
     /** The stored bytes of an artifact (as stored: gzip for encoding gzip) from chunk {@code firstChunk} on. */
     public InputStream open(UUID id, String name, int firstChunk) {
-        return new ChunkStream(dataSource, CHUNK_SELECT, firstChunk, id, name);
+        return new ChunkStream(dataSource, CHUNK_SELECT, firstChunk,
+                seq -> NamedSql.Args.of("id", id, "name", name, "seq", seq));
     }
 
     private static boolean owned(Connection c, UUID id, String owner) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(OWNED)) {
-            ps.setObject(1, id);
-            ps.setString(2, owner);
+        try (PreparedStatement ps = OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }

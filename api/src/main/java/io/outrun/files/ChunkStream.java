@@ -2,10 +2,12 @@ package io.outrun.files;
 
 import java.io.IOException;
 import java.io.InputStream;
+import io.outrun.store.NamedSql;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.function.IntFunction;
 import javax.sql.DataSource;
 
 /**
@@ -20,15 +22,15 @@ public final class ChunkStream extends InputStream {
     public static final int CHUNK = 1 << 20;
 
     private final DataSource dataSource;
-    private final String sql;
-    private final Object[] key;
+    private final NamedSql sql;
+    private final IntFunction<NamedSql.Args> key;
     private int seq;
     private byte[] chunk = new byte[0];
     private int pos;
     private boolean ended;
 
-    /** @param sql selects {@code data} for the key's parameters followed by one {@code seq = ?} */
-    ChunkStream(DataSource dataSource, String sql, int firstSeq, Object... key) {
+    /** @param sql selects {@code data} of one chunk; {@code key} gives its values for a chunk's seq */
+    ChunkStream(DataSource dataSource, NamedSql sql, int firstSeq, IntFunction<NamedSql.Args> key) {
         this.dataSource = dataSource;
         this.sql = sql;
         this.key = key;
@@ -40,11 +42,7 @@ public final class ChunkStream extends InputStream {
             if (ended) {
                 return false;
             }
-            try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-                for (int i = 0; i < key.length; i++) {
-                    ps.setObject(i + 1, key[i]);
-                }
-                ps.setInt(key.length + 1, seq);
+            try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, key.apply(seq))) {
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
                         ended = true;

@@ -1,5 +1,6 @@
 package io.outrun.files;
 
+import io.outrun.store.NamedSql;
 import java.io.IOException;
 import java.io.InputStream;
 import java.security.MessageDigest;
@@ -8,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.HexFormat;
+import java.util.function.BiFunction;
 
 /** Writes a stream as numbered chunks on the caller's connection (its transaction), hashing as it goes. */
 final class ChunkWriter {
@@ -19,8 +21,12 @@ final class ChunkWriter {
     record Written(long bytes, int chunks, String sha256) {
     }
 
-    /** @param sql inserts one chunk: the key's parameters, then seq, then data */
-    static Written write(Connection c, String sql, InputStream in, Object... key) throws SQLException, IOException {
+    /**
+     * @param sql inserts one chunk, prepared once for all of them
+     * @param key the values of one chunk, from its seq and data
+     */
+    static Written write(Connection c, NamedSql sql, InputStream in, BiFunction<Integer, byte[], NamedSql.Args> key)
+            throws SQLException, IOException {
         MessageDigest sha;
         try {
             sha = MessageDigest.getInstance("SHA-256");
@@ -30,18 +36,14 @@ final class ChunkWriter {
         long total = 0;
         int seq = 0;
         byte[] buffer = new byte[ChunkStream.CHUNK];
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = sql.prepare(c)) {
             while (true) {
                 int n = in.readNBytes(buffer, 0, buffer.length);
                 if (n == 0) {
                     break;
                 }
                 sha.update(buffer, 0, n);
-                for (int i = 0; i < key.length; i++) {
-                    ps.setObject(i + 1, key[i]);
-                }
-                ps.setInt(key.length + 1, seq++);
-                ps.setBytes(key.length + 2, n == buffer.length ? buffer : java.util.Arrays.copyOf(buffer, n));
+                sql.bind(ps, key.apply(seq++, n == buffer.length ? buffer : java.util.Arrays.copyOf(buffer, n)));
                 ps.executeUpdate();
                 total += n;
                 if (n < buffer.length) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.execution.RunInputs;
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -19,6 +20,10 @@ public final class InputsStore {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private static final NamedSql FIND = NamedSql.of("""
+            SELECT files_tar, artifacts::text, workspace, secrets FROM execution_inputs WHERE execution_id = :id""");
+    private static final NamedSql WORKSPACE = NamedSql.of("SELECT workspace FROM execution_inputs WHERE execution_id = :id");
+
     private final DataSource dataSource;
 
     public InputsStore(DataSource dataSource) {
@@ -27,9 +32,7 @@ public final class InputsStore {
 
     /** What the execution asked for beyond its command ({@link RunInputs#NONE} when nothing). */
     public RunInputs find(UUID id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT files_tar, artifacts::text, workspace, secrets FROM execution_inputs WHERE execution_id = ?")) {
-            ps.setObject(1, id);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = FIND.prepare(c, NamedSql.Args.of("id", id))) {
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return RunInputs.NONE;
@@ -47,9 +50,7 @@ public final class InputsStore {
 
     /** Only the workspace name, for the claim's check (no tar read). */
     public Optional<String> workspace(UUID id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT workspace FROM execution_inputs WHERE execution_id = ?")) {
-            ps.setObject(1, id);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = WORKSPACE.prepare(c, NamedSql.Args.of("id", id))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
             }

@@ -1,6 +1,7 @@
 package io.outrun.files;
 
 import io.outrun.store.Lease;
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,7 +23,19 @@ public final class WorkspaceStore {
 
     /** Names: what a directory name may be, short enough for a label. */
     public static final String NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]{0,99}";
-    private static final String CHUNK_SELECT = "SELECT data FROM workspace_chunks WHERE owner = ? AND name = ? AND seq = ?";
+    private static final NamedSql CHUNK_SELECT = NamedSql.of(
+            "SELECT data FROM workspace_chunks WHERE owner = :owner AND name = :name AND seq = :seq");
+    private static final NamedSql CHUNK_INSERT = NamedSql.of(
+            "INSERT INTO workspace_chunks (owner, name, seq, data) VALUES (:owner, :name, :seq, :data)");
+    private static final NamedSql LIST = NamedSql.of("""
+            SELECT name, size, sha256, saved_at, saved_by FROM workspaces WHERE owner = :owner ORDER BY name""");
+    private static final NamedSql FIND = NamedSql.of("""
+            SELECT name, size, sha256, saved_at, saved_by FROM workspaces WHERE owner = :owner AND name = :name""");
+    private static final NamedSql DELETE = NamedSql.of("DELETE FROM workspaces WHERE owner = :owner AND name = :name");
+    private static final NamedSql INSERT = NamedSql.of("""
+            INSERT INTO workspaces (owner, name, size, sha256, saved_by) VALUES (:owner, :name, 0, '', :saved_by)""");
+    private static final NamedSql SAVED = NamedSql.of("""
+            UPDATE workspaces SET size = :size, sha256 = :sha256, saved_at = now() WHERE owner = :owner AND name = :name""");
 
     private final DataSource dataSource;
 
@@ -32,9 +45,7 @@ public final class WorkspaceStore {
 
     public List<Workspace> list(String owner) {
         List<Workspace> all = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT name, size, sha256, saved_at, saved_by FROM workspaces WHERE owner = ? ORDER BY name")) {
-            ps.setString(1, owner);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = LIST.prepare(c, NamedSql.Args.of("owner", owner))) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     all.add(row(rs));
@@ -47,10 +58,8 @@ public final class WorkspaceStore {
     }
 
     public Optional<Workspace> find(String owner, String name) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT name, size, sha256, saved_at, saved_by FROM workspaces WHERE owner = ? AND name = ?")) {
-            ps.setString(1, owner);
-            ps.setString(2, name);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = FIND.prepare(c,
+                NamedSql.Args.of("owner", owner, "name", name))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(row(rs)) : Optional.empty();
             }
@@ -61,10 +70,8 @@ public final class WorkspaceStore {
 
     /** True when it existed. */
     public boolean delete(String owner, String name) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "DELETE FROM workspaces WHERE owner = ? AND name = ?")) {
-            ps.setString(1, owner);
-            ps.setString(2, name);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = DELETE.prepare(c,
+                NamedSql.Args.of("owner", owner, "name", name))) {
             return ps.executeUpdate() > 0;
         } catch (SQLException e) {
             throw new StoreException("cannot delete workspace " + name + " of " + owner, e);
@@ -73,7 +80,8 @@ public final class WorkspaceStore {
 
     /** The tar, streamed chunk by chunk. */
     public InputStream open(String owner, String name) {
-        return new ChunkStream(dataSource, CHUNK_SELECT, 0, owner, name);
+        return new ChunkStream(dataSource, CHUNK_SELECT, 0,
+                seq -> NamedSql.Args.of("owner", owner, "name", name, "seq", seq));
     }
 
     /**
@@ -90,26 +98,17 @@ public final class WorkspaceStore {
                     c.rollback();
                     return false;
                 }
-                try (PreparedStatement ps = c.prepareStatement("DELETE FROM workspaces WHERE owner = ? AND name = ?")) {
-                    ps.setString(1, owner);
-                    ps.setString(2, name);
+                try (PreparedStatement ps = DELETE.prepare(c, NamedSql.Args.of("owner", owner, "name", name))) {
                     ps.executeUpdate();
                 }
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO workspaces (owner, name, size, sha256, saved_by)"
-                        + " VALUES (?, ?, 0, '', ?)")) {
-                    ps.setString(1, owner);
-                    ps.setString(2, name);
-                    ps.setObject(3, lease.executionId());
+                try (PreparedStatement ps = INSERT.prepare(c,
+                        NamedSql.Args.of("owner", owner, "name", name, "saved_by", lease.executionId()))) {
                     ps.executeUpdate();
                 }
-                ChunkWriter.Written written = ChunkWriter.write(c,
-                        "INSERT INTO workspace_chunks (owner, name, seq, data) VALUES (?, ?, ?, ?)", tar, owner, name);
-                try (PreparedStatement ps = c.prepareStatement(
-                        "UPDATE workspaces SET size = ?, sha256 = ?, saved_at = now() WHERE owner = ? AND name = ?")) {
-                    ps.setLong(1, written.bytes());
-                    ps.setString(2, written.sha256());
-                    ps.setString(3, owner);
-                    ps.setString(4, name);
+                ChunkWriter.Written written = ChunkWriter.write(c, CHUNK_INSERT, tar,
+                        (seq, data) -> NamedSql.Args.of("owner", owner, "name", name, "seq", seq).and("data", data));
+                try (PreparedStatement ps = SAVED.prepare(c, NamedSql.Args.of("size", written.bytes(),
+                        "sha256", written.sha256(), "owner", owner).and("name", name))) {
                     ps.executeUpdate();
                 }
                 if (!ArtifactStore.fenced(c, lease)) {

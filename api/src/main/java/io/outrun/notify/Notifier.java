@@ -1,5 +1,6 @@
 package io.outrun.notify;
 
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,26 +16,28 @@ import javax.sql.DataSource;
 public final class Notifier {
 
     /**
-     * Nodes that may be woken: not draining, and beaten within their own lease TTL (V8; a minute
-     * for a node that does not say its TTL). A node silent for longer has lost every lease it
-     * held: dead or cut off, and a wake-up sent to it would leave the work to the fallback poll.
+     * Nodes that may be woken ({@code live} below, written out in each statement): not draining,
+     * and beaten within their own lease TTL (V8; a minute for a node that does not say its TTL).
+     * A node silent for longer has lost every lease it held: dead or cut off, and a wake-up sent
+     * to it would leave the work to the fallback poll.
      */
-    private static final String LIVE =
-            "NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'";
-
-    private static final String WAKE_NODES = """
-            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes WHERE %s),
-              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT ?),
+    private static final NamedSql WAKE_NODES = NamedSql.of("""
+            WITH live AS (SELECT wake_channel, running < slots AS free FROM nodes
+                 WHERE NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'),
+              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT :count),
               -- Too few free slots: the busy nodes are told too, so that whichever run ends first
               -- looks for the rest (see ClaimLoop); they run no query for it.
-              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < ?)
+              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < :count)
             SELECT count(pg_notify(n.wake_channel, n.why)) FROM (SELECT wake_channel, 'free' AS why FROM free
-              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""".formatted(LIVE);
+              UNION ALL SELECT wake_channel, 'busy' FROM busy) n""");
 
-    /** Every other live node, on its own channel: see {@link #relayWake}. */
-    private static final String RELAY_WAKE = """
+    /** Every other live node (as in {@link #WAKE_NODES}), on its own channel: see {@link #relayWake}. */
+    private static final NamedSql RELAY_WAKE = NamedSql.of("""
             SELECT count(pg_notify(wake_channel, 'relay')) FROM nodes
-              WHERE %s AND wake_channel <> ?""".formatted(LIVE);
+              WHERE NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'
+                AND wake_channel <> :own_channel""");
+
+    private static final NamedSql NOTIFY = NamedSql.of("SELECT pg_notify(:channel, :payload)");
 
     /** The payload of a wake-up sent to a node that looked free, which it relays when it is full. */
     public static final String WAKE_FREE = "free";
@@ -47,9 +50,8 @@ public final class Notifier {
 
     /** Wakes every node listening on {@code channel}. */
     public void notify(String channel, String payload) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
-            ps.setString(1, channel);
-            ps.setString(2, payload);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = NOTIFY.prepare(c,
+                NamedSql.Args.of("channel", channel, "payload", payload))) {
             ps.execute();
         } catch (SQLException e) {
             throw new StoreException("cannot notify " + channel, e);
@@ -66,9 +68,7 @@ public final class Notifier {
      * @return how many nodes were woken
      */
     public int wakeNodes(int count) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(WAKE_NODES)) {
-            ps.setInt(1, count);
-            ps.setInt(2, count);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = WAKE_NODES.prepare(c, NamedSql.Args.of("count", count))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getInt(1) : 0;
             }
@@ -83,8 +83,8 @@ public final class Notifier {
      * run's end. A relayed wake-up is never relayed again.
      */
     public int relayWake(String ownChannel) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(RELAY_WAKE)) {
-            ps.setString(1, ownChannel);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = RELAY_WAKE.prepare(c,
+                NamedSql.Args.of("own_channel", ownChannel))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? rs.getInt(1) : 0;
             }

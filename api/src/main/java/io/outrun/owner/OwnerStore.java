@@ -1,11 +1,11 @@
 package io.outrun.owner;
 
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -22,6 +22,18 @@ public final class OwnerStore {
     record Queued(long count, Integer ownCap) {
     }
 
+    private static final NamedSql SET = NamedSql.of("""
+            INSERT INTO owners (owner, max_running, max_queued) VALUES (:owner, :max_running::int, :max_queued::int)
+            ON CONFLICT (owner) DO UPDATE SET max_running = EXCLUDED.max_running,
+              max_queued = EXCLUDED.max_queued, updated_at = now()""");
+    private static final NamedSql GET = NamedSql.of("SELECT owner, max_running, max_queued FROM owners WHERE owner = :owner");
+    private static final NamedSql LIST = NamedSql.of("SELECT owner, max_running, max_queued FROM owners ORDER BY owner");
+    private static final NamedSql QUEUED = NamedSql.of("""
+            WITH own AS (SELECT max_queued FROM owners WHERE owner = :owner)
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM executions WHERE owner = :owner AND status = 'queued'
+                    LIMIT coalesce((SELECT max_queued FROM own), :default_cap)) q),
+                   (SELECT max_queued FROM own)""");
+
     private final DataSource dataSource;
 
     public OwnerStore(DataSource dataSource) {
@@ -30,13 +42,8 @@ public final class OwnerStore {
 
     /** Sets an owner's caps; null leaves that cap to the operator's default. */
     public Caps set(String owner, Integer maxRunning, Integer maxQueued) {
-        String sql = "INSERT INTO owners (owner, max_running, max_queued) VALUES (?, ?, ?)"
-                + " ON CONFLICT (owner) DO UPDATE SET max_running = EXCLUDED.max_running,"
-                + " max_queued = EXCLUDED.max_queued, updated_at = now()";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, owner);
-            ps.setObject(2, maxRunning, Types.INTEGER);
-            ps.setObject(3, maxQueued, Types.INTEGER);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = SET.prepare(c,
+                NamedSql.Args.of("owner", owner, "max_running", maxRunning, "max_queued", maxQueued))) {
             ps.executeUpdate();
             return new Caps(owner, maxRunning, maxQueued);
         } catch (SQLException e) {
@@ -45,12 +52,12 @@ public final class OwnerStore {
     }
 
     public Optional<Caps> get(String owner) {
-        List<Caps> found = select(" WHERE owner = ?", owner);
+        List<Caps> found = select(GET, NamedSql.Args.of("owner", owner));
         return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
     }
 
     public List<Caps> list() {
-        return select(" ORDER BY owner", null);
+        return select(LIST, NamedSql.Args.of());
     }
 
     /**
@@ -58,13 +65,8 @@ public final class OwnerStore {
      * so a backlog past the cap costs no more to count than the cap.
      */
     Queued queued(String owner, int defaultCap) {
-        String sql = "WITH own AS (SELECT max_queued FROM owners WHERE owner = ?)"
-                + " SELECT (SELECT count(*) FROM (SELECT 1 FROM executions WHERE owner = ? AND status = 'queued'"
-                + " LIMIT coalesce((SELECT max_queued FROM own), ?)) q), (SELECT max_queued FROM own)";
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, owner);
-            ps.setString(2, owner);
-            ps.setInt(3, defaultCap);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = QUEUED.prepare(c,
+                NamedSql.Args.of("owner", owner, "default_cap", defaultCap))) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return new Queued(rs.getLong(1), (Integer) rs.getObject(2));
@@ -74,12 +76,8 @@ public final class OwnerStore {
         }
     }
 
-    private List<Caps> select(String where, String arg) {
-        String sql = "SELECT owner, max_running, max_queued FROM owners" + where;
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-            if (arg != null) {
-                ps.setString(1, arg);
-            }
+    private List<Caps> select(NamedSql sql, NamedSql.Args args) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
             List<Caps> rows = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

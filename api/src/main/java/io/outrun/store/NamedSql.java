@@ -17,8 +17,14 @@ import java.util.Set;
  * {@code --} comments are left alone; anything else (dollar quotes, block comments) is refused
  * rather than guessed at. Every name in the text must be given a value, and every value given
  * must be named, so that a typo fails at once instead of binding the wrong column.
+ *
+ * <p>Every statement Outrun sends is one of these, a text block fixed at class load: no SQL is
+ * built by concatenation, {@code formatted} or {@code replace} at run time. Kept rather than a
+ * library: JDBI or jOOQ would bring a new framework (mappers, handles, its own transaction
+ * model) for the one feature used here, named parameters over plain JDBC; this class is small
+ * and refuses what it cannot read.
  */
-final class NamedSql {
+public final class NamedSql {
 
     private final String text;
     private final String jdbc;
@@ -36,7 +42,7 @@ final class NamedSql {
         return new SqlText(jdbc, names);
     }
 
-    static NamedSql of(String text) {
+    public static NamedSql of(String text) {
         StringBuilder jdbc = new StringBuilder(text.length());
         List<String> names = new ArrayList<>();
         int i = 0;
@@ -87,7 +93,33 @@ final class NamedSql {
     }
 
     /** Prepares the statement on {@code c} and binds every parameter by name. */
-    PreparedStatement prepare(Connection c, Args args) throws SQLException {
+    public PreparedStatement prepare(Connection c, Args args) throws SQLException {
+        check(args);
+        PreparedStatement ps = c.prepareStatement(jdbc);
+        try {
+            set(ps, args);
+        } catch (SQLException | RuntimeException e) {
+            ps.close();
+            throw e;
+        }
+        return ps;
+    }
+
+    /**
+     * Prepares the statement on {@code c} without binding: for one statement run again and again
+     * with new values ({@link #bind}), as a chunked write does.
+     */
+    public PreparedStatement prepare(Connection c) throws SQLException {
+        return c.prepareStatement(jdbc);
+    }
+
+    /** Binds every parameter of {@code ps}, prepared from this statement, by name. */
+    public void bind(PreparedStatement ps, Args args) throws SQLException {
+        check(args);
+        set(ps, args);
+    }
+
+    private void check(Args args) {
         Set<String> unused = new HashSet<>(args.values.keySet());
         for (String name : names) {
             if (!args.values.containsKey(name)) {
@@ -98,16 +130,12 @@ final class NamedSql {
         if (!unused.isEmpty()) {
             throw new IllegalArgumentException("values for names the statement does not have " + unused + ": " + firstWords());
         }
-        PreparedStatement ps = c.prepareStatement(jdbc);
-        try {
-            for (int i = 0; i < names.size(); i++) {
-                ps.setObject(i + 1, args.values.get(names.get(i)));
-            }
-        } catch (SQLException | RuntimeException e) {
-            ps.close();
-            throw e;
+    }
+
+    private void set(PreparedStatement ps, Args args) throws SQLException {
+        for (int i = 0; i < names.size(); i++) {
+            ps.setObject(i + 1, args.values.get(names.get(i)));
         }
-        return ps;
     }
 
     /** The statement's start, on one line: what an error names. */
@@ -125,30 +153,30 @@ final class NamedSql {
     }
 
     /** Values by name; a value may be null (SQL NULL, typed by the statement's cast where it needs one). */
-    static final class Args {
+    public static final class Args {
 
         private final Map<String, Object> values = new HashMap<>();
 
         private Args() {
         }
 
-        static Args of() {
+        public static Args of() {
             return new Args();
         }
 
-        static Args of(String name, Object value) {
+        public static Args of(String name, Object value) {
             return new Args().and(name, value);
         }
 
-        static Args of(String n1, Object v1, String n2, Object v2) {
+        public static Args of(String n1, Object v1, String n2, Object v2) {
             return of(n1, v1).and(n2, v2);
         }
 
-        static Args of(String n1, Object v1, String n2, Object v2, String n3, Object v3) {
+        public static Args of(String n1, Object v1, String n2, Object v2, String n3, Object v3) {
             return of(n1, v1, n2, v2).and(n3, v3);
         }
 
-        Args and(String name, Object value) {
+        public Args and(String name, Object value) {
             if (values.containsKey(name)) {
                 throw new IllegalArgumentException(":" + name + " given twice");
             }
@@ -157,7 +185,7 @@ final class NamedSql {
         }
 
         /** These values, and {@code more}'s. */
-        Args and(Args more) {
+        public Args and(Args more) {
             more.values.forEach(this::and);
             return this;
         }
