@@ -5,6 +5,7 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.ExecutionSummary;
 import io.outrun.http.wire.Json;
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,6 +29,25 @@ final class ExecutionListing {
 
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
+    private static final int BY_STATUS = 1;
+    private static final int BY_LABELS = 2;
+    private static final int AFTER = 4;
+
+    /**
+     * The page's statement for each mix of filters (by the bits above): eight fixed statements,
+     * built once at class load by concatenating fixed text, not one with {@code :x IS NULL OR}
+     * branches, which would keep a generic plan from starting the index scan at the cursor.
+     */
+    private static final List<NamedSql> PAGE = java.util.stream.IntStream.range(0, 8).mapToObj(v -> NamedSql.of("""
+            SELECT id, status, left(command, 200), exit_code, attempt, created_at, started_at, finished_at, labels::text,
+                   (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint
+              FROM executions WHERE owner = :owner"""
+            + ((v & BY_STATUS) != 0 ? " AND status = :status" : "")
+            + ((v & BY_LABELS) != 0 ? " AND labels @> :labels::jsonb" : "")
+            + ((v & AFTER) != 0 ? " AND (created_at, id) < (:after_created, :after_id)" : "")
+            // One row more than asked tells whether another page follows.
+            + " ORDER BY created_at DESC, id DESC LIMIT :limit")).toList();
+
     private final DataSource dataSource;
 
     ExecutionListing(DataSource dataSource) {
@@ -40,36 +60,26 @@ final class ExecutionListing {
 
     /** Only executions carrying every label in {@code labels} (the owner's index narrows first). */
     ExecutionPage page(String owner, ExecutionStatus status, Map<String, String> labels, int limit, ListCursor after) {
-        StringBuilder sql = new StringBuilder("SELECT id, status, left(command, 200), exit_code, attempt, created_at,"
-                + " started_at, finished_at, labels::text,"
-                + " (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint"
-                + " FROM executions WHERE owner = ?");
-        List<Object> args = new ArrayList<>(List.of(owner));
+        NamedSql.Args args = NamedSql.Args.of("owner", owner, "limit", limit + 1);
+        int variant = 0;
         if (status != null) {
-            sql.append(" AND status = ?");
-            args.add(status.wire());
+            variant |= BY_STATUS;
+            args.and("status", status.wire());
         }
         if (!labels.isEmpty()) {
-            sql.append(" AND labels @> ?::jsonb");
+            variant |= BY_LABELS;
             try {
-                args.add(Json.mapper().writeValueAsString(labels));
+                args.and("labels", Json.mapper().writeValueAsString(labels));
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
         }
         if (after != null) {
-            sql.append(" AND (created_at, id) < (?, ?)");
-            args.add(Timestamp.from(after.createdAt()));
-            args.add(after.id());
+            variant |= AFTER;
+            args.and("after_created", Timestamp.from(after.createdAt())).and("after_id", after.id());
         }
-        // One row more than asked tells whether another page follows.
-        sql.append(" ORDER BY created_at DESC, id DESC LIMIT ?");
-        args.add(limit + 1);
         List<ExecutionSummary> rows = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql.toString())) {
-            for (int i = 0; i < args.size(); i++) {
-                ps.setObject(i + 1, args.get(i));
-            }
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = PAGE.get(variant).prepare(c, args)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.add(map(rs));

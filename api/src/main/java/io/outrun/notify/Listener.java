@@ -91,6 +91,9 @@ public final class Listener implements AutoCloseable {
                 connection = c;
                 try (Statement st = c.createStatement()) {
                     for (String channel : handlers.keySet()) {
+                        // LISTEN takes no bind parameter (a utility statement): the one SQL that
+                        // names its channel in the text; a channel is a Channels constant or a
+                        // node's own wake channel, never a user's input.
                         st.execute("LISTEN " + channel);
                     }
                 }

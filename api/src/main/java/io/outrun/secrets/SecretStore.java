@@ -1,5 +1,6 @@
 package io.outrun.secrets;
 
+import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import io.outrun.store.Transaction;
 import java.sql.Connection;
@@ -20,6 +21,24 @@ import javax.sql.DataSource;
  * node that runs the command that named them.
  */
 public final class SecretStore {
+
+    /** One put at a time per owner, so that two at the limit cannot both pass the count. */
+    private static final NamedSql LOCK_OWNER = NamedSql.of("SELECT pg_advisory_xact_lock(hashtext('outrun-secrets:' || :owner))");
+    private static final NamedSql PUT = NamedSql.of("""
+            INSERT INTO secrets (owner, name, nonce, ciphertext, key_id)
+            SELECT :owner, :name, :nonce, :ciphertext, :key_id
+             WHERE (SELECT count(*) FROM secrets WHERE owner = :owner AND name <> :name) < :max
+            ON CONFLICT (owner, name) DO UPDATE SET nonce = excluded.nonce, ciphertext = excluded.ciphertext,
+              key_id = excluded.key_id, updated_at = now()
+            RETURNING (xmax = 0) AS created, created_at, updated_at""");
+    private static final NamedSql LIST = NamedSql.of("SELECT name, created_at, updated_at FROM secrets WHERE owner = :owner ORDER BY name");
+    private static final NamedSql DELETE = NamedSql.of("DELETE FROM secrets WHERE owner = :owner AND name = :name");
+    /** GCM adds a 16-byte tag to the value's bytes. */
+    private static final NamedSql CHECK = NamedSql.of("""
+            SELECT w.n, octet_length(s.ciphertext) - 16 FROM unnest(:names::text[]) WITH ORDINALITY AS w(n, i)
+              LEFT JOIN secrets s ON s.owner = :owner AND s.name = w.n ORDER BY w.i""");
+    private static final NamedSql OPEN = NamedSql.of("""
+            SELECT name, nonce, ciphertext, key_id FROM secrets WHERE owner = :owner AND name = ANY (:names)""");
 
     private final DataSource dataSource;
     /** The operator's key; null when none is configured (secrets can be listed and deleted, not set or opened). */
@@ -54,28 +73,16 @@ public final class SecretStore {
             throw new IllegalStateException("no secrets key");
         }
         SecretsKey.Sealed sealed = key.seal(owner, name, value);
-        String sql = """
-                INSERT INTO secrets (owner, name, nonce, ciphertext, key_id)
-                SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM secrets WHERE owner = ? AND name <> ?) < ?
-                ON CONFLICT (owner, name) DO UPDATE SET nonce = excluded.nonce, ciphertext = excluded.ciphertext,
-                  key_id = excluded.key_id, updated_at = now()
-                RETURNING (xmax = 0) AS created, created_at, updated_at""";
         try (Connection c = dataSource.getConnection()) {
             return Transaction.on(c, tx -> {
-                try (PreparedStatement lock = tx.prepareStatement(
-                        "SELECT pg_advisory_xact_lock(hashtext('outrun-secrets:' || ?))")) {
-                    lock.setString(1, owner);
+                try (PreparedStatement lock = LOCK_OWNER.prepare(tx, NamedSql.Args.of("owner", owner))) {
                     lock.execute();
                 }
-                try (PreparedStatement ps = tx.prepareStatement(sql)) {
-                    ps.setString(1, owner);
-                    ps.setString(2, name);
-                    ps.setBytes(3, sealed.nonce());
-                    ps.setBytes(4, sealed.ciphertext());
-                    ps.setString(5, sealed.keyId());
-                    ps.setString(6, owner);
-                    ps.setString(7, name);
-                    ps.setInt(8, SecretName.MAX_PER_OWNER);
+                NamedSql.Args args = NamedSql.Args.of("owner", owner, "name", name, "nonce", sealed.nonce())
+                        .and("ciphertext", sealed.ciphertext())
+                        .and("key_id", sealed.keyId())
+                        .and("max", SecretName.MAX_PER_OWNER);
+                try (PreparedStatement ps = PUT.prepare(tx, args)) {
                     try (ResultSet rs = ps.executeQuery()) {
                         return Transaction.Result.commit(!rs.next() ? new Put(Outcome.TOO_MANY, null)
                                 : new Put(rs.getBoolean(1) ? Outcome.CREATED : Outcome.UPDATED,
@@ -89,9 +96,7 @@ public final class SecretStore {
     }
 
     public List<Listed> list(String owner) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT name, created_at, updated_at FROM secrets WHERE owner = ? ORDER BY name")) {
-            ps.setString(1, owner);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = LIST.prepare(c, NamedSql.Args.of("owner", owner))) {
             List<Listed> all = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -110,10 +115,8 @@ public final class SecretStore {
 
     /** @return true when it existed */
     public boolean delete(String owner, String name) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "DELETE FROM secrets WHERE owner = ? AND name = ?")) {
-            ps.setString(1, owner);
-            ps.setString(2, name);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = DELETE.prepare(c,
+                NamedSql.Args.of("owner", owner, "name", name))) {
             return ps.executeUpdate() > 0;
         } catch (SQLException e) {
             throw new StoreException("cannot delete secret " + name + " of " + owner, e);
@@ -129,12 +132,8 @@ public final class SecretStore {
         if (names.isEmpty()) {
             return new Check(List.of(), 0);
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                // GCM adds a 16-byte tag to the value's bytes.
-                "SELECT w.n, octet_length(s.ciphertext) - 16 FROM unnest(?::text[]) WITH ORDINALITY AS w(n, i)"
-                        + " LEFT JOIN secrets s ON s.owner = ? AND s.name = w.n ORDER BY w.i")) {
-            ps.setArray(1, c.createArrayOf("text", names.toArray()));
-            ps.setString(2, owner);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = CHECK.prepare(c,
+                NamedSql.Args.of("names", c.createArrayOf("text", names.toArray()), "owner", owner))) {
             List<String> missing = new ArrayList<>();
             long bytes = 0;
             try (ResultSet rs = ps.executeQuery()) {
@@ -174,10 +173,8 @@ public final class SecretStore {
                     + " API's --secrets-key-file (or OUTRUN_SECRETS_KEY)");
         }
         Map<String, SecretsKey.Sealed> sealed = new LinkedHashMap<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "SELECT name, nonce, ciphertext, key_id FROM secrets WHERE owner = ? AND name = ANY (?)")) {
-            ps.setString(1, owner);
-            ps.setArray(2, c.createArrayOf("text", names.toArray()));
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = OPEN.prepare(c,
+                NamedSql.Args.of("owner", owner, "names", c.createArrayOf("text", names.toArray())))) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     sealed.put(rs.getString(1), new SecretsKey.Sealed(rs.getBytes(2), rs.getBytes(3), rs.getString(4)));

@@ -286,7 +286,8 @@ final class DevCommand implements Callable<Integer> {
         props.setProperty("password", password);
         try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres"), props);
              java.sql.Statement st = c.createStatement()) {
-            // The password is base64url (secret): no quote can end the literal.
+            // The password is base64url (secret): no quote can end the literal. ALTER ROLE takes no
+            // bind parameter (a utility statement), so the literal is written into the text.
             st.execute("SET password_encryption = 'scram-sha-256'");
             st.execute("ALTER ROLE postgres PASSWORD '" + password + "'");
             Path hba = data.resolve("pg_hba.conf");
