@@ -21,96 +21,185 @@ import javax.sql.DataSource;
 enum Departure {
     // Retries (issue 28) are attempts of their own, counted apart: a lost attempt's budget is
     // max_attempts plus the retries made.
-    ABANDON("e.attempt < e.max_attempts + e.retries", false, false, Messages.CANCELLED_WORKER_LOST),
-    HAND_BACK("e.handbacks + 1 < " + LeaseStore.MAX_HANDBACKS, true, true, Messages.CANCELLED_BEFORE_START),
+    ABANDON(Statements.ABANDON_BY_LEASE, Statements.ABANDON_EXPIRED, Messages.CANCELLED_WORKER_LOST),
+    /** Counted against LeaseStore.MAX_HANDBACKS (the 20 written in its statement; DepartureTest holds them equal). */
+    HAND_BACK(Statements.HAND_BACK_BY_LEASE, null, Messages.CANCELLED_BEFORE_START),
     /** A started run its draining node killed: like a hand back, but not counted as one. */
-    DRAIN("true", true, false, Messages.CANCELLED_WHILE_DRAINING),
+    DRAIN(Statements.DRAIN_BY_LEASE, null, Messages.CANCELLED_WHILE_DRAINING),
     /**
      * A failed attempt its execution's retry policy runs again (issue 28): re-queued after its
      * backoff and counted as a retry (a retry is an attempt beyond max_attempts, so lease
      * re-drives keep their own budget); {@code :why} is kept as what the last retried attempt
      * ended with. A cancel requested meanwhile is handled before this (LeaseStore#retry).
      */
-    RETRY("e.retries < e.retry_max", false, false, Messages.CANCELLED_WORKER_LOST);
+    RETRY(Statements.RETRY_BY_LEASE, null, Messages.CANCELLED_WORKER_LOST);
+
+    /** Which running rows a departure moves. */
+    enum Rows {
+        /**
+         * A worker's own run, still running under a lease that has not expired: the fence of its
+         * end, hand back, drain back and release. Past expiry the run's kill switch may have
+         * fired: its end and its last output land together, or not at all (the sweep then
+         * decides). Names {@code :id}, {@code :epoch}.
+         */
+        BY_LEASE,
+        /**
+         * The rows whose lease expired more than {@code :grace_ms} ago, at most {@code :limit},
+         * skipping those another sweep holds; {@code :only_id} null: any.
+         */
+        EXPIRED
+    }
 
     /**
-     * The update; {@code {next}} is the decision, evaluated on the locked, current row.
-     * {@code :fail_template} is a format() template whose arguments are attempt, max attempts,
-     * lease owner, lease expiry, hand-backs so far, dispatch, and {@code :why}.
+     * The statements, one per departure and rows, written out (no text is put together at run
+     * time). Each is the same update: the decision
+     * {@code CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN <attempts left>
+     * THEN 'queued' ELSE 'failed' END}, repeated in each column it decides, evaluated on the
+     * locked, current row; a hand back spends no attempt back ({@code attempt - 1}) and shows the
+     * previous attempt's output again ({@code output_epoch = prev_output_epoch}); a retry counts
+     * itself and keeps {@code :why} as the last failure. {@code :fail_template} is a format()
+     * template whose arguments are attempt, max attempts, lease owner, lease expiry, hand-backs
+     * so far, dispatch, and {@code :why}; {@code :delay_ms} is how long a re-queued row waits
+     * before it may be claimed again (0: at once). {@code DepartureTest} holds each statement
+     * to the rules above.
      */
-    private static final String SQL = """
-            UPDATE executions e SET status = {next},
-              attempt = e.attempt - {spent_back}, handbacks = e.handbacks + {counted},{shown_again}{retried}
-              dispatch_seq = e.dispatch_seq + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ({next} = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ({next} = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
-              lease_owner = NULL, updated_at = now()
-            {where}
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""";
+    static final class Statements {
 
-    private final String attemptsLeft;
-    /** No attempt spent, and the previous attempt's output shown again. */
-    private final boolean handBack;
-    private final boolean countsHandBack;
+        static final NamedSql ABANDON_BY_LEASE = NamedSql.of("""
+                UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END),
+                  attempt = e.attempt - 0, handbacks = e.handbacks + 0,
+                  dispatch_seq = e.dispatch_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
+                  enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
+                  finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
+                  error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
+                  error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
+                    ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                      (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+                  lease_owner = NULL, updated_at = now()
+                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
+                  AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
+                    AND l.expires_at > now())
+                RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""");
+
+        static final NamedSql HAND_BACK_BY_LEASE = NamedSql.of("""
+                UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END),
+                  attempt = e.attempt - 1, handbacks = e.handbacks + 1,
+                  output_epoch = e.prev_output_epoch, started_at = NULL,
+                  dispatch_seq = e.dispatch_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
+                  enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
+                  finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
+                  error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
+                  error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
+                    ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                      (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+                  lease_owner = NULL, updated_at = now()
+                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
+                  AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
+                    AND l.expires_at > now())
+                RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""");
+
+        static final NamedSql DRAIN_BY_LEASE = NamedSql.of("""
+                UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END),
+                  attempt = e.attempt - 1, handbacks = e.handbacks + 0,
+                  output_epoch = e.prev_output_epoch, started_at = NULL,
+                  dispatch_seq = e.dispatch_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
+                  enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
+                  finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
+                  error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
+                  error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
+                    ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                      (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+                  lease_owner = NULL, updated_at = now()
+                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
+                  AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
+                    AND l.expires_at > now())
+                RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""");
+
+        static final NamedSql RETRY_BY_LEASE = NamedSql.of("""
+                UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END),
+                  attempt = e.attempt - 0, handbacks = e.handbacks + 0,
+                  retries = e.retries + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END, last_failure = :why::text,
+                  dispatch_seq = e.dispatch_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
+                  enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
+                  finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
+                  error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
+                  error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
+                    ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                      (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+                  lease_owner = NULL, updated_at = now()
+                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
+                  AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
+                    AND l.expires_at > now())
+                RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""");
+
+        static final NamedSql ABANDON_EXPIRED = NamedSql.of("""
+                UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END),
+                  attempt = e.attempt - 0, handbacks = e.handbacks + 0,
+                  dispatch_seq = e.dispatch_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
+                  enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
+                  finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
+                  error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
+                  error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
+                    ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                      (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+                  lease_owner = NULL, updated_at = now()
+                WHERE e.status = 'running' AND e.id IN (SELECT execution_id FROM leases
+                  WHERE expires_at < now() - :grace_ms * interval '1 millisecond'
+                    AND (:only_id::uuid IS NULL OR execution_id = :only_id::uuid)
+                  ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED)
+                RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""");
+
+        private Statements() {
+        }
+    }
+
+    private final NamedSql byLease;
+    /** Null: this departure never takes expired rows. */
+    private final NamedSql expired;
     /** What a cancelled row says, by how it left. */
     private final String cancelMessage;
 
-    Departure(String attemptsLeft, boolean handBack, boolean countsHandBack, String cancelMessage) {
-        this.attemptsLeft = attemptsLeft;
-        this.handBack = handBack;
-        this.countsHandBack = countsHandBack;
+    Departure(NamedSql byLease, NamedSql expired, String cancelMessage) {
+        this.byLease = byLease;
+        this.expired = expired;
         this.cancelMessage = cancelMessage;
     }
 
-    /** The one decision. */
-    private String next() {
-        return "(CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN " + attemptsLeft
-                + " THEN 'queued' ELSE 'failed' END)";
-    }
-
-    /** The statement for the rows {@code where} picks (a {@code WHERE} clause with its own names). */
-    NamedSql sql(String where) {
-        // {retried} first: it names {next} itself.
-        return NamedSql.of(SQL
-                .replace("{retried}", this != RETRY ? "" : "\n  retries = e.retries + CASE WHEN ({next} = 'queued') THEN 1"
-                        + " ELSE 0 END, last_failure = :why::text,")
-                .replace("{next}", next())
-                .replace("{spent_back}", handBack ? "1" : "0")
-                .replace("{counted}", countsHandBack ? "1" : "0")
-                .replace("{shown_again}", handBack ? "\n  output_epoch = e.prev_output_epoch, started_at = NULL," : "")
-                .replace("{where}", where));
+    /** The statement for these rows. */
+    NamedSql sql(Rows rows) {
+        NamedSql sql = rows == Rows.BY_LEASE ? byLease : expired;
+        if (sql == null) {
+            throw new IllegalArgumentException(this + " does not move " + rows + " rows");
+        }
+        return sql;
     }
 
     /**
-     * Moves the rows {@code where} picks out of {@code running}.
+     * Moves the rows {@code rows} picks out of {@code running}.
      *
-     * @param failTemplate the failure message (see {@link #SQL} for its arguments)
+     * @param failTemplate the failure message (see {@link Statements} for its arguments)
      * @param why          the caller's text, kept in a failure message; null: "nothing"
-     * @param whereArgs    the values of {@code where}'s own names, and {@code delay_ms}: how long a
+     * @param whereArgs    the values of {@code rows}' own names, and {@code delay_ms}: how long a
      *                     re-queued row waits before it may be claimed again (0: at once)
      */
-    List<Redriven> apply(DataSource dataSource, String where, String errorCode, String failTemplate, String why,
+    List<Redriven> apply(DataSource dataSource, Rows rows, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) {
         try (Connection c = dataSource.getConnection()) {
-            return apply(c, where, errorCode, failTemplate, why, whereArgs);
+            return apply(c, rows, errorCode, failTemplate, why, whereArgs);
         } catch (SQLException e) {
             throw new StoreException("cannot move executions out of running (" + this + ")", e);
         }
     }
 
-    /** As {@link #apply(DataSource, String, String, String, String, NamedSql.Args)}, on {@code c} (in its transaction). */
-    List<Redriven> apply(Connection c, String where, String errorCode, String failTemplate, String why,
+    /** As {@link #apply(DataSource, Rows, String, String, String, NamedSql.Args)}, on {@code c} (in its transaction). */
+    List<Redriven> apply(Connection c, Rows rows, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) throws SQLException {
         NamedSql.Args args = NamedSql.Args.of("error_code", errorCode, "cancel_message", cancelMessage,
                         "fail_template", failTemplate)
                 .and("why", why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why)
                 .and(whereArgs);
         List<Redriven> moved = new ArrayList<>();
-        try (PreparedStatement ps = sql(where).prepare(c, args)) {
+        try (PreparedStatement ps = sql(rows).prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -122,9 +211,9 @@ enum Departure {
         return moved;
     }
 
-    /** The first (only) row {@code where} picks. */
-    java.util.Optional<Redriven> applyOne(DataSource dataSource, String where, String errorCode, String failTemplate,
+    /** The first (only) row {@code rows} picks. */
+    java.util.Optional<Redriven> applyOne(DataSource dataSource, Rows rows, String errorCode, String failTemplate,
                                           String why, NamedSql.Args whereArgs) {
-        return apply(dataSource, where, errorCode, failTemplate, why, whereArgs).stream().findFirst();
+        return apply(dataSource, rows, errorCode, failTemplate, why, whereArgs).stream().findFirst();
     }
 }

@@ -32,18 +32,20 @@ final class ExecutionRows {
     /** Seconds a worker's own write may take before it is cancelled (the database answers or not). */
     static final int WRITE_TIMEOUT_S = 10;
 
-    /** The row's own columns, as every query and RETURNING names them. */
-    static final String ROW = """
-            id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
-              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
-              cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
-              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
-              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate""";
+    /*
+     * A row as read: its own columns (the same list, without "e.", is what the claim's RETURNING
+     * names), its lease's expiry and, while it runs, how far each stream's stored output reaches.
+     * One statement per way of finding the row, written out whole: no text is put together at
+     * run time.
+     */
 
-    /** A row as read: its lease's expiry and, while it runs, how far each stream's stored output reaches. */
-    static final String READ = "SELECT e." + ROW.replace(", ", ", e.").replace("\n  ", "\n  e.") + """
-            ,
+    static final NamedSql READ_BY_ID = NamedSql.of("""
+            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
+              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
+              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
+              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
+              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
+              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
               l.expires_at AS lease_expires_at,
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
                  AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
@@ -52,12 +54,42 @@ final class ExecutionRows {
               -- V20: its completion webhook, if it has one (a probe of the webhooks key)
               (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
             FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            """;
+            WHERE e.id = :id""");
 
-    /** RETURNING of a row that has no lease and no output yet (a new or just-claimed row). */
-    static final String RETURNING_ROW = "RETURNING " + ROW
-            + ",\n  NULL::timestamptz AS lease_expires_at, NULL::int8 AS stdout_end, NULL::int8 AS stderr_end,"
-            + " NULL::text AS webhook_json";
+    /** Someone else's execution answers exactly like a missing one. */
+    static final NamedSql READ_OWNED = NamedSql.of("""
+            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
+              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
+              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
+              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
+              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
+              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
+              l.expires_at AS lease_expires_at,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
+              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
+              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
+            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
+            WHERE e.id = :id AND e.owner = :owner""");
+
+    static final NamedSql READ_BY_KEY = NamedSql.of("""
+            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
+              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
+              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
+              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
+              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
+              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
+              l.expires_at AS lease_expires_at,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
+              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
+                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
+              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
+              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
+            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
+            WHERE e.owner = :owner AND e.idempotency_key = :key""");
 
     private ExecutionRows() {
     }
@@ -68,21 +100,6 @@ final class ExecutionRows {
             return ps.executeUpdate();
         } catch (SQLException e) {
             throw new StoreException("update failed: " + sql.firstWords(), e);
-        }
-    }
-
-    /** Rows of a statement ending in {@link #RETURNING_ROW}: no lease, no output loaded. */
-    static List<Execution> returning(DataSource dataSource, NamedSql sql, NamedSql.Args args) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
-            List<Execution> rows = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(map(rs, null));
-                }
-            }
-            return rows;
-        } catch (SQLException e) {
-            throw new StoreException("query failed: " + sql.firstWords(), e);
         }
     }
 
@@ -97,12 +114,11 @@ final class ExecutionRows {
     }
 
     /**
-     * One execution as read by {@link #READ} followed by {@code where}, with the output
+     * One execution as read by {@code sql} (one of the READ statements above), with the output
      * {@code read} asks for; {@code what} names it in an error.
      */
-    static Optional<Execution> read(DataSource dataSource, String where, OutputStore.Read read, NamedSql.Args args,
+    static Optional<Execution> read(DataSource dataSource, NamedSql sql, OutputStore.Read read, NamedSql.Args args,
                                     Object what) {
-        NamedSql sql = NamedSql.of(READ + where);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = sql.prepare(c, args)) {
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {

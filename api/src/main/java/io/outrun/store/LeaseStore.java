@@ -24,16 +24,6 @@ public final class LeaseStore {
     public static final int MAX_HANDBACKS = 20;
 
     /**
-     * A worker's own run, still running under a lease that has not expired: the fence of its end,
-     * hand back, drain back and release. Past expiry the run's kill switch may have fired: its end
-     * and its last output land together, or not at all (the sweep then decides).
-     */
-    private static final String FENCE = """
-            WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())""";
-
-    /**
      * The claim: up to {@code :slots} queued executions for this node, fairly. Each slot goes to
      * the owner with the fewest running executions fleet-wide (its rank: running + its place in
      * its own queue, oldest first; ties: oldest work first), so another owner's first execution
@@ -93,7 +83,12 @@ public final class LeaseStore {
                 error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,
                 stdout_truncated = false, stderr_truncated = false
                 WHERE id IN (SELECT id FROM locked WHERE outrun_workspace_free(id)) AND status = 'queued'
-                RETURNING %s),
+                RETURNING id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
+              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
+              cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
+              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
+              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
+              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate),
               lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)
                 SELECT id, lease_epoch, lease_owner, now() + :ttl_ms * interval '1 millisecond' FROM claimed
                 ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,
@@ -110,11 +105,15 @@ public final class LeaseStore {
                 WHERE q.status = 'queued' AND q.enqueued_at > now()) AS next_due_ms
             FROM (SELECT 1) one LEFT JOIN (
               SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
-                NULL::int8 AS stderr_end, NULL::text AS webhook_json, pg_notify('%s', claimed.id::text) AS notified,
+                NULL::int8 AS stderr_end, NULL::text AS webhook_json, pg_notify('outrun_changed', claimed.id::text) AS notified,
                 -- Only a run with inputs (V7) costs the node a read of them.
                 EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs
-              FROM claimed JOIN lease ON lease.execution_id = claimed.id) won ON true""".formatted(ExecutionRows.ROW, Channels.CHANGED));
+              FROM claimed JOIN lease ON lease.execution_id = claimed.id) won ON true""");
 
+    /**
+     * A run's end, fenced as {@link Departure.Rows#BY_LEASE} says: past its lease's expiry the
+     * run's kill switch may have fired, and its end and last output land together or not at all.
+     */
     private static final NamedSql FINISH = NamedSql.of("""
             WITH ended AS (UPDATE executions e SET status = :status, exit_code = :exit_code, error_code = :error_code,
                 -- An operator's cancel recorded its own message (SubmissionStore.requestCancelAsOperator).
@@ -123,7 +122,9 @@ public final class LeaseStore {
                 stdout_truncated = :stdout_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 finished_at = now(), updated_at = now(), lease_owner = NULL
-                %s
+                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
+              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
+                AND l.expires_at > now())
                 RETURNING id, owner, output_epoch),
               -- Earlier attempts' output is no longer shown by anyone: drop it with the end.
               old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id
@@ -132,12 +133,12 @@ public final class LeaseStore {
             -- of the owner may have been held back by what this end releases (its running cap, or
             -- this run's workspace), which the freed slot may take now. Work held by neither was
             -- offered to a node when it was queued.
-            SELECT pg_notify('%s', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
+            SELECT pg_notify('outrun_changed', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
                 AND q.status = 'queued' AND q.enqueued_at <= now())
               AND (coalesce((SELECT w.max_running FROM owners w WHERE w.owner = ended.owner),
                   :default_max_running::integer) IS NOT NULL
                 OR EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = ended.id AND i.workspace IS NOT NULL))
-              AS owner_queued FROM ended""".formatted(FENCE, Channels.CHANGED));
+              AS owner_queued FROM ended""");
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
@@ -308,7 +309,7 @@ public final class LeaseStore {
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> handBack(Lease lease, String why, Duration pause) {
-        return Departure.HAND_BACK.applyOne(dataSource, FENCE, "sandbox_error", Messages.handBackFailed(), why,
+        return Departure.HAND_BACK.applyOne(dataSource, Departure.Rows.BY_LEASE, "sandbox_error", Messages.handBackFailed(), why,
                 fence(lease, pause));
     }
 
@@ -320,7 +321,7 @@ public final class LeaseStore {
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> drainBack(Lease lease) {
-        return Departure.DRAIN.applyOne(dataSource, FENCE, "sandbox_error", "%7$s", "drained", fence(lease, Duration.ZERO));
+        return Departure.DRAIN.applyOne(dataSource, Departure.Rows.BY_LEASE, "sandbox_error", "%7$s", "drained", fence(lease, Duration.ZERO));
     }
 
     /**
@@ -331,7 +332,7 @@ public final class LeaseStore {
      * @return the new state, or empty when the lease was already lost
      */
     public Optional<Redriven> abandon(Lease lease, String errorCode, String errorMessage, Duration pause) {
-        return Departure.ABANDON.applyOne(dataSource, FENCE, errorCode, "%7$s", errorMessage, fence(lease, pause));
+        return Departure.ABANDON.applyOne(dataSource, Departure.Rows.BY_LEASE, errorCode, "%7$s", errorMessage, fence(lease, pause));
     }
 
     /**
@@ -366,7 +367,7 @@ public final class LeaseStore {
                 if (withOutput) {
                     OutputStore.append(tx, lease.owner(), List.of(outcome.output()));
                 }
-                Optional<Redriven> moved = Departure.RETRY.apply(tx, FENCE, outcome.errorCode(), "%7$s", why,
+                Optional<Redriven> moved = Departure.RETRY.apply(tx, Departure.Rows.BY_LEASE, outcome.errorCode(), "%7$s", why,
                         fence(lease, pause)).stream().findFirst();
                 return new Transaction.Result<>(new Retried(moved, false), moved.isPresent()); // a lost lease writes nothing
             });

@@ -22,13 +22,6 @@ import javax.sql.DataSource;
  */
 public final class RedriveStore {
 
-    /** The rows whose lease expired more than the grace ago; {@code :only_id} null: any. */
-    private static final String EXPIRED = """
-            WHERE e.status = 'running' AND e.id IN (SELECT execution_id FROM leases
-              WHERE expires_at < now() - :grace_ms * interval '1 millisecond'
-                AND (:only_id::uuid IS NULL OR execution_id = :only_id::uuid)
-              ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED)""";
-
     /**
      * JobRunr jobs an admin changed on the dashboard since the sweep's last look (with a minute of
      * overlap for the clocks of the nodes that wrote them): a job DELETED while it still carries
@@ -93,7 +86,7 @@ public final class RedriveStore {
 
     /** As {@link #redriveExpired(int)}, for one execution only (the opportunistic check on a poll). */
     public List<Redriven> redriveExpired(UUID onlyId, int limit) {
-        return Departure.ABANDON.apply(dataSource, EXPIRED, "lease_expired", Messages.leaseExpired(), null,
+        return Departure.ABANDON.apply(dataSource, Departure.Rows.EXPIRED, "lease_expired", Messages.leaseExpired(), null,
                 NamedSql.Args.of("grace_ms", Lease.REDRIVE_GRACE_MS, "only_id", onlyId, "limit", limit).and("delay_ms", 0));
     }
 

@@ -27,10 +27,6 @@ public final class ScheduleStore {
                       UUID lastExecutionId, long fired, long skipped) {
     }
 
-    private static final String COLUMNS = """
-            owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
-              last_fired_at, last_execution_id, fired, skipped""";
-
     /** Under the owner's lock, so that concurrent creates cannot pass the cap. */
     private static final NamedSql INSERT = NamedSql.of("""
             WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('outrun-schedules:' || :owner, 0)))
@@ -38,14 +34,19 @@ public final class ScheduleStore {
             SELECT :owner, :name, :rid, :cron, :every_ms, :zone, :overlap, :submission::jsonb FROM lock
             WHERE (SELECT count(*) FROM schedules WHERE owner = :owner) < :max
             ON CONFLICT (owner, name) DO NOTHING
-            RETURNING %s""".formatted(COLUMNS));
+            RETURNING owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped""");
 
     /** A listing shows the command only: the submission itself (its files) is not read. */
-    private static final NamedSql LIST = NamedSql.of("SELECT " + COLUMNS.replace("submission::text AS submission_json",
-            "jsonb_build_object('command', submission->'command')::text AS submission_json")
-            + " FROM schedules WHERE owner = :owner ORDER BY name");
-    private static final NamedSql GET = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE owner = :owner AND name = :name");
-    private static final NamedSql BY_JOB = NamedSql.of("SELECT " + COLUMNS + " FROM schedules WHERE recurring_job_id = :rid");
+    private static final NamedSql LIST = NamedSql.of("""
+            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, jsonb_build_object('command', submission->'command')::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE owner = :owner ORDER BY name""");
+    private static final NamedSql GET = NamedSql.of("""
+            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE owner = :owner AND name = :name""");
+    private static final NamedSql BY_JOB = NamedSql.of("""
+            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE recurring_job_id = :rid""");
     private static final NamedSql DELETE = NamedSql.of("""
             DELETE FROM schedules WHERE owner = :owner AND name = :name RETURNING recurring_job_id""");
 

@@ -35,8 +35,7 @@ public final class StdinStore {
                 RETURNING id, stdin_bytes - :len AS start_offset, stdin_bytes),
               ins AS (INSERT INTO execution_stdin (execution_id, start_offset, data)
                 SELECT id, start_offset, :data FROM w WHERE :len > 0)
-            SELECT start_offset, stdin_bytes, pg_notify('""" + Channels.STDIN + """
-            ', id::text) FROM w""");
+            SELECT start_offset, stdin_bytes, pg_notify('outrun_stdin', id::text) FROM w""");
 
     private static final NamedSql WHY_NOT = NamedSql.of("""
             SELECT status, stdin, stdin_bytes, stdin_closed_at IS NOT NULL AS closed FROM executions

@@ -22,7 +22,7 @@ import javax.sql.DataSource;
  */
 public final class SubmissionStore {
 
-    private static final String INSERT = """
+    private static final NamedSql INSERT_ROW = NamedSql.of("""
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
               starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate)
@@ -34,8 +34,7 @@ public final class SubmissionStore {
               :traceparent, :tracestate
             FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""";
-    private static final NamedSql INSERT_ROW = NamedSql.of(INSERT);
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
 
     private static final NamedSql INSERT_INPUTS = NamedSql.of("""
             INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace, secrets)
@@ -51,10 +50,10 @@ public final class SubmissionStore {
 
     /**
      * One statement, so that a row moving between queued and running (claimed, re-driven, handed
-     * back) at the same moment is cancelled in whichever state it is in. {@code %s}: more of the
-     * WHERE clause (the owner, or nothing for an operator).
+     * back) at the same moment is cancelled in whichever state it is in. Two statements that differ
+     * only in their WHERE clause: an owner's cancel names the owner, an operator's does not.
      */
-    private static final String CANCEL = """
+    private static final NamedSql CANCEL_OWNED = NamedSql.of("""
             WITH c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
                 cancel_requested_at = coalesce(cancel_requested_at, now()),
                 finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
@@ -65,12 +64,23 @@ public final class SubmissionStore {
                     THEN 'Cancelled by its owner while waiting to retry; ' || last_failure || '.'
                   WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
                 updated_at = now()
-                WHERE id = :id%s AND status IN ('queued', 'running') RETURNING id, status),
+                WHERE id = :id AND owner = :owner AND status IN ('queued', 'running') RETURNING id, status),
               l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
-            SELECT status FROM c""";
-
-    private static final NamedSql CANCEL_OWNED = NamedSql.of(CANCEL.formatted(" AND owner = :owner"));
-    private static final NamedSql CANCEL_ANY = NamedSql.of(CANCEL.formatted(""));
+            SELECT status FROM c""");
+    private static final NamedSql CANCEL_ANY = NamedSql.of("""
+            WITH c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+                cancel_requested_at = coalesce(cancel_requested_at, now()),
+                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
+                error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
+                -- An operator's cancel of a running row says so in advance: its end keeps the message.
+                -- Queued after a retried failure, it did start: its message says what the last attempt did.
+                error_message = CASE WHEN status = 'queued' AND retries > 0 AND NOT :operator
+                    THEN 'Cancelled by its owner while waiting to retry; ' || last_failure || '.'
+                  WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
+                updated_at = now()
+                WHERE id = :id AND status IN ('queued', 'running') RETURNING id, status),
+              l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
+            SELECT status FROM c""");
 
     private final DataSource dataSource;
 
@@ -192,7 +202,7 @@ public final class SubmissionStore {
 
     /** The execution an owner submitted with this idempotency key, without its output. */
     public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
-        return ExecutionRows.read(dataSource, "WHERE e.owner = :owner AND e.idempotency_key = :key", OutputStore.Read.NONE,
+        return ExecutionRows.read(dataSource, ExecutionRows.READ_BY_KEY, OutputStore.Read.NONE,
                 NamedSql.Args.of("owner", owner, "key", idempotencyKey), owner);
     }
 
@@ -203,7 +213,7 @@ public final class SubmissionStore {
 
     /** An execution with the output {@code read} asks for (none, all, or after a cursor). */
     public Optional<Execution> find(UUID id, OutputStore.Read read) {
-        return ExecutionRows.read(dataSource, "WHERE e.id = :id", read, NamedSql.Args.of("id", id), id);
+        return ExecutionRows.read(dataSource, ExecutionRows.READ_BY_ID, read, NamedSql.Args.of("id", id), id);
     }
 
     /** An owner's execution with all its kept output; someone else's answers exactly like a missing one. */
@@ -213,7 +223,7 @@ public final class SubmissionStore {
 
     /** An owner's execution with the output {@code read} asks for (none, all, or after a cursor). */
     public Optional<Execution> findOwned(UUID id, String owner, OutputStore.Read read) {
-        return ExecutionRows.read(dataSource, "WHERE e.id = :id AND e.owner = :owner", read,
+        return ExecutionRows.read(dataSource, ExecutionRows.READ_OWNED, read,
                 NamedSql.Args.of("id", id, "owner", owner), id);
     }
 
