@@ -1,6 +1,7 @@
 package io.outrun.files;
 
 import io.outrun.store.Lease;
+import io.outrun.store.ExecutionsTable;
 import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.io.IOException;
@@ -22,9 +23,6 @@ import javax.sql.DataSource;
  */
 public final class ArtifactStore {
 
-    private static final NamedSql OWNED = NamedSql.of("SELECT 1 FROM executions WHERE id = :id AND owner = :owner");
-    private static final NamedSql FENCE = NamedSql.of(
-            "SELECT 1 FROM executions WHERE id = :id AND lease_epoch = :epoch AND status = 'running'");
     private static final NamedSql CHUNK_INSERT = NamedSql.of(
             "INSERT INTO artifact_chunks (execution_id, name, seq, data) VALUES (:id, :name, :seq, :data)");
     private static final NamedSql CHUNK_SELECT = NamedSql.of(
@@ -159,7 +157,7 @@ public final class ArtifactStore {
     }
 
     static boolean fenced(Connection c, Lease lease) throws SQLException {
-        try (PreparedStatement ps = FENCE.prepare(c, NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch()))) {
+        try (PreparedStatement ps = ExecutionsTable.RUNNING_UNDER_EPOCH.prepare(c, NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch()))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }
@@ -200,7 +198,7 @@ public final class ArtifactStore {
     }
 
     private static boolean owned(Connection c, UUID id, String owner) throws SQLException {
-        try (PreparedStatement ps = OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner))) {
+        try (PreparedStatement ps = ExecutionsTable.OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.execution.RunInputs;
+import io.outrun.store.ExecutionInputsTable;
 import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
@@ -20,10 +21,6 @@ public final class InputsStore {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static final NamedSql FIND = NamedSql.of("""
-            SELECT files_tar, artifacts::text, workspace, secrets FROM execution_inputs WHERE execution_id = :id""");
-    private static final NamedSql WORKSPACE = NamedSql.of("SELECT workspace FROM execution_inputs WHERE execution_id = :id");
-
     private final DataSource dataSource;
 
     public InputsStore(DataSource dataSource) {
@@ -32,7 +29,7 @@ public final class InputsStore {
 
     /** What the execution asked for beyond its command ({@link RunInputs#NONE} when nothing). */
     public RunInputs find(UUID id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = FIND.prepare(c, NamedSql.Args.of("id", id))) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionInputsTable.FIND.prepare(c, NamedSql.Args.of("id", id))) {
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return RunInputs.NONE;
@@ -50,7 +47,7 @@ public final class InputsStore {
 
     /** Only the workspace name, for the claim's check (no tar read). */
     public Optional<String> workspace(UUID id) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = WORKSPACE.prepare(c, NamedSql.Args.of("id", id))) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionInputsTable.WORKSPACE.prepare(c, NamedSql.Args.of("id", id))) {
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.ofNullable(rs.getString(1)) : Optional.empty();
             }

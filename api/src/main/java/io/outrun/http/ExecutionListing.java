@@ -5,6 +5,7 @@ import io.outrun.execution.ExecutionStatus;
 import io.outrun.http.wire.ExecutionPage;
 import io.outrun.http.wire.ExecutionSummary;
 import io.outrun.http.wire.Json;
+import io.outrun.store.ExecutionsTable;
 import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
@@ -29,25 +30,6 @@ final class ExecutionListing {
 
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
-    private static final int BY_STATUS = 1;
-    private static final int BY_LABELS = 2;
-    private static final int AFTER = 4;
-
-    /**
-     * The page's statement for each mix of filters (by the bits above): eight fixed statements,
-     * built once at class load by concatenating fixed text, not one with {@code :x IS NULL OR}
-     * branches, which would keep a generic plan from starting the index scan at the cursor.
-     */
-    private static final List<NamedSql> PAGE = java.util.stream.IntStream.range(0, 8).mapToObj(v -> NamedSql.of("""
-            SELECT id, status, left(command, 200), exit_code, attempt, created_at, started_at, finished_at, labels::text,
-                   (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint
-              FROM executions WHERE owner = :owner"""
-            + ((v & BY_STATUS) != 0 ? " AND status = :status" : "")
-            + ((v & BY_LABELS) != 0 ? " AND labels @> :labels::jsonb" : "")
-            + ((v & AFTER) != 0 ? " AND (created_at, id) < (:after_created, :after_id)" : "")
-            // One row more than asked tells whether another page follows.
-            + " ORDER BY created_at DESC, id DESC LIMIT :limit")).toList();
-
     private final DataSource dataSource;
 
     ExecutionListing(DataSource dataSource) {
@@ -63,11 +45,11 @@ final class ExecutionListing {
         NamedSql.Args args = NamedSql.Args.of("owner", owner, "limit", limit + 1);
         int variant = 0;
         if (status != null) {
-            variant |= BY_STATUS;
+            variant |= ExecutionsTable.PAGE_BY_STATUS;
             args.and("status", status.wire());
         }
         if (!labels.isEmpty()) {
-            variant |= BY_LABELS;
+            variant |= ExecutionsTable.PAGE_BY_LABELS;
             try {
                 args.and("labels", Json.mapper().writeValueAsString(labels));
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
@@ -75,11 +57,11 @@ final class ExecutionListing {
             }
         }
         if (after != null) {
-            variant |= AFTER;
+            variant |= ExecutionsTable.PAGE_AFTER;
             args.and("after_created", Timestamp.from(after.createdAt())).and("after_id", after.id());
         }
         List<ExecutionSummary> rows = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = PAGE.get(variant).prepare(c, args)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.PAGE.get(variant).prepare(c, args)) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows.add(map(rs));

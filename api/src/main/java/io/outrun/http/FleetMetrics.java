@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.outrun.execution.ExecutionStatus;
+import io.outrun.store.ExecutionsTable;
 import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
@@ -29,14 +30,6 @@ public final class FleetMetrics {
 
     private static final long REFRESH_NANOS = 5_000_000_000L;
     private static final Logger LOG = LoggerFactory.getLogger(FleetMetrics.class);
-
-    private static final NamedSql NOW = NamedSql.of("""
-            SELECT (SELECT count(*) FROM executions WHERE status = 'queued'),
-                   (SELECT count(*) FROM executions WHERE status = 'running'),
-                   (SELECT count(*) FROM leases WHERE expires_at < now()),
-                   (SELECT coalesce(extract(epoch FROM now() - min(enqueued_at)), 0) FROM executions WHERE status = 'queued')""");
-    private static final NamedSql ENDED = NamedSql.of("""
-            SELECT status, count(*) FROM executions WHERE finished_at > now() - interval '5 minutes' GROUP BY status""");
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final DataSource dataSource;
@@ -84,12 +77,12 @@ public final class FleetMetrics {
     private Snapshot read() {
         try (Connection c = dataSource.getConnection()) {
             Map<ExecutionStatus, Long> endedByStatus = new EnumMap<>(ExecutionStatus.class);
-            try (PreparedStatement ps = ENDED.prepare(c, NamedSql.Args.of()); ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps = ExecutionsTable.FLEET_ENDED.prepare(c, NamedSql.Args.of()); ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     endedByStatus.put(ExecutionStatus.fromWire(rs.getString(1)), rs.getLong(2));
                 }
             }
-            try (PreparedStatement ps = NOW.prepare(c, NamedSql.Args.of()); ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps = ExecutionsTable.FLEET_NOW.prepare(c, NamedSql.Args.of()); ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return new Snapshot(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getDouble(4), endedByStatus);
             }

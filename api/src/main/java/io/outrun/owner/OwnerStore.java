@@ -1,5 +1,6 @@
 package io.outrun.owner;
 
+import io.outrun.store.ExecutionsTable;
 import io.outrun.store.NamedSql;
 import io.outrun.store.StoreException;
 import java.sql.Connection;
@@ -28,11 +29,6 @@ public final class OwnerStore {
               max_queued = EXCLUDED.max_queued, updated_at = now()""");
     private static final NamedSql GET = NamedSql.of("SELECT owner, max_running, max_queued FROM owners WHERE owner = :owner");
     private static final NamedSql LIST = NamedSql.of("SELECT owner, max_running, max_queued FROM owners ORDER BY owner");
-    private static final NamedSql QUEUED = NamedSql.of("""
-            WITH own AS (SELECT max_queued FROM owners WHERE owner = :owner)
-            SELECT (SELECT count(*) FROM (SELECT 1 FROM executions WHERE owner = :owner AND status = 'queued'
-                    LIMIT coalesce((SELECT max_queued FROM own), :default_cap)) q),
-                   (SELECT max_queued FROM own)""");
 
     private final DataSource dataSource;
 
@@ -65,7 +61,7 @@ public final class OwnerStore {
      * so a backlog past the cap costs no more to count than the cap.
      */
     Queued queued(String owner, int defaultCap) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = QUEUED.prepare(c,
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.QUEUED_OF_OWNER.prepare(c,
                 NamedSql.Args.of("owner", owner, "default_cap", defaultCap))) {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();

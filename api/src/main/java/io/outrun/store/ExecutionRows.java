@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,65 +30,6 @@ final class ExecutionRows {
 
     /** Seconds a worker's own write may take before it is cancelled (the database answers or not). */
     static final int WRITE_TIMEOUT_S = 10;
-
-    /*
-     * A row as read: its own columns (the same list, without "e.", is what the claim's RETURNING
-     * names), its lease's expiry and, while it runs, how far each stream's stored output reaches.
-     * One statement per way of finding the row, written out whole: no text is put together at
-     * run time.
-     */
-
-    static final NamedSql READ_BY_ID = NamedSql.of("""
-            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
-              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
-              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
-              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
-              l.expires_at AS lease_expires_at,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
-              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
-              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
-            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.id = :id""");
-
-    /** Someone else's execution answers exactly like a missing one. */
-    static final NamedSql READ_OWNED = NamedSql.of("""
-            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
-              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
-              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
-              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
-              l.expires_at AS lease_expires_at,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
-              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
-              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
-            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.id = :id AND e.owner = :owner""");
-
-    static final NamedSql READ_BY_KEY = NamedSql.of("""
-            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
-              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
-              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
-              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
-              l.expires_at AS lease_expires_at,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
-              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
-              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
-            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.owner = :owner AND e.idempotency_key = :key""");
 
     private ExecutionRows() {
     }

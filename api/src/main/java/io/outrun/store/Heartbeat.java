@@ -31,44 +31,6 @@ public final class Heartbeat {
     public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper, boolean drainRequested) {
     }
 
-    private static final NamedSql BEAT = NamedSql.of("""
-            WITH node AS (INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, draining,
-                lease_ttl_ms) VALUES (:incarnation, :node_id, :version, :wake_channel, :slots, :running, :draining,
-                :ttl_ms_int)
-              ON CONFLICT (incarnation) DO UPDATE SET heartbeat_at = now(),
-                slots = EXCLUDED.slots, running = EXCLUDED.running, lease_ttl_ms = EXCLUDED.lease_ttl_ms,
-                draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),
-            renewed AS (UPDATE leases l SET expires_at = now() + :ttl_ms * interval '1 millisecond', renewed_at = now()
-                FROM unnest(:ids::uuid[], :epochs::int8[]) AS r(id, epoch)
-                WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = :incarnation AND l.expires_at > now()
-                RETURNING l.execution_id, l.epoch, l.cancel_requested),
-            sweep AS (UPDATE fleet_tasks SET holder = :incarnation, held_until = now() + :ttl_ms * interval '1 millisecond'
-                WHERE name = 'sweep' AND (holder = :incarnation OR held_until < now()) RETURNING 1)
-            SELECT 'L', execution_id, epoch, cancel_requested FROM renewed
-            UNION ALL SELECT 'S', NULL, NULL, NULL FROM sweep
-            UNION ALL SELECT 'N', NULL, NULL, drain_requested FROM node""");
-
-    private static final NamedSql RESIGN = NamedSql.of("""
-            WITH s AS (UPDATE fleet_tasks SET held_until = '-infinity' WHERE name = 'sweep' AND holder = :incarnation)
-            DELETE FROM nodes WHERE incarnation = :incarnation""");
-
-    /**
-     * Beaten within the given span, or within the node's own lease TTL when that is longer (V8):
-     * a node with a long TTL beats seldom (every TTL/3) and is not gone between its beats.
-     */
-    private static final NamedSql LIVE = NamedSql.of("""
-            SELECT node_id, incarnation, version, slots, running,
-                   extract(epoch FROM now() - heartbeat_at), draining OR drain_requested
-              FROM nodes
-             WHERE heartbeat_at > now() - greatest(:within_ms, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'
-             ORDER BY node_id, started_at""");
-
-    /** Beaten within, as {@link #LIVE} says. */
-    private static final NamedSql REQUEST_DRAIN = NamedSql.of("""
-            UPDATE nodes SET drain_requested = true
-             WHERE (node_id = :node OR incarnation = :node)
-               AND heartbeat_at > now() - greatest(:within_ms, coalesce(lease_ttl_ms, 0)) * interval '1 millisecond'""");
-
     private Heartbeat() {
     }
 
@@ -94,7 +56,7 @@ public final class Heartbeat {
                 .and("ttl_ms", ttl.toMillis())
                 .and("ids", c.createArrayOf("uuid", leases.stream().map(Lease::executionId).toArray()))
                 .and("epochs", c.createArrayOf("int8", leases.stream().map(Lease::epoch).toArray()));
-        try (PreparedStatement ps = BEAT.prepare(c, args)) {
+        try (PreparedStatement ps = NodesTable.BEAT.prepare(c, args)) {
             ps.setQueryTimeout(timeoutSeconds);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -123,7 +85,7 @@ public final class Heartbeat {
      * leaves the list of live nodes.
      */
     public static void resign(Connection c, String incarnation) throws SQLException {
-        try (PreparedStatement ps = RESIGN.prepare(c, NamedSql.Args.of("incarnation", incarnation))) {
+        try (PreparedStatement ps = NodesTable.RESIGN.prepare(c, NamedSql.Args.of("incarnation", incarnation))) {
             ps.executeUpdate();
         }
     }
@@ -139,7 +101,7 @@ public final class Heartbeat {
     /** Nodes that beat within the last {@code within} (or their own TTL): a dead node drops out once its beats stop. */
     public static java.util.List<LiveNode> live(Connection c, Duration within) throws SQLException {
         java.util.List<LiveNode> nodes = new java.util.ArrayList<>();
-        try (PreparedStatement ps = LIVE.prepare(c, NamedSql.Args.of("within_ms", within.toMillis()))) {
+        try (PreparedStatement ps = NodesTable.LIVE.prepare(c, NamedSql.Args.of("within_ms", within.toMillis()))) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     nodes.add(new LiveNode(rs.getString(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getInt(5),
@@ -152,7 +114,7 @@ public final class Heartbeat {
 
     /** Asks live nodes named {@code node} (a node id or an incarnation) to drain; how many were asked. */
     public static int requestDrain(Connection c, String node, Duration within) throws SQLException {
-        try (PreparedStatement ps = REQUEST_DRAIN.prepare(c, NamedSql.Args.of("node", node, "within_ms", within.toMillis()))) {
+        try (PreparedStatement ps = NodesTable.REQUEST_DRAIN.prepare(c, NamedSql.Args.of("node", node, "within_ms", within.toMillis()))) {
             return ps.executeUpdate();
         }
     }

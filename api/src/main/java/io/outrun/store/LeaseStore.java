@@ -12,10 +12,11 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * A worker's side of an execution: the claim that makes its lease, and every write fenced by
- * that lease (the end, giving the run back). Kept apart from what owners and the sweep write
- * because these are the statements whose fence keeps two attempts from both writing: read them
- * together. Zero rows is a normal answer here: the lease was lost, and the caller writes nothing
+ * The {@code leases} table's home, and a worker's side of an execution: the claim that makes
+ * its lease, and every write fenced by that lease (the end, giving the run back). Those
+ * statements change {@code executions} first, so they live in {@link ExecutionsTable} (the
+ * claim, the finish, and the departures by the lease, side by side there: read them together,
+ * their fence keeps two attempts from both writing). Zero rows is a normal answer here: the lease was lost, and the caller writes nothing
  * more. Every time is the database's {@code now()}.
  */
 public final class LeaseStore {
@@ -23,134 +24,8 @@ public final class LeaseStore {
     /** Hand-backs (sandbox refused to start the run) after which an execution fails instead. */
     public static final int MAX_HANDBACKS = 20;
 
-    /**
-     * The claim: up to {@code :slots} queued executions for this node, fairly. Each slot goes to
-     * the owner with the fewest running executions fleet-wide (its rank: running + its place in
-     * its own queue, oldest first; ties: oldest work first), so another owner's first execution
-     * takes the first slot that frees, and a lone owner fills every slot. Owners are walked by a
-     * skip scan of the queued index and each gives at most the rows it may take by this
-     * statement's snapshot, without a lock. Running caps are then made exact for the owners picked
-     * only ({@code outrun_owner_free}: the owner's lock, taken in owner order, and a fresh count),
-     * and workspace exclusivity (runs of a busy workspace are skipped, one run per workspace per
-     * batch, and {@code outrun_workspace_free} re-checks under the workspace's lock) is a condition
-     * of the same statement. The picked rows are locked {@code SKIP LOCKED}: a row another node is claiming
-     * is left to it ({@code picked} greater than what was claimed tells the caller to look again).
-     * Each claimed row takes a new lease epoch (never reused) under the node's incarnation, its
-     * lease row, and a NOTIFY for live readers. {@code :only_id} (tests): claim that row only.
-     */
-    private static final NamedSql CLAIM = NamedSql.of("""
-            WITH RECURSIVE queued_owners(owner) AS (
-                SELECT (SELECT q.owner FROM executions q WHERE q.status = 'queued'
-                  AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
-              UNION ALL
-                SELECT (SELECT q.owner FROM executions q WHERE q.status = 'queued' AND q.owner > o.owner
-                  AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid) ORDER BY q.owner LIMIT 1)
-                FROM queued_owners o WHERE o.owner IS NOT NULL),
-              -- Each owner's running count and cap as this statement's snapshot sees them: no lock yet.
-              owner_state AS (SELECT o.owner,
-                  (SELECT count(*) FROM executions r WHERE r.owner = o.owner AND r.status = 'running') AS running,
-                  coalesce((SELECT w.max_running FROM owners w WHERE w.owner = o.owner), :default_max_running::integer) AS cap,
-                  -- V7: the workspaces the owner runs now, read once per owner
-                  ARRAY(SELECT bi.workspace FROM executions b JOIN execution_inputs bi ON bi.execution_id = b.id
-                    WHERE b.owner = o.owner AND b.status = 'running' AND bi.workspace IS NOT NULL) AS busy
-                FROM queued_owners o WHERE o.owner IS NOT NULL),
-              candidates AS (SELECT o.owner, o.cap, c.id, c.workspace, c.enqueued_at, o.running + c.place AS rank
-                FROM owner_state o CROSS JOIN LATERAL (
-                  SELECT q.id, q.enqueued_at, i.workspace, row_number() OVER (ORDER BY q.enqueued_at, q.id) AS place
-                  FROM executions q LEFT JOIN execution_inputs i ON i.execution_id = q.id
-                  WHERE q.owner = o.owner AND q.status = 'queued' AND q.enqueued_at <= now()
-                    AND q.cancel_requested_at IS NULL AND q.attempt < q.max_attempts + q.retries
-                    AND (:only_id::uuid IS NULL OR q.id = :only_id::uuid)
-                    AND (i.workspace IS NULL OR i.workspace <> ALL (o.busy))
-                  ORDER BY q.enqueued_at, q.id
-                  LIMIT CASE WHEN o.cap IS NULL THEN :slots ELSE greatest(least(o.cap - o.running, :slots), 0) END) c),
-              picked AS (SELECT w.owner, w.cap, w.id, w.rank, w.enqueued_at FROM (SELECT c.*, row_number() OVER (
-                    PARTITION BY c.owner, c.workspace ORDER BY c.rank, c.enqueued_at, c.id) AS nth FROM candidates c) w
-                WHERE w.workspace IS NULL OR w.nth = 1
-                ORDER BY w.rank, w.enqueued_at, w.id LIMIT :slots),
-              -- Exact caps, for the few owners picked only: each capped one's lock is taken (in owner
-              -- order, so concurrent claims never deadlock on them) and its running counted again.
-              capped AS (SELECT s.owner, outrun_owner_free(s.owner, :default_max_running::integer, s.n::integer) AS free
-                FROM (SELECT owner, count(*) AS n FROM picked WHERE cap IS NOT NULL GROUP BY owner ORDER BY owner OFFSET 0) s),
-              allowed AS (SELECT p.id FROM (SELECT p.*, row_number() OVER (PARTITION BY p.owner
-                    ORDER BY p.rank, p.enqueued_at, p.id) AS k FROM picked p) p LEFT JOIN capped c ON c.owner = p.owner
-                WHERE p.cap IS NULL OR p.k <= c.free),
-              locked AS (SELECT e.id FROM executions e WHERE e.id IN (SELECT id FROM allowed) AND e.status = 'queued'
-                FOR UPDATE SKIP LOCKED),
-              claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,
-                lease_epoch = lease_epoch + 1, lease_owner = :owner, prev_output_epoch = output_epoch,
-                output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,
-                error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,
-                stdout_truncated = false, stderr_truncated = false
-                WHERE id IN (SELECT id FROM locked WHERE outrun_workspace_free(id)) AND status = 'queued'
-                RETURNING id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
-              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
-              cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
-              exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
-              stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
-              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate),
-              lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)
-                SELECT id, lease_epoch, lease_owner, now() + :ttl_ms * interval '1 millisecond' FROM claimed
-                ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,
-                expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false
-                RETURNING execution_id, expires_at)
-            -- One row at least, so that an empty claim still says how many it picked, and whether
-            -- queued work is left (capped, on a busy workspace, paused, or beyond the free slots).
-            SELECT won.*, (SELECT count(*) FROM picked) AS picked,
-              EXISTS (SELECT 1 FROM executions q WHERE q.status = 'queued' AND q.enqueued_at <= now()
-                AND q.id NOT IN (SELECT id FROM locked)) AS more,
-              -- When the next queued row that is not claimable yet becomes so (a delayed start, a
-              -- paused hand-back): the node looks then, not at its next poll. The queued index's first row.
-              (SELECT ceil(extract(epoch FROM min(q.enqueued_at) - now()) * 1000)::int8 FROM executions q
-                WHERE q.status = 'queued' AND q.enqueued_at > now()) AS next_due_ms
-            FROM (SELECT 1) one LEFT JOIN (
-              SELECT claimed.*, lease.expires_at AS lease_expires_at, NULL::int8 AS stdout_end,
-                NULL::int8 AS stderr_end, NULL::text AS webhook_json, pg_notify('outrun_changed', claimed.id::text) AS notified,
-                -- Only a run with inputs (V7) costs the node a read of them.
-                EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = claimed.id) AS has_inputs
-              FROM claimed JOIN lease ON lease.execution_id = claimed.id) won ON true""");
-
-    /**
-     * A run's end, fenced as {@link Departure.Rows#BY_LEASE} says: past its lease's expiry the
-     * run's kill switch may have fired, and its end and last output land together or not at all.
-     */
-    private static final NamedSql FINISH = NamedSql.of("""
-            WITH ended AS (UPDATE executions e SET status = :status, exit_code = :exit_code, error_code = :error_code,
-                -- An operator's cancel recorded its own message (SubmissionStore.requestCancelAsOperator).
-                error_message = CASE WHEN :status = 'cancelled' AND e.cancel_requested_at IS NOT NULL
-                  AND e.error_message IS NOT NULL THEN e.error_message ELSE :error_message END, stdout_total_bytes = :stdout_total, stderr_total_bytes = :stderr_total,
-                stdout_truncated = :stdout_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
-                stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
-                finished_at = now(), updated_at = now(), lease_owner = NULL
-                WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())
-                RETURNING id, owner, output_epoch),
-              -- Earlier attempts' output is no longer shown by anyone: drop it with the end.
-              old AS (DELETE FROM execution_output o USING ended WHERE o.execution_id = ended.id
-                AND o.epoch <> ended.output_epoch)
-            -- The end and its NOTIFY (long polls answer at once) in one round trip, and whether work
-            -- of the owner may have been held back by what this end releases (its running cap, or
-            -- this run's workspace), which the freed slot may take now. Work held by neither was
-            -- offered to a node when it was queued.
-            SELECT pg_notify('outrun_changed', id::text), EXISTS (SELECT 1 FROM executions q WHERE q.owner = ended.owner
-                AND q.status = 'queued' AND q.enqueued_at <= now())
-              AND (coalesce((SELECT w.max_running FROM owners w WHERE w.owner = ended.owner),
-                  :default_max_running::integer) IS NOT NULL
-                OR EXISTS (SELECT 1 FROM execution_inputs i WHERE i.execution_id = ended.id AND i.workspace IS NOT NULL))
-              AS owner_queued FROM ended""");
-
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
-
-    private static final NamedSql CANCEL_BEFORE_RETRY = NamedSql.of("""
-            SELECT cancel_requested_at IS NOT NULL FROM executions
-             WHERE id = :id AND lease_epoch = :epoch AND status = 'running' FOR UPDATE""");
-
-    private static final NamedSql IS_STALE_RUN = NamedSql.of("""
-            SELECT EXISTS (SELECT 1 FROM executions WHERE id = :id) AND NOT EXISTS (SELECT 1 FROM leases
-              WHERE execution_id = :id AND epoch = :epoch AND owner <> :incarnation
-                AND expires_at > now() - :grace_ms * interval '1 millisecond')""");
 
     private final DataSource dataSource;
 
@@ -160,7 +35,7 @@ public final class LeaseStore {
 
     /** The claim as the nodes send it (bench/fleet times it on a big table). */
     public static SqlText claimStatement() {
-        return CLAIM.sqlText();
+        return ExecutionsTable.CLAIM.sqlText();
     }
 
     /** A claimed execution, and whether it has inputs (files, artifacts, a workspace) to read. */
@@ -187,7 +62,7 @@ public final class LeaseStore {
     /**
      * Claims up to {@code slots} queued executions for the node incarnation {@code owner}, fairly
      * between owners, under running caps ({@code owners.max_running}, else
-     * {@code defaultMaxRunning}; null: none) and workspace exclusivity: see {@link #CLAIM}. One
+     * {@code defaultMaxRunning}; null: none) and workspace exclusivity: see {@link ExecutionsTable#CLAIM}. One
      * statement, so at most one node ever wins a row and no owner ever runs more than its cap.
      */
     public Batch claim(String owner, int slots, Duration ttl, Integer defaultMaxRunning) {
@@ -208,7 +83,7 @@ public final class LeaseStore {
         NamedSql.Args args = NamedSql.Args.of("only_id", onlyId, "default_max_running", defaultMaxRunning, "owner", owner)
                 .and("slots", slots)
                 .and("ttl_ms", ttl.toMillis());
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = CLAIM.prepare(c, args)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.CLAIM.prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             List<Claimed> won = new java.util.ArrayList<>();
             int picked = 0;
@@ -267,7 +142,7 @@ public final class LeaseStore {
                 }
                 boolean ended;
                 boolean ownerQueued = false;
-                try (PreparedStatement ps = FINISH.prepare(c, args)) {
+                try (PreparedStatement ps = ExecutionsTable.FINISH.prepare(c, args)) {
                     ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
                     try (ResultSet rs = ps.executeQuery()) {
                         ended = rs.next();
@@ -356,7 +231,7 @@ public final class LeaseStore {
             return Transaction.on(c, tx -> {
                 // An owner's cancel that landed as the attempt failed: no retry, and the attempt's
                 // end is written as it ended (the caller writes it), exit code and all.
-                try (PreparedStatement ps = CANCEL_BEFORE_RETRY.prepare(tx,
+                try (PreparedStatement ps = ExecutionsTable.CANCEL_BEFORE_RETRY.prepare(tx,
                         NamedSql.Args.of("id", lease.executionId(), "epoch", lease.epoch()))) {
                     try (ResultSet rs = ps.executeQuery()) {
                         if (rs.next() && rs.getBoolean(1)) {
@@ -394,7 +269,7 @@ public final class LeaseStore {
     public boolean isStaleRun(UUID id, long epoch, String incarnation) {
         NamedSql.Args args = NamedSql.Args.of("id", id, "epoch", epoch, "incarnation", incarnation)
                 .and("grace_ms", Lease.REDRIVE_GRACE_MS);
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = IS_STALE_RUN.prepare(c, args);
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.IS_STALE_RUN.prepare(c, args);
              ResultSet rs = ps.executeQuery()) {
             return rs.next() && rs.getBoolean(1);
         } catch (SQLException e) {

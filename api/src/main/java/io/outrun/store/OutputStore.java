@@ -25,7 +25,7 @@ import java.util.UUID;
 public final class OutputStore {
 
     /** The append and its NOTIFY (long polls of these executions read the new bytes) in one round trip. */
-    private static final NamedSql APPEND = NamedSql.of("""
+    static final NamedSql APPEND = NamedSql.of("""
             WITH ins AS (INSERT INTO execution_output (execution_id, epoch, stream, start_offset, end_offset, data)
                 SELECT u.id, u.epoch, u.stream, u.off, u.off + octet_length(u.data), u.data
                   FROM unnest(:ids::uuid[], :epochs::int8[], :streams::int2[], :offsets::int8[], :datas::bytea[])

@@ -45,27 +45,6 @@ public final class RedriveStore {
               AND x.cancel_requested_at IS NULL
             ORDER BY j.updatedAt LIMIT :limit""");
 
-    /**
-     * Jobs whose execution ended but which still say ENQUEUED or PROCESSING: the node that ended
-     * the execution stopped (SIGKILL, power) before its books wrote the job's end, which they do
-     * within a second. Only executions that ended more than {@code :grace_ms} ago (a live node has
-     * written its books by then) and since the sweep's last look (with the grace's overlap), by
-     * the finished-at index and one job lookup each: the table's ended history is never scanned.
-     */
-    private static final NamedSql BOOKS_LEFT_OPEN = NamedSql.of("""
-            SELECT x.id, x.job_id, x.owner, x.status, x.attempt, x.max_attempts, x.exit_code, x.error_code,
-                   x.error_message
-            FROM executions x
-              -- bpchar against bpchar: JobRunr's primary key answers it.
-              JOIN jobrunr_jobs j ON j.id = x.job_id::text::bpchar
-            -- Never more than ten minutes back: a fleet upgraded onto a big history (its mark far behind)
-            -- does not scan it all at its first sweep.
-            WHERE x.finished_at > greatest((SELECT watermark FROM fleet_tasks WHERE name = 'sweep')
-                - 2 * :grace_ms * interval '1 millisecond', now() - interval '10 minutes')
-              AND x.finished_at < now() - :grace_ms * interval '1 millisecond'
-              AND j.state IN ('ENQUEUED', 'PROCESSING')
-            ORDER BY x.finished_at LIMIT :limit""");
-
     private static final NamedSql ADVANCE_WATERMARK = NamedSql.of("""
             UPDATE fleet_tasks SET watermark = now() WHERE name = 'sweep'""");
 
@@ -99,13 +78,13 @@ public final class RedriveStore {
     }
 
     /**
-     * Ended executions whose job is still open (see {@link #BOOKS_LEFT_OPEN}); read before
+     * Ended executions whose job is still open (see {@link ExecutionsTable#BOOKS_LEFT_OPEN}); read before
      * {@link #changedOnDashboard}, which moves the mark on.
      */
     public List<LeftOpen> booksLeftOpen(int limit) {
         List<LeftOpen> open = new ArrayList<>();
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = BOOKS_LEFT_OPEN.prepare(c, NamedSql.Args.of("grace_ms", BOOKS_GRACE.toMillis(),
+             PreparedStatement ps = ExecutionsTable.BOOKS_LEFT_OPEN.prepare(c, NamedSql.Args.of("grace_ms", BOOKS_GRACE.toMillis(),
                      "limit", limit));
              ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {

@@ -10,25 +10,6 @@ import javax.sql.DataSource;
  */
 public final class RetentionStore {
 
-    /** Drops the output (and what was written to stdin) of a batch of executions that ended before the age; their state and byte counts stay. */
-    private static final NamedSql CLEAR_OUTPUT = NamedSql.of("""
-            WITH batch AS (SELECT e.id FROM executions e WHERE e.finished_at < now() - :age_ms * interval '1 millisecond'
-                AND (EXISTS (SELECT 1 FROM execution_output o WHERE o.execution_id = e.id)
-                  OR EXISTS (SELECT 1 FROM execution_stdin s WHERE s.execution_id = e.id)) LIMIT :batch),
-              gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id),
-              gone_stdin AS (DELETE FROM execution_stdin s USING batch WHERE s.execution_id = batch.id)
-            UPDATE executions SET stdout_truncated = stdout_total_bytes > 0, stderr_truncated = stderr_total_bytes > 0
-            WHERE id IN (SELECT id FROM batch)""");
-
-    /** Deletes a batch of executions that ended before the age, with their output. */
-    private static final NamedSql DELETE_ROWS = NamedSql.of("""
-            WITH batch AS (SELECT id FROM executions e WHERE finished_at < now() - :age_ms * interval '1 millisecond'
-                -- A webhook still being delivered (V20) keeps its execution: its event is made from the row.
-                AND NOT EXISTS (SELECT 1 FROM webhooks w WHERE w.execution_id = e.id AND w.state = 'pending')
-                LIMIT :batch),
-              gone AS (DELETE FROM execution_output o USING batch WHERE o.execution_id = batch.id)
-            DELETE FROM executions WHERE id IN (SELECT id FROM batch)""");
-
     private final DataSource dataSource;
 
     public RetentionStore(DataSource dataSource) {
@@ -47,12 +28,12 @@ public final class RetentionStore {
         long deleted = 0;
         int n;
         do {
-            n = ExecutionRows.update(dataSource, CLEAR_OUTPUT, NamedSql.Args.of("age_ms", age.toMillis(), "batch", batch));
+            n = ExecutionRows.update(dataSource, ExecutionsTable.CLEAR_OUTPUT, NamedSql.Args.of("age_ms", age.toMillis(), "batch", batch));
             cleared += n;
         } while (n == batch);
         if (deleteAge != null) {
             do {
-                n = ExecutionRows.update(dataSource, DELETE_ROWS,
+                n = ExecutionRows.update(dataSource, ExecutionsTable.DELETE_ROWS,
                         NamedSql.Args.of("age_ms", deleteAge.toMillis(), "batch", batch));
                 deleted += n;
             } while (n == batch);

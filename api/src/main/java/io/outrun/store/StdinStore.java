@@ -27,26 +27,6 @@ public final class StdinStore {
     /** Bytes one execution's stdin may take in all. */
     public static final long MAX_TOTAL_BYTES = 16L << 20;
 
-    private static final NamedSql WRITE = NamedSql.of("""
-            WITH w AS (UPDATE executions SET stdin_bytes = stdin_bytes + :len,
-                stdin_closed_at = CASE WHEN :eof THEN now() END, updated_at = now()
-                WHERE id = :id AND owner = :owner AND stdin <> 'none' AND stdin_closed_at IS NULL
-                  AND status IN ('queued', 'running') AND stdin_bytes + :len <= :max_total
-                RETURNING id, stdin_bytes - :len AS start_offset, stdin_bytes),
-              ins AS (INSERT INTO execution_stdin (execution_id, start_offset, data)
-                SELECT id, start_offset, :data FROM w WHERE :len > 0)
-            SELECT start_offset, stdin_bytes, pg_notify('outrun_stdin', id::text) FROM w""");
-
-    private static final NamedSql WHY_NOT = NamedSql.of("""
-            SELECT status, stdin, stdin_bytes, stdin_closed_at IS NOT NULL AS closed FROM executions
-            WHERE id = :id AND owner = :owner""");
-
-    private static final NamedSql PENDING = NamedSql.of("""
-            SELECT e.stdin_bytes, e.stdin_closed_at IS NOT NULL AS closed, s.start_offset, s.data
-            FROM executions e LEFT JOIN LATERAL (SELECT start_offset, data FROM execution_stdin
-                WHERE execution_id = e.id AND start_offset >= :from ORDER BY start_offset LIMIT 64) s ON true
-            WHERE e.id = :id ORDER BY s.start_offset""");
-
     private final DataSource dataSource;
 
     public StdinStore(DataSource dataSource) {
@@ -68,12 +48,12 @@ public final class StdinStore {
         NamedSql.Args args = NamedSql.Args.of("id", id, "owner", owner, "len", (long) data.length)
                 .and("eof", eof).and("max_total", MAX_TOTAL_BYTES).and("data", data);
         try (Connection c = dataSource.getConnection()) {
-            try (PreparedStatement ps = WRITE.prepare(c, args); ResultSet rs = ps.executeQuery()) {
+            try (PreparedStatement ps = ExecutionsTable.WRITE_STDIN.prepare(c, args); ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return new Written(Result.WRITTEN, rs.getLong(1), null, null);
                 }
             }
-            try (PreparedStatement ps = WHY_NOT.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
+            try (PreparedStatement ps = ExecutionsTable.STDIN_WHY_NOT.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
                  ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Written(Result.NOT_FOUND, 0, null, null);
@@ -102,7 +82,7 @@ public final class StdinStore {
     /** The stdin written from byte {@code from} on (empty when the execution is gone). */
     public Optional<Pending> pending(UUID id, long from) {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = PENDING.prepare(c, NamedSql.Args.of("id", id, "from", from))) {
+             PreparedStatement ps = ExecutionsTable.STDIN_PENDING.prepare(c, NamedSql.Args.of("id", id, "from", from))) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
                 long total = -1;

@@ -22,66 +22,6 @@ import javax.sql.DataSource;
  */
 public final class SubmissionStore {
 
-    private static final NamedSql INSERT_ROW = NamedSql.of("""
-            INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
-              max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
-              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate)
-            -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
-            SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
-              s.at, greatest(coalesce(s.at, now()), now()), :retry_max, :retry_backoff_ms,
-              CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END,
-              :traceparent, :tracestate
-            FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
-            ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
-
-    private static final NamedSql INSERT_INPUTS = NamedSql.of("""
-            INSERT INTO execution_inputs (execution_id, files_tar, artifacts, workspace, secrets)
-            VALUES (:id, :files_tar, :artifacts::jsonb, :workspace,
-              ARRAY(SELECT jsonb_array_elements_text(:secrets::jsonb)))""");
-
-    /** A completion webhook (V20): waiting for the end, which makes it due (a trigger). */
-    private static final NamedSql INSERT_WEBHOOK = NamedSql.of("""
-            INSERT INTO webhooks (execution_id, url) VALUES (:id, :url)""");
-
-    private static final NamedSql STATUS_OWNED = NamedSql.of("""
-            SELECT status FROM executions WHERE id = :id AND owner = :owner""");
-
-    /**
-     * One statement, so that a row moving between queued and running (claimed, re-driven, handed
-     * back) at the same moment is cancelled in whichever state it is in. Two statements that differ
-     * only in their WHERE clause: an owner's cancel names the owner, an operator's does not.
-     */
-    private static final NamedSql CANCEL_OWNED = NamedSql.of("""
-            WITH c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
-                cancel_requested_at = coalesce(cancel_requested_at, now()),
-                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
-                error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
-                -- An operator's cancel of a running row says so in advance: its end keeps the message.
-                -- Queued after a retried failure, it did start: its message says what the last attempt did.
-                error_message = CASE WHEN status = 'queued' AND retries > 0 AND NOT :operator
-                    THEN 'Cancelled by its owner while waiting to retry; ' || last_failure || '.'
-                  WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
-                updated_at = now()
-                WHERE id = :id AND owner = :owner AND status IN ('queued', 'running') RETURNING id, status),
-              l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
-            SELECT status FROM c""");
-    private static final NamedSql CANCEL_ANY = NamedSql.of("""
-            WITH c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
-                cancel_requested_at = coalesce(cancel_requested_at, now()),
-                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
-                error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
-                -- An operator's cancel of a running row says so in advance: its end keeps the message.
-                -- Queued after a retried failure, it did start: its message says what the last attempt did.
-                error_message = CASE WHEN status = 'queued' AND retries > 0 AND NOT :operator
-                    THEN 'Cancelled by its owner while waiting to retry; ' || last_failure || '.'
-                  WHEN status = 'queued' OR :operator THEN :queued_message::text ELSE error_message END,
-                updated_at = now()
-                WHERE id = :id AND status IN ('queued', 'running') RETURNING id, status),
-              l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
-            SELECT status FROM c""");
-
     private final DataSource dataSource;
 
     public SubmissionStore(DataSource dataSource) {
@@ -124,7 +64,7 @@ public final class SubmissionStore {
                 .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()))
                 .and("traceparent", trace == null ? null : trace.traceparent())
                 .and("tracestate", trace == null ? null : trace.tracestate());
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = INSERT_ROW.prepare(c, args)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.INSERT.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
             boolean together = !s.inputs().isEmpty() || s.webhook() != null;
             if (together) {
@@ -138,7 +78,7 @@ public final class SubmissionStore {
                             insertInputs(c, inserted.id(), s.inputs());
                         }
                         if (s.webhook() != null) {
-                            try (PreparedStatement w = INSERT_WEBHOOK.prepare(c, NamedSql.Args.of("id", inserted.id(),
+                            try (PreparedStatement w = WebhookStore.INSERT.prepare(c, NamedSql.Args.of("id", inserted.id(),
                                     "url", s.webhook()))) {
                                 w.executeUpdate();
                             }
@@ -195,14 +135,14 @@ public final class SubmissionStore {
         }
         NamedSql.Args args = NamedSql.Args.of("id", id, "files_tar", inputs.filesTar(), "artifacts", artifacts)
                 .and("workspace", inputs.workspace()).and("secrets", secrets);
-        try (PreparedStatement ps = INSERT_INPUTS.prepare(c, args)) {
+        try (PreparedStatement ps = ExecutionInputsTable.INSERT.prepare(c, args)) {
             ps.executeUpdate();
         }
     }
 
     /** The execution an owner submitted with this idempotency key, without its output. */
     public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
-        return ExecutionRows.read(dataSource, ExecutionRows.READ_BY_KEY, OutputStore.Read.NONE,
+        return ExecutionRows.read(dataSource, ExecutionsTable.READ_BY_KEY, OutputStore.Read.NONE,
                 NamedSql.Args.of("owner", owner, "key", idempotencyKey), owner);
     }
 
@@ -213,7 +153,7 @@ public final class SubmissionStore {
 
     /** An execution with the output {@code read} asks for (none, all, or after a cursor). */
     public Optional<Execution> find(UUID id, OutputStore.Read read) {
-        return ExecutionRows.read(dataSource, ExecutionRows.READ_BY_ID, read, NamedSql.Args.of("id", id), id);
+        return ExecutionRows.read(dataSource, ExecutionsTable.READ_BY_ID, read, NamedSql.Args.of("id", id), id);
     }
 
     /** An owner's execution with all its kept output; someone else's answers exactly like a missing one. */
@@ -223,14 +163,14 @@ public final class SubmissionStore {
 
     /** An owner's execution with the output {@code read} asks for (none, all, or after a cursor). */
     public Optional<Execution> findOwned(UUID id, String owner, OutputStore.Read read) {
-        return ExecutionRows.read(dataSource, ExecutionRows.READ_OWNED, read,
+        return ExecutionRows.read(dataSource, ExecutionsTable.READ_OWNED, read,
                 NamedSql.Args.of("id", id, "owner", owner), id);
     }
 
     /** Only the state of an owner's execution: what a waiting poll re-reads, without its output. */
     public Optional<ExecutionStatus> statusOwned(UUID id, String owner) {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = STATUS_OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
+             PreparedStatement ps = ExecutionsTable.STATUS_OWNED.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
              ResultSet rs = ps.executeQuery()) {
             return rs.next() ? Optional.of(ExecutionStatus.fromWire(rs.getString(1))) : Optional.empty();
         } catch (SQLException e) {
@@ -242,17 +182,10 @@ public final class SubmissionStore {
     public record WorkspaceHeld(String workspace, UUID holder) {
     }
 
-    private static final NamedSql WORKSPACE_HOLDER = NamedSql.of("""
-            SELECT i.workspace, h.id FROM execution_inputs i
-              JOIN execution_inputs hi ON hi.workspace = i.workspace AND hi.execution_id <> i.execution_id
-              JOIN executions h ON h.id = hi.execution_id AND h.owner = :owner AND h.status = 'running'
-            WHERE i.execution_id = :id AND i.workspace IS NOT NULL
-            LIMIT 1""");
-
     /** For a queued execution of {@code owner}: the running execution of the same workspace it waits for, if any. */
     public Optional<WorkspaceHeld> workspaceHolder(UUID id, String owner) {
         try (Connection c = dataSource.getConnection();
-             PreparedStatement ps = WORKSPACE_HOLDER.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
+             PreparedStatement ps = ExecutionInputsTable.WORKSPACE_HOLDER.prepare(c, NamedSql.Args.of("id", id, "owner", owner));
              ResultSet rs = ps.executeQuery()) {
             return rs.next() ? Optional.of(new WorkspaceHeld(rs.getString(1), rs.getObject(2, UUID.class))) : Optional.empty();
         } catch (SQLException e) {
@@ -268,7 +201,7 @@ public final class SubmissionStore {
      * lease row too, where its worker's next renewal reads it) and its worker kills it.
      */
     public CancelResult requestCancel(UUID id, String owner) {
-        Optional<CancelResult> r = cancel(CANCEL_OWNED, NamedSql.Args.of("queued_message", Messages.CANCELLED_BEFORE_START,
+        Optional<CancelResult> r = cancel(ExecutionsTable.CANCEL_OWNED, NamedSql.Args.of("queued_message", Messages.CANCELLED_BEFORE_START,
                 "id", id, "owner", owner).and("operator", false), id);
         if (r.isPresent()) {
             return r.get();
@@ -282,7 +215,7 @@ public final class SubmissionStore {
      * at once, also on a running one, whose end keeps it: its worker kills it and writes its end.
      */
     public CancelResult requestCancelAsOperator(UUID id, String message) {
-        Optional<CancelResult> r = cancel(CANCEL_ANY, NamedSql.Args.of("queued_message", message, "id", id, "operator", true), id);
+        Optional<CancelResult> r = cancel(ExecutionsTable.CANCEL_ANY, NamedSql.Args.of("queued_message", message, "id", id, "operator", true), id);
         if (r.isPresent()) {
             return r.get();
         }

@@ -24,6 +24,10 @@ public final class WebhookStore {
     /** The name a webhook secret is sealed under (the owner is the rest of its associated data). */
     public static final String SECRET_NAME = "webhook-secret";
 
+    /** A completion webhook (V20): waiting for the end, which makes it due (a trigger). */
+    static final NamedSql INSERT = NamedSql.of("""
+            INSERT INTO webhooks (execution_id, url) VALUES (:id, :url)""");
+
     private static final NamedSql PUT_SECRET = NamedSql.of("""
             INSERT INTO webhook_secrets (owner, nonce, ciphertext, key_id) VALUES (:owner, :nonce, :ciphertext, :key_id)
             ON CONFLICT (owner) DO UPDATE SET nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext,

@@ -47,10 +47,19 @@ class NamedSqlTest {
         for (Departure d : Departure.values()) {
             assertThat(d.sql(Departure.Rows.BY_LEASE).jdbc()).doesNotContain(":id").contains("e.id = ?");
         }
-        assertThat(ExecutionRows.READ_BY_ID.jdbc()).endsWith("WHERE e.id = ?");
+        assertThat(ExecutionsTable.READ_BY_ID.jdbc()).endsWith("WHERE e.id = ?");
         assertThat(new LeaseStore(null)).isNotNull();
         assertThat(new RedriveStore(null)).isNotNull();
         assertThat(new SubmissionStore(null)).isNotNull();
         assertThat(new RetentionStore(null)).isNotNull();
+    }
+
+    @Test
+    void theNotifyChannelsWrittenInStatementsAreTheListenedOnes() {
+        // A channel is a literal in the statement's text (no text is put together at run time).
+        assertThat(ExecutionsTable.CLAIM.text()).contains("pg_notify('" + Channels.CHANGED + "', claimed.id::text)");
+        assertThat(ExecutionsTable.FINISH.text()).contains("pg_notify('" + Channels.CHANGED + "', id::text)");
+        assertThat(OutputStore.APPEND.text()).contains("pg_notify('" + Channels.CHANGED + "', x.id::text)");
+        assertThat(ExecutionsTable.WRITE_STDIN.text()).contains("pg_notify('" + Channels.STDIN + "', id::text)");
     }
 }
