@@ -15,8 +15,10 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Getting executions back to a worker when the one that had them is gone (re-driving expired
- * leases), and reading what an admin changed on the dashboard. What the sweep runs to repair,
+ * The {@code fleet_tasks} table's sweep watermark, and the sweep's reads of JobRunr's jobs (its
+ * statements on executions are {@link ExecutionsTable}'s). Getting executions back to a worker
+ * when the one that had them is gone (re-driving expired leases), and reading what an admin
+ * changed on the dashboard. What the sweep runs to repair,
  * apart from the hot path of a run, so that each repair's guard (its {@code SKIP LOCKED}, its
  * watermark) reads next to the others. Every statement is safe to run on many nodes at once.
  */

@@ -12,7 +12,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Recurring schedules (issue 28, V21): an owner's named, checked submission, and how its firings
+ * The {@code schedules} table. Recurring schedules (issue 28, V21): an owner's named, checked submission, and how its firings
  * went. The timing is JobRunr's (a recurring job per schedule); this store holds what a firing
  * needs, and finds the firing jobs JobRunr has enqueued for Outrun to turn into executions.
  */

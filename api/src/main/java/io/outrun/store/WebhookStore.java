@@ -13,11 +13,12 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * Completion webhooks (issue 28, V20): the owner's signing secret, and the deliveries nodes take
- * and write back. A delivery is made due by its execution's end, in the end's transaction (a
- * trigger), so no end is ever without its event; a node takes due rows for a bounded time and
- * writes each attempt's outcome fenced by the attempt's number, so a node killed mid-send only
- * delays the delivery, and a late writer changes nothing.
+ * The {@code webhooks} and {@code webhook_secrets} tables. Completion webhooks (issue 28, V20):
+ * the owner's signing secret, and the deliveries nodes take and write back. A delivery is made
+ * due by its execution's end, in the end's transaction (a trigger), so no end is ever without
+ * its event; a node takes due rows for a bounded time and writes each attempt's outcome fenced
+ * by the attempt's number, so a node killed mid-send only delays the delivery, and a late
+ * writer changes nothing.
  */
 public final class WebhookStore {
 
