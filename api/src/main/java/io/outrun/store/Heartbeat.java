@@ -25,10 +25,10 @@ public final class Heartbeat {
     }
 
     /**
-     * What a beat learnt: the leases still held, those asked to cancel, whether this node sweeps,
-     * and whether someone asked it to drain ({@code outrun drain}).
+     * What a beat learnt: the leases it renewed (still this node's), those asked to cancel,
+     * whether this node is the sweeper, and whether someone asked it to drain ({@code outrun drain}).
      */
-    public record Answer(Set<Lease> held, Set<Lease> cancelRequested, boolean sweeper, boolean drainRequested) {
+    public record Answer(Set<Lease> renewed, Set<Lease> cancelRequested, boolean sweeper, boolean drainRequested) {
     }
 
     private Heartbeat() {
@@ -40,7 +40,7 @@ public final class Heartbeat {
      */
     public static Answer beat(Connection c, NodeState node, Duration ttl, Collection<Lease> leases, int timeoutSeconds)
             throws SQLException {
-        Set<Lease> held = new HashSet<>();
+        Set<Lease> renewed = new HashSet<>();
         Set<Lease> cancel = new HashSet<>();
         boolean sweeper = false;
         boolean drain = false;
@@ -64,7 +64,7 @@ public final class Heartbeat {
                         case "L" -> {
                             Lease lease = asked.get(rs.getObject(2, UUID.class) + "/" + rs.getLong(3));
                             if (lease != null) {
-                                held.add(lease);
+                                renewed.add(lease);
                                 if (rs.getBoolean(4)) {
                                     cancel.add(lease);
                                 }
@@ -77,7 +77,7 @@ public final class Heartbeat {
                 }
             }
         }
-        return new Answer(held, cancel, sweeper, drain);
+        return new Answer(renewed, cancel, sweeper, drain);
     }
 
     /**

@@ -79,7 +79,7 @@ class ExecutionStoreIT {
         assertThat(second.leaseEpoch()).isGreaterThan(first.leaseEpoch());
 
         Lease stale = lease(first);
-        assertThat(renew("a", stale).held()).isEmpty();
+        assertThat(renew("a", stale).renewed()).isEmpty();
         assertThat(append("a", output(stale, "stale"))).isEmpty();
         assertThat(leases.finish(stale, new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(stale, "stale"), 5, 0)).written()).isFalse();
 
@@ -148,7 +148,7 @@ class ExecutionStoreIT {
         assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
         Lease lease = lease(e);
         var renewal = renew("a", lease);
-        assertThat(renewal.held()).isEqualTo(Set.of(lease));
+        assertThat(renewal.renewed()).isEqualTo(Set.of(lease));
         assertThat(renewal.cancelRequested()).isEqualTo(Set.of(lease));
     }
 
@@ -290,7 +290,7 @@ class ExecutionStoreIT {
         UUID id = submissions.insert(Submission.of("o", "sleep 9")).execution().id();
         Execution e = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         Rows.on(pool).expireLease(id, Duration.ofMillis(1));
-        assertThat(renew("a", lease(e)).held()).as("expired: judged dead, never revived").isEmpty();
+        assertThat(renew("a", lease(e)).renewed()).as("expired: judged dead, never revived").isEmpty();
         assertThat(append("a", output(lease(e), "late"))).isEmpty();
     }
 

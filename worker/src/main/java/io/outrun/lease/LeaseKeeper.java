@@ -294,7 +294,7 @@ public final class LeaseKeeper implements AutoCloseable {
         sweeperUntilNanos = answer.sweeper() && !draining ? sent + ttl.toNanos() / 2 : sent;
         drainRequested = answer.drainRequested();
         for (Attempt a : asked) {
-            if (answer.held().contains(a.lease())) {
+            if (answer.renewed().contains(a.lease())) {
                 a.confirmed(sent + ttl.toNanos() - marginNanos);
                 writeLeaseFile(a, wallSent);
                 if (answer.cancelRequested().contains(a.lease()) && a.requestCancel()) {
