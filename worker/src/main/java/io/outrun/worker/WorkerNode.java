@@ -321,13 +321,11 @@ public final class WorkerNode implements AutoCloseable {
 
     /**
      * The relay in the run's container (network none): 127.0.0.1:3128 to the proxy's socket,
-     * started in the background and waited for (up to 1 s) before the command's first line.
+     * started in the background and waited for (up to 1 s) before the command's first line
+     * ({@code egress-relay.sh}, one line of code).
      */
-    static final String EGRESS_RELAY = "(exec socat TCP-LISTEN:" + io.outrun.proxy.EgressProxy.CONTAINER_PORT
-            + ",bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:" + io.outrun.proxy.EgressProxy.CONTAINER_SOCKET
-            + " </dev/null >/dev/null 2>&1 &); for _i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do"
-            + " (: </dev/tcp/127.0.0.1/" + io.outrun.proxy.EgressProxy.CONTAINER_PORT + ") 2>/dev/null && break;"
-            + " sleep 0.05; done; unset _i; ";
+    static final String EGRESS_RELAY = io.outrun.sandbox.script.BashScript.of(WorkerNode.class, "egress-relay.sh")
+            .oneLine() + " ";
 
     /** The egress proxy, listening on a socket in the lease dir (the engine sees that path already). */
     private static io.outrun.proxy.EgressProxy startEgress(WorkerConfig config, String node) {

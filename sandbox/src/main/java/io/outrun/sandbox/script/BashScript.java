@@ -71,6 +71,19 @@ public final class BashScript {
         return argv;
     }
 
+    /**
+     * The script's one line of code (its other lines are comments or blank), for a script put in
+     * front of a command on that command's own first line; a script with more lines of code is a
+     * broken build, so it throws.
+     */
+    public String oneLine() {
+        List<String> code = text.lines().filter(l -> !l.isBlank() && !l.stripLeading().startsWith("#")).toList();
+        if (code.size() != 1) {
+            throw new IllegalStateException("the script " + resource + " must have one line of code, has " + code.size());
+        }
+        return code.get(0);
+    }
+
     /** Writes the script to {@code file}, for a bash that must run it by path ({@code bash file args}). */
     public Path writeTo(Path file) throws IOException {
         return Files.writeString(file, text, StandardCharsets.UTF_8);
