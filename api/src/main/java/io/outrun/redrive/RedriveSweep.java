@@ -63,28 +63,28 @@ public final class RedriveSweep {
     }
 
     /** What one sweep did. */
-    public record Result(int requeued, int reaped, int cancelled, int endedAgain, int booksClosed) {
+    public record Result(int redriven, int reaped, int cancelled, int endedAgain, int booksClosed) {
         public boolean any() {
-            return requeued + reaped + cancelled + endedAgain + booksClosed > 0;
+            return redriven + reaped + cancelled + endedAgain + booksClosed > 0;
         }
     }
 
     /** One full sweep of the fleet's executions and of the dashboard's changes. */
     public Result sweep() {
-        int requeued = 0;
+        int redriven = 0;
         int reaped = 0;
         List<Redriven> moved;
         do {
             moved = store.redriveExpired(BATCH);
             for (Redriven r : moved) {
                 if (apply(r)) {
-                    requeued++;
+                    redriven++;
                 } else {
                     reaped++;
                 }
             }
         } while (moved.size() == BATCH);
-        for (int i = 0; i < requeued; i++) {
+        for (int i = 0; i < redriven; i++) {
             dispatcher.wake(); // one node per execution, as a submission wakes
         }
         int booksClosed = 0;
@@ -111,10 +111,10 @@ public final class RedriveSweep {
                 }
             }
         } while (changes.size() == BATCH);
-        Result result = new Result(requeued, reaped, cancelled, endedAgain, booksClosed);
+        Result result = new Result(redriven, reaped, cancelled, endedAgain, booksClosed);
         if (result.any()) {
-            LOG.info("sweep: {} re-queued, {} reaped, {} cancelled and {} requeued jobs ended again from the dashboard,"
-                    + " {} jobs left open by stopped nodes ended", requeued, reaped, cancelled, endedAgain, booksClosed);
+            LOG.info("sweep: {} re-driven, {} reaped, {} cancelled and {} jobs requeued on the dashboard ended again,"
+                    + " {} jobs left open by stopped nodes ended", redriven, reaped, cancelled, endedAgain, booksClosed);
         }
         return result;
     }
@@ -226,9 +226,9 @@ public final class RedriveSweep {
     /** What an execution cancelled by deleting its job on the JobRunr dashboard says. */
     public static final String ADMIN_CANCEL = "Cancelled by an admin from the dashboard (its JobRunr job was deleted).";
 
-    /** @return true when re-queued (a new job was enqueued), false when it ended (reaped or cancelled) */
+    /** @return true when re-driven (a new job was enqueued), false when it ended (reaped or cancelled) */
     private boolean apply(Redriven r) {
-        boolean requeued = r.status() == ExecutionStatus.QUEUED;
+        boolean redriven = r.status() == ExecutionStatus.QUEUED;
         String lost = "attempt " + r.attempt() + " lost its lease (its worker stopped renewing it); ";
         switch (r.status()) {
             case QUEUED -> dispatcher.failLost(r.deadJobId(), lost + "re-driven as attempt " + (r.attempt() + 1)
@@ -242,16 +242,16 @@ public final class RedriveSweep {
         if (tracing.on()) {
             // One read per lost attempt, only while this node traces: the trace is kept with the row.
             submissions.find(r.id(), io.outrun.store.OutputStore.Read.NONE).ifPresent(e -> tracing.mark(e.trace(),
-                    requeued ? "execution.redrive" : "execution.end", r.id(), r.attempt(), r.status().wire()));
+                    redriven ? "execution.redrive" : "execution.end", r.id(), r.attempt(), r.status().wire()));
         }
-        if (requeued) {
-            LOG.warn("execution {} of {}: attempt {} lost its lease; re-queued", r.id(), r.owner(), r.attempt());
+        if (redriven) {
+            LOG.warn("execution {} of {}: attempt {} lost its lease; re-driven", r.id(), r.owner(), r.attempt());
             dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
         } else {
             LOG.warn("execution {} of {}: attempt {} lost its lease; ended {}", r.id(), r.owner(), r.attempt(), r.status().wire());
             // Long polls of it answer now: no worker will write this execution again.
             dispatcher.wake(Channels.CHANGED, r.id().toString());
         }
-        return requeued;
+        return redriven;
     }
 }
