@@ -11,7 +11,7 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * How a running row leaves {@code running} other than by its own end: the requeue, cancel or
+ * How a running row leaves {@code running} other than by its own end: the re-drive, cancel or
  * fail decision, written once for the worker that gives a run up ({@link LeaseStore}) and the
  * sweep that takes one from a lost worker ({@link RedriveStore}), so the two never disagree. A
  * started attempt that is lost (abandon) is re-driven while attempts remain; a run that never
@@ -38,7 +38,7 @@ enum Departure {
     enum Rows {
         /**
          * A worker's own run, still running under a lease that has not expired: the fence of its
-         * end, hand back, drain back and release. Past expiry the run's kill switch may have
+         * end, hand back, drain, abandon and retry. Past expiry the run's kill switch may have
          * fired: its end and its last output land together, or not at all (the sweep then
          * decides). Names {@code :id}, {@code :epoch}.
          */

@@ -16,7 +16,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** Runs a worker node until SIGTERM/SIGINT; then releases its leases for re-drive. */
+/** Runs a worker node until SIGTERM/SIGINT; then gives its leases up for re-drive. */
 @Command(name = "worker", mixinStandardHelpOptions = true, description = "Run a worker node.")
 final class WorkerCommand implements Callable<Integer> {
 

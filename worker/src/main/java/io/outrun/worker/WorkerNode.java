@@ -518,7 +518,7 @@ public final class WorkerNode implements AutoCloseable {
                 io.outrun.store.Heartbeat.resign(c, keeper.incarnation());
             }
         } catch (RuntimeException | java.sql.SQLException e) {
-            LOG.warn("could not release leases at shutdown; they expire on their own", e);
+            LOG.warn("could not give its leases up at shutdown; they expire on their own", e);
         }
     }
 }
