@@ -12,11 +12,10 @@ import java.util.List;
  * One claim being run on this node, from its claim to its end: the one object the job, the
  * heartbeat, the watchdog and the clean-up all speak about.
  *
- * <p>Glossary. <b>Claim</b>: a node takes a queued execution, under a new lease epoch.
- * <b>Hand back</b>: the sandbox never started the run; no attempt is spent. <b>Abandon</b>: a
- * started attempt is lost (its lease expired or its node gave it up). <b>Re-drive</b>: back to
- * queued for a new attempt. <b>Reap</b>: to failed when none remain. <b>Lease lost</b>: this node
- * may no longer speak for the run; the run is killed and nothing more is written for it.
+ * <p>The words (the README's "Words" table is the glossary): a <b>claim</b> is what this is;
+ * <b>hand back</b>, <b>drain</b>, <b>abandon</b> and <b>retry</b> are the ways it leaves without
+ * an end of its execution; <b>lease lost</b>: this node may no longer speak for the run, which is
+ * killed, and nothing more is written for it (the sweep will <b>re-drive</b> or <b>reap</b>).
  *
  * <p>The heartbeat and the watchdog only set flags here; the watchdog's killer thread does the
  * engine calls, never under a lock, and re-sends a kill until the run is gone.
