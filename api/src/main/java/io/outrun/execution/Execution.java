@@ -14,6 +14,9 @@ import java.util.UUID;
  * {@code enqueuedAt} is its place in its owner's queue and the time from which a worker may claim it
  * (a few seconds ahead after a hand-back).
  * {@code trace} is the W3C context its spans hang under (null: none).
+ * {@code lineage} names its parent when a run submitted it; {@code identityAudience} is the
+ * {@code aud} of its run's identity token (null: none asked); {@code progress} the latest its run
+ * reported (null: none).
  * Times come from the database's clock.
  */
 public record Execution(
@@ -51,11 +54,15 @@ public record Execution(
         Instant startsAt,
         Retry retry,
         Webhook webhook,
-        io.outrun.trace.TraceContext trace) {
+        io.outrun.trace.TraceContext trace,
+        Lineage lineage,
+        String identityAudience,
+        Progress progress) {
 
     public Execution {
         stdin = stdin == null ? StdinState.NONE : stdin;
         resources = resources == null ? Resources.NONE : resources;
+        lineage = lineage == null ? Lineage.ROOT : lineage;
     }
 
     /** The same execution with the output read for it. */
@@ -63,7 +70,7 @@ public record Execution(
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
                 maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
-                startsAt, retry, webhook, trace);
+                startsAt, retry, webhook, trace, lineage, identityAudience, progress);
     }
 
     /** Run time so far (running) or in all (terminal); null before the first start. */

@@ -23,6 +23,8 @@ import java.util.Objects;
  * @param delayMs        start no sooner than this long after the insert (the database's clock), or null
  * @param retry          retries of a failed command ({@link Retry#policy}), or null: none
  * @param webhook        where to POST the execution's end (issue 28), checked against the operator's list; or null
+ * @param lineage        its parent when a run submitted it with its run token ({@link Lineage#ROOT}: none)
+ * @param identityAudience the {@code aud} of its run's {@code OUTRUN_ID_TOKEN}, or null: no identity token
  */
 public record Submission(
         String owner,
@@ -41,7 +43,17 @@ public record Submission(
         java.time.Instant startAt,
         Long delayMs,
         Retry retry,
-        String webhook) {
+        String webhook,
+        Lineage lineage,
+        String identityAudience) {
+
+    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
+                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
+                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
+                      java.time.Instant startAt, Long delayMs, Retry retry, String webhook) {
+        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
+                stdin, resources, startAt, delayMs, retry, webhook, null, null);
+    }
 
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
@@ -82,6 +94,7 @@ public record Submission(
         inputs = inputs == null ? RunInputs.NONE : inputs;
         stdin = stdin == null ? io.outrun.inputs.StdinMode.NONE : stdin;
         resources = resources == null ? Resources.NONE : resources;
+        lineage = lineage == null ? Lineage.ROOT : lineage;
         Objects.requireNonNull(owner, "owner");
         Objects.requireNonNull(command, "command");
         env = env == null ? Map.of() : Map.copyOf(env);
@@ -94,54 +107,64 @@ public record Submission(
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withInputs(RunInputs value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin, resources, startAt, delayMs, retry, webhook);
+                idempotencyKey, value, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withStdin(io.outrun.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value, resources, startAt, delayMs, retry, webhook);
+                idempotencyKey, inputs, value, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     /** Starts no sooner than {@code at} (absolute) or {@code delay} after the insert; both null: at once. */
     public Submission withStart(java.time.Instant at, Long delay) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, at, delay, retry, webhook);
+                idempotencyKey, inputs, stdin, resources, at, delay, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withRetry(Retry value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value, webhook);
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value, webhook, lineage, identityAudience);
     }
 
     public Submission withLabels(Map<String, String> value) {
         return new Submission(owner, command, image, workdir, env, value, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook);
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
     public Submission withWebhook(String value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, value);
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, value, lineage, identityAudience);
     }
 
     public Submission withResources(Resources value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry, webhook);
+                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry, webhook, lineage, identityAudience);
+    }
+
+    public Submission withLineage(Lineage value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, value, identityAudience);
+    }
+
+    public Submission withIdentityAudience(String value) {
+        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
+                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, value);
     }
 }

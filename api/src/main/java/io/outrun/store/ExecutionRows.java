@@ -123,12 +123,26 @@ final class ExecutionRows {
                 instant(rs, "starts_at"),
                 retry(rs),
                 webhook(rs.getString("webhook_json")),
-                io.outrun.trace.TraceContext.parse(rs.getString("traceparent"), rs.getString("tracestate")));
+                io.outrun.trace.TraceContext.parse(rs.getString("traceparent"), rs.getString("tracestate")),
+                new io.outrun.execution.Lineage(rs.getObject("parent_id", UUID.class), rs.getInt("depth"),
+                        rs.getBoolean("cancel_with_parent")),
+                rs.getString("identity_audience"),
+                progress(rs));
         if (output == null) {
             return e;
         }
         Captured[] loaded = output.load(id, outputEpoch, max, outTotal, errTotal);
         return e.withOutput(loaded[0], loaded[1]);
+    }
+
+    /** The latest progress its run reported (V23); null: none. */
+    private static io.outrun.execution.Progress progress(ResultSet rs) throws SQLException {
+        Instant at = instant(rs, "progress_at");
+        if (at == null) {
+            return null;
+        }
+        int percent = rs.getInt("progress_percent");
+        return new io.outrun.execution.Progress(rs.wasNull() ? null : percent, rs.getString("progress_message"), at);
     }
 
     /** A {@code webhooks} row as {@code row_to_json} writes it; null: none. */

@@ -24,13 +24,14 @@ public final class ExecutionsTable {
     public static final NamedSql INSERT = NamedSql.of("""
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
-              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate)
+              starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate,
+              parent_id, depth, cancel_with_parent, identity_audience)
             -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
             SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
               :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
               s.at, greatest(coalesce(s.at, now()), now()), :retry_max, :retry_backoff_ms,
               CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END,
-              :traceparent, :tracestate
+              :traceparent, :tracestate, :parent_id, :depth, :cancel_with_parent, :identity_audience
             FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
@@ -86,6 +87,7 @@ public final class ExecutionsTable {
               e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
               e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
               e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
+              e.parent_id, e.depth, e.cancel_with_parent, e.identity_audience, e.progress_percent, e.progress_message, e.progress_at,
               l.expires_at AS lease_expires_at,
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
                  AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
@@ -104,6 +106,7 @@ public final class ExecutionsTable {
               e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
               e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
               e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
+              e.parent_id, e.depth, e.cancel_with_parent, e.identity_audience, e.progress_percent, e.progress_message, e.progress_at,
               l.expires_at AS lease_expires_at,
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
                  AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
@@ -121,6 +124,7 @@ public final class ExecutionsTable {
               e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
               e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
               e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
+              e.parent_id, e.depth, e.cancel_with_parent, e.identity_audience, e.progress_percent, e.progress_message, e.progress_at,
               l.expires_at AS lease_expires_at,
               (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
                  AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
@@ -197,7 +201,8 @@ public final class ExecutionsTable {
               cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
               stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
-              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate),
+              retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate,
+              parent_id, depth, cancel_with_parent, identity_audience, progress_percent, progress_message, progress_at),
               lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)
                 SELECT id, lease_epoch, lease_owner, now() + :ttl_ms * interval '1 millisecond' FROM claimed
                 ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,

@@ -63,7 +63,11 @@ public final class SubmissionStore {
                 .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
                 .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()))
                 .and("traceparent", trace == null ? null : trace.traceparent())
-                .and("tracestate", trace == null ? null : trace.tracestate());
+                .and("tracestate", trace == null ? null : trace.tracestate())
+                .and("parent_id", s.lineage().parentId())
+                .and("depth", s.lineage().depth())
+                .and("cancel_with_parent", s.lineage().cancelWithParent())
+                .and("identity_audience", s.identityAudience());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.INSERT.prepare(c, args)) {
             // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
             boolean together = !s.inputs().isEmpty() || s.webhook() != null;
@@ -120,7 +124,8 @@ public final class SubmissionStore {
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0), io.outrun.execution.StdinState.of(s.stdin()), s.resources(),
                 ExecutionRows.instant(rs, "starts_at"), s.retry(),
-                s.webhook() == null ? null : io.outrun.execution.Webhook.waiting(s.webhook()), trace);
+                s.webhook() == null ? null : io.outrun.execution.Webhook.waiting(s.webhook()), trace, s.lineage(),
+                s.identityAudience(), null);
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

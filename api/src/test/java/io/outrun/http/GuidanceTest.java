@@ -22,7 +22,7 @@ class GuidanceTest {
         return new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, maxOutputBytes,
                 status, attempt, maxAttempts, null, attempt, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), null, Instant.now(),
                 attempt > 0 ? Instant.now() : null, status.isTerminal() ? Instant.now() : null, exitCode, errorCode,
-                errorCode == null ? null : "message", out, err, null, null, null, null, null, null);
+                errorCode == null ? null : "message", out, err, null, null, null, null, null, null, null, null, null);
     }
 
     private static Captured text(String s) {
@@ -156,7 +156,7 @@ class GuidanceTest {
     void aCancelFromTheDashboardDoesNotBlameTheOwner() {
         Execution byAdmin = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
                 ExecutionStatus.CANCELLED, 0, 3, null, 0, 0, null, true, null, 1, UUID.randomUUID(), null, Instant.now(),
-                null, Instant.now(), null, "cancelled", io.outrun.redrive.RedriveSweep.ADMIN_CANCEL, Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null);
+                null, Instant.now(), null, "cancelled", io.outrun.redrive.RedriveSweep.ADMIN_CANCEL, Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null, null, null, null);
         assertThat(guidance.forExecution(byAdmin)).contains("by an operator from the dashboard").contains("not by you");
         String byOwner = guidance.forExecution(execution(ExecutionStatus.CANCELLED, 1, 3, true, 1000, null, "cancelled",
                 Captured.EMPTY, Captured.EMPTY));
@@ -204,7 +204,7 @@ class GuidanceTest {
         Execution ok = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
                 ExecutionStatus.SUCCEEDED, 1, 3, null, 1, 1, null, false, null, 1, UUID.randomUUID(), null, Instant.now(),
                 Instant.now(), Instant.now(), 0, null, io.outrun.store.Outcome.MEMORY_KILL_NOTE
-                + " (512 MiB); the command went on without it.", Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null);
+                + " (512 MiB); the command went on without it.", Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null, null, null, null);
         assertThat(guidance.forExecution(ok)).contains("killed by the kernel for using more memory").contains("512 MiB")
                 .contains("use less memory");
         Execution failed = execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed", Captured.EMPTY,

@@ -465,7 +465,7 @@ public final class AttemptRunner {
                 c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
                 o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
                 new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources(), c.startsAt(), c.retry(),
-                c.webhook(), c.trace());
+                c.webhook(), c.trace(), c.lineage(), c.identityAudience(), c.progress());
     }
 
     /** Waits (bounded) until a run being killed is dead; true when it is. */
