@@ -39,6 +39,7 @@ import java.util.List;
  *                          null: secrets cannot be set (listed and deleted they can), and runs naming one fail
  * @param webhooks          where completion webhooks may be sent ({@code --webhook-allow}; empty: submissions
  *                          with a webhook are refused)
+ * @param identity          run identities: the public URL (issuer), the default audience, how deep children nest
  */
 public record ApiConfig(
         String host,
@@ -57,7 +58,8 @@ public record ApiConfig(
         io.outrun.execution.Resources maxResources,
         io.outrun.egress.EgressPolicy egress,
         io.outrun.secrets.SecretsKey secretsKey,
-        io.outrun.egress.EgressPolicy webhooks) {
+        io.outrun.egress.EgressPolicy webhooks,
+        io.outrun.identity.IdentityConfig identity) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -87,6 +89,7 @@ public record ApiConfig(
     public static final List<String> DEFAULT_IMAGE_ALLOWLIST = List.of("outrun-sandbox:latest");
 
     public ApiConfig {
+        identity = identity == null ? io.outrun.identity.IdentityConfig.DEFAULTS : identity;
         if (port < 0 || port > 65535) {
             throw new ConfigException("--port must be a TCP port (0 for any free one), got: " + port);
         }
@@ -153,65 +156,73 @@ public record ApiConfig(
     public static ApiConfig defaults(String host, int port) {
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
-                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null, null);
+                DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null, null,
+                io.outrun.identity.IdentityConfig.DEFAULTS);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withMaxResources(io.outrun.execution.Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withEgress(io.outrun.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks, identity);
     }
 
     public ApiConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                value, webhooks);
+                value, webhooks, identity);
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
     public ApiConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                secretsKey, value);
+                secretsKey, value, identity);
+    }
+
+    /** Run identities' settings ({@code --public-url}, {@code --identity-audience}, {@code --max-child-depth}). */
+    public ApiConfig withIdentity(io.outrun.identity.IdentityConfig value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
+                secretsKey, webhooks, value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -45,6 +45,8 @@ public final class ApiServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApiServer.class);
     private static final String OWNER = "outrun.owner";
     private static final String ADMIN = "outrun.admin";
+    /** Set when the request's token is a run token (issue 31): what RunScope allowed. */
+    private static final String RUN = "outrun.run";
     private static final String ERROR_WRITTEN = "outrun.error";
     /** {@code /v1/executions/{id}} and its sub-routes: their log lines carry the execution id. */
     private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/([^/]+)");
@@ -73,7 +75,10 @@ public final class ApiServer implements AutoCloseable {
             new Route("GET", "/v1/executions/{id}/events"),
             new Route("POST", "/v1/schedules"),
             new Route("GET", "/v1/schedules"),
-            new Route("DELETE", "/v1/schedules/{name}"));
+            new Route("DELETE", "/v1/schedules/{name}"),
+            new Route("POST", "/v1/executions/{id}/progress"),
+            new Route("GET", "/.well-known/jwks.json"),
+            new Route("GET", "/.well-known/openid-configuration"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -88,7 +93,11 @@ public final class ApiServer implements AutoCloseable {
         io.outrun.secrets.SecretStore secretStore = new io.outrun.secrets.SecretStore(dataSource, config.secretsKey());
         WebhookRoutes webhooks = new WebhookRoutes(new io.outrun.store.WebhookStore(dataSource), config.secretsKey());
         ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
-                filesConfig, secretStore, webhooks);
+                filesConfig, secretStore, webhooks, new io.outrun.store.ProgressStore(dataSource), this::issuer);
+        io.outrun.identity.SigningKeys signingKeys = new io.outrun.identity.SigningKeys(dataSource, config.secretsKey());
+        IdentityRoutes identity = new IdentityRoutes(signingKeys, this::issuer);
+        io.outrun.identity.RunTokenVerifier runTokens = new io.outrun.identity.RunTokenVerifier(signingKeys);
+        RunScope runScope = new RunScope(dataSource);
         FileRoutes files = new FileRoutes(new ArtifactStore(dataSource), new WorkspaceStore(dataSource));
         int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
         byte[] openApi = openApi();
@@ -126,6 +135,9 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(20), schedules::create);
         handlers.put(ROUTES.get(21), schedules::list);
         handlers.put(ROUTES.get(22), schedules::delete);
+        handlers.put(ROUTES.get(23), executions::progress);
+        handlers.put(ROUTES.get(24), identity::jwks);
+        handlers.put(ROUTES.get(25), identity::discovery);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
@@ -147,7 +159,7 @@ public final class ApiServer implements AutoCloseable {
             ExecutionMdc.clear();
             // Guidance is worded for the caller's channel: a shared cache must not mix them.
             ctx.header("Vary", Channel.HEADER);
-            authenticate(ctx, auth);
+            authenticate(ctx, auth, runTokens, runScope);
             tagLogs(ctx);
         });
         // Jetty threads serve request after request: no tag may outlive its request.
@@ -237,6 +249,35 @@ public final class ApiServer implements AutoCloseable {
         return Boolean.TRUE.equals(ctx.attribute(ADMIN));
     }
 
+    /** What a run token may go on with (issue 31); null for an owner's token. */
+    static RunScope.Allowed run(Context ctx) {
+        return ctx.attribute(RUN);
+    }
+
+    /** The JWT in {@code Authorization: Bearer <jwt>}, or null when the header carries something else. */
+    private static String runToken(String header) {
+        String h = header.strip();
+        if (h.length() < 8 || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return null;
+        }
+        String token = h.substring(7).strip();
+        return token.length() <= 8192 && io.outrun.identity.RunTokenVerifier.looksLikeJwt(token) ? token : null;
+    }
+
+    /**
+     * The fleet's issuer as this node names it: {@code --public-url}, else this node's own
+     * address (loopback when it listens on every interface).
+     */
+    String issuer() {
+        String configured = config.identity().publicUrl();
+        if (configured != null) {
+            return configured;
+        }
+        String host = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
+                : config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return "http://" + host + ":" + port();
+    }
+
     static String owner(Context ctx) {
         String owner = ctx.attribute(OWNER);
         if (owner == null) {
@@ -255,10 +296,22 @@ public final class ApiServer implements AutoCloseable {
 
     // --- internals ----------------------------------------------------------------------------
 
-    private static void authenticate(Context ctx, Authenticator auth) {
+    private static void authenticate(Context ctx, Authenticator auth, io.outrun.identity.RunTokenVerifier runTokens,
+                                     RunScope scope) {
         String header = ctx.header("Authorization");
         if (header == null || header.isBlank()) {
             throw ApiError.identityRequired("This call needs an owner identity: no Authorization header was sent.");
+        }
+        String runToken = runToken(header);
+        if (runToken != null) {
+            // A run's token (issue 31): its owner, within its scope, while its attempt runs.
+            io.outrun.identity.RunPrincipal run = runTokens.verify(runToken).orElseThrow(() -> ApiError.identityRequired(
+                    "The bearer token looks like a run token but is not one of this fleet's, valid and unexpired"
+                            + " (identity tokens, OUTRUN_ID_TOKEN, are for other services, not for this API)."));
+            ctx.attribute(OWNER, run.owner());
+            ctx.attribute(ADMIN, false);
+            ctx.attribute(RUN, scope.check(ctx, run));
+            return;
         }
         Optional<TokenStore.Principal> principal = auth.principal(header);
         if (principal.isEmpty()) {

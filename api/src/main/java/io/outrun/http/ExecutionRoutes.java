@@ -38,14 +38,17 @@ final class ExecutionRoutes {
     private final int submitBodyBytes;
     private final io.outrun.secrets.SecretStore secrets;
     private final WebhookRoutes webhooks;
+    private final io.outrun.store.ProgressStore progress;
 
     ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
-                    io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets, WebhookRoutes webhooks) {
+                    io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets, WebhookRoutes webhooks,
+                    io.outrun.store.ProgressStore progress, java.util.function.Supplier<String> publicUrl) {
         this.config = config;
         this.webhooks = webhooks;
+        this.progress = progress;
         this.secrets = secrets;
         this.service = service;
-        this.parser = new SubmissionParser(config, files);
+        this.parser = new SubmissionParser(config, files).withPublicUrl(publicUrl);
         this.submitBodyBytes = files.submitBodyBytes(config.maxBodyBytes());
         this.listing = listing;
         this.guidance = new Guidance(config);
@@ -60,13 +63,14 @@ final class ExecutionRoutes {
         requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
-        requireSubmittable(owner, parsed.submission());
+        Submission submission = asChild(ApiServer.run(ctx), parsed);
+        requireSubmittable(owner, submission);
         // A W3C traceparent joins the caller's trace (a malformed one starts a new trace, as the spec says).
-        Inserted inserted = service.submit(parsed.submission(),
+        Inserted inserted = service.submit(submission,
                 io.outrun.trace.TraceContext.parse(ctx.header("traceparent"), ctx.header("tracestate")));
         Execution e = inserted.execution();
         if (!inserted.created()) {
-            requireSameRequest(e, parsed.submission());
+            requireSameRequest(e, submission);
             ctx.header("Idempotent-Replayed", "true");
         }
         Execution shown = e;
@@ -85,9 +89,69 @@ final class ExecutionRoutes {
         ctx.header("Location", "/v1/executions/" + e.id());
         // Only a submission that names a workspace can wait for one: no query for the others.
         ApiServer.json(ctx, shown.status().isTerminal() ? 200 : 202, view(ctx, shown, mode,
-                        parsed.submission().inputs().workspace() != null)
+                        submission.inputs().workspace() != null)
                 .withWaitMsClamped(parsed.waitMsClamped()));
     }
+
+    /**
+     * A submit made with a run token (issue 31) is that run's child: labelled {@code parent=<id>},
+     * one deeper than its parent (refused past the operator's {@code --max-child-depth}), and by
+     * default cancelled when its parent ends. Any other submit is a root, whatever its body says.
+     */
+    private Submission asChild(RunScope.Allowed run, SubmissionParser.Parsed parsed) {
+        Submission submission = parsed.submission();
+        if (run == null) {
+            return submission;
+        }
+        int depth = run.depth() + 1;
+        if (depth > config.identity().maxChildDepth()) {
+            throw new ApiError(400, "too_deep", "This run is " + run.depth() + " levels below a root execution; this server"
+                    + " lets children nest " + config.identity().maxChildDepth() + " deep (--max-child-depth).",
+                    "Do the work in this run, or have its parent submit more children instead of nesting deeper.");
+        }
+        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>(submission.labels());
+        labels.put(SubmissionParser.PARENT_LABEL, run.run().executionId().toString());
+        boolean cancelWithParent = parsed.cancelWithParent() == null || parsed.cancelWithParent();
+        return submission.withLabels(labels)
+                .withLineage(new io.outrun.execution.Lineage(run.run().executionId(), depth, cancelWithParent));
+    }
+
+    /**
+     * {@code POST /v1/executions/{id}/progress} (issue 31): the run's own token only (RunScope has
+     * checked it is this run's and its attempt runs). At most one per {@link #PROGRESS_EVERY_MS}
+     * per execution on this node: a loop reporting faster is told to slow down, not stored.
+     */
+    void progress(Context ctx) {
+        RunScope.Allowed run = ApiServer.run(ctx);
+        if (run == null) {
+            throw new ApiError(403, "run_token_required", "Progress is reported by the run itself, with its run token"
+                    + " ($OUTRUN_API_TOKEN); an owner token cannot report it.",
+                    "From inside the run: curl -X POST \"$OUTRUN_API/v1/executions/$OUTRUN_EXECUTION_ID/progress\""
+                            + " -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" -d '{\"percent\": 40}'.");
+        }
+        requireJson(ctx.header("Content-Type"));
+        com.fasterxml.jackson.databind.JsonNode body = ProgressBody.read(BodyReader.read(ctx, 4096));
+        Integer percent = ProgressBody.percent(body);
+        String message = ProgressBody.message(body);
+        UUID id = run.run().executionId();
+        long now = System.nanoTime();
+        Long last = lastProgress.get(id);
+        if (last != null && now - last < PROGRESS_EVERY_MS * 1_000_000L) {
+            ctx.header("Retry-After", "1");
+            throw new ApiError(429, "progress_too_fast", "This run reported progress less than " + PROGRESS_EVERY_MS
+                    + " ms ago; this report was not kept.", "Report at most a few times a second; only the latest is kept.");
+        }
+        if (lastProgress.size() > 10_000) {
+            lastProgress.clear(); // bounded: a reset lets each run report once more
+        }
+        lastProgress.put(id, now);
+        java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), percent, message)
+                .orElseThrow(() -> RunScope.ended(run.run()));
+        ApiServer.json(ctx, 200, new io.outrun.http.wire.ProgressView(percent, message, at));
+    }
+
+    static final long PROGRESS_EVERY_MS = 250;
+    private final java.util.concurrent.ConcurrentHashMap<UUID, Long> lastProgress = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * A run naming a secret its owner does not have would fail on a worker: refused here. (One
@@ -275,6 +339,11 @@ final class ExecutionRoutes {
                         + (label.length() > 40 ? label.substring(0, 40) + "…" : label));
             }
             labels.put(label.substring(0, eq), label.substring(eq + 1));
+        }
+        RunScope.Allowed run = ApiServer.run(ctx);
+        if (run != null) {
+            // A run lists its own children only.
+            labels.put(SubmissionParser.PARENT_LABEL, run.run().executionId().toString());
         }
         ExecutionPage page = listing.page(owner, status, labels, limit, ListCursor.decode(ctx.queryParam("after")));
         ApiServer.json(ctx, 200, page);

@@ -26,14 +26,19 @@ final class SubmissionParser {
     private static final Set<String> FIELDS =
             Set.of("command", "timeoutMs", "maxOutputBytes", "waitMs", "waitFor", "maxAttempts", "image", "env", "workdir",
                     "labels", "files", "artifacts", "workspace", "stdin", "tty", "memoryMb", "cpus", "pids", "tmpfsMb", "network",
-                    "secrets", "delayMs", "startAt", "retry", "webhook");
+                    "secrets", "delayMs", "startAt", "retry", "webhook", "identity", "cancelWithParent");
     private static final int MAX_ENV = 64;
     private static final int MAX_ENV_VALUE = 32 * 1024;
     private static final int MAX_LABEL_KEY = 64;
     private static final int MAX_LABEL_VALUE = 256;
 
+    /** The label naming a child's parent (issue 31): Outrun's alone. */
+    static final String PARENT_LABEL = "parent";
+
     private final ApiConfig config;
     private final RunInputsParser inputs;
+    /** The API's public URL: the default audience of identity tokens. */
+    private java.util.function.Supplier<String> publicUrl = () -> null;
     // Trailing garbage and repeated fields are errors, not silently ignored or overwritten.
     private static final ObjectReader JSON = Json.mapper().reader()
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -48,8 +53,18 @@ final class SubmissionParser {
         this.inputs = new RunInputsParser(files);
     }
 
-    /** A checked submission, how long its caller wants to wait, and whether for any output or only the end. */
-    record Parsed(Submission submission, long waitMs, boolean waitForOutput, Long waitMsClamped) {
+    /** Where the default identity audience comes from (the server's public URL, known once it listens). */
+    SubmissionParser withPublicUrl(java.util.function.Supplier<String> value) {
+        this.publicUrl = value;
+        return this;
+    }
+
+    /**
+     * A checked submission, how long its caller wants to wait, and whether for any output or only
+     * the end; {@code cancelWithParent} is what the body said (null: nothing), which only a run's
+     * child takes ({@code ExecutionRoutes#submit}).
+     */
+    record Parsed(Submission submission, long waitMs, boolean waitForOutput, Long waitMsClamped, Boolean cancelWithParent) {
     }
 
     Parsed parse(byte[] body, String owner, String idempotencyKey) {
@@ -59,7 +74,8 @@ final class SubmissionParser {
             if (!FIELDS.contains(name)) {
                 throw ApiError.invalid(name, "is not a field of a submission (known: command, timeoutMs, maxOutputBytes,"
                         + " waitMs, waitFor, maxAttempts, image, env, workdir, labels, files, artifacts, workspace, stdin,"
-                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook)");
+                        + " tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook,"
+                        + " identity, cancelWithParent)");
             }
         }
         requireWithinBodyLimit(body.length, root);
@@ -103,8 +119,55 @@ final class SubmissionParser {
         }
         Submission submission = new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
                 maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root));
-        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))).withWebhook(webhook(root)), waitMs,
-                waitForOutput, clampedWait(root, waitMs));
+        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))).withWebhook(webhook(root))
+                .withIdentityAudience(identityAudience(root)), waitMs, waitForOutput, clampedWait(root, waitMs),
+                cancelWithParent(root));
+    }
+
+    /**
+     * {@code "identity": {"audience": "…"}} (issue 31): the run gets {@code OUTRUN_ID_TOKEN}, for
+     * that audience or the operator's default. {@code {}} asks for the default.
+     */
+    private String identityAudience(JsonNode root) {
+        JsonNode node = root.get("identity");
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isObject()) {
+            throw ApiError.invalid("identity", "must be an object, e.g. {\"audience\": \"https://my-service.example\"}"
+                    + " or {} for the server's default audience");
+        }
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!name.equals("audience")) {
+                throw ApiError.invalid("identity." + name, "is not a field of identity (known: audience)");
+            }
+        }
+        String audience = string(node, "audience", 200);
+        if (audience == null) {
+            return defaultAudience();
+        }
+        if (audience.isBlank() || audience.chars().anyMatch(Character::isISOControl)) {
+            throw ApiError.invalid("identity.audience", "must be 1 to 200 characters without control characters");
+        }
+        return audience;
+    }
+
+    /** The operator's {@code --identity-audience}, else the issuer (the API's public URL, known once it listens). */
+    private String defaultAudience() {
+        String audience = config.identity().defaultAudience();
+        return audience != null ? audience : publicUrl.get();
+    }
+
+    private static Boolean cancelWithParent(JsonNode root) {
+        JsonNode node = root.get("cancelWithParent");
+        if (node == null || node.isNull()) {
+            return null;
+        }
+        if (!node.isBoolean()) {
+            throw ApiError.invalid("cancelWithParent", "must be true or false");
+        }
+        return node.booleanValue();
     }
 
     /**
@@ -359,6 +422,10 @@ final class SubmissionParser {
 
     private Map<String, String> labels(JsonNode root) {
         Map<String, String> labels = stringMap(root, "labels", config.maxLabels());
+        if (labels.containsKey(PARENT_LABEL)) {
+            throw ApiError.invalid("labels." + PARENT_LABEL, "is set by Outrun on a run's children (to their parent's id);"
+                    + " choose another key");
+        }
         for (Map.Entry<String, String> e : labels.entrySet()) {
             if (e.getKey().isEmpty() || e.getKey().length() > MAX_LABEL_KEY) {
                 throw ApiError.invalid("labels", "keys must be 1-" + MAX_LABEL_KEY + " characters");

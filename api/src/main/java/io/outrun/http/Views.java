@@ -45,7 +45,12 @@ final class Views {
                 duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
                 e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
                 guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
-                e.startsAt(), retry(e), webhook(e.webhook()));
+                e.startsAt(), retry(e), webhook(e.webhook()),
+                e.lineage().isChild() ? e.lineage().parentId().toString() : null,
+                e.lineage().isChild() ? e.lineage().cancelWithParent() : null,
+                e.identityAudience() == null ? null : new io.outrun.http.wire.IdentityView(e.identityAudience()),
+                e.progress() == null ? null : new io.outrun.http.wire.ProgressView(e.progress().percent(),
+                        e.progress().message(), e.progress().at()));
     }
 
     private static io.outrun.http.wire.WebhookView webhook(io.outrun.execution.Webhook w) {

@@ -33,6 +33,7 @@ public final class Core implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final RedriveSweep sweep;
     private final ExecutionService service;
+    private final io.outrun.family.Children children;
     private final OwnerStore owners;
     private final OwnerLimits limits;
     private final String deployment;
@@ -59,8 +60,9 @@ public final class Core implements AutoCloseable {
             this.dispatcher = new Dispatcher(storage, new Notifier(pool));
             this.owners = new OwnerStore(pool);
             this.sweep = new RedriveSweep(redrives, submissions, dispatcher);
+            this.children = new io.outrun.family.Children(pool, dispatcher);
             this.service = new ExecutionService(submissions, stdin, dispatcher, sweep,
-                    new QueueGate(owners, limits.maxQueued()));
+                    new QueueGate(owners, limits.maxQueued()), children);
         } catch (RuntimeException e) {
             pool.close();
             throw e;
@@ -124,6 +126,11 @@ public final class Core implements AutoCloseable {
 
     public RedriveSweep sweep() {
         return sweep;
+    }
+
+    /** Children that end with their parents (issue 31). */
+    public io.outrun.family.Children children() {
+        return children;
     }
 
     public ExecutionService service() {

@@ -37,9 +37,11 @@ public final class ExecutionService {
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
+    private final io.outrun.family.Children children;
 
     public ExecutionService(SubmissionStore store, io.outrun.store.StdinStore stdin, Dispatcher dispatcher,
-                            RedriveSweep sweep, QueueGate queueGate) {
+                            RedriveSweep sweep, QueueGate queueGate, io.outrun.family.Children children) {
+        this.children = children;
         this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
@@ -181,6 +183,10 @@ public final class ExecutionService {
             }
             case REQUESTED -> dispatcher.wake(Channels.CANCEL, id.toString());
             default -> { }
+        }
+        if (result == CancelResult.CANCELLED_WHILE_QUEUED || result == CancelResult.REQUESTED) {
+            // Its children end with it now, not at the sweeper's next look.
+            children.endChildrenOf(id);
         }
         return result;
     }

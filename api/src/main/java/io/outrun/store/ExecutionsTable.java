@@ -74,6 +74,56 @@ public final class ExecutionsTable {
               l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
             SELECT status FROM c""");
 
+    // --- a run token's (issue 31: io.outrun.http.RunScope, ProgressStore) ---
+    /**
+     * What a request made with a run token may do, in one read: whether the token's attempt still
+     * runs (the token dies with it), the run's depth (its children are one deeper), and whether
+     * {@code :target} (null: none) is one of the run's children.
+     */
+    public static final NamedSql RUN_SCOPE = NamedSql.of("""
+            SELECT r.status = 'running' AND r.attempt = :attempt AS live, r.depth,
+              (:target::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM executions c WHERE c.id = :target::uuid
+                AND c.parent_id = r.id AND c.owner = r.owner)) AS child
+            FROM executions r WHERE r.id = :run AND r.owner = :owner""");
+
+    /** The run's latest progress, while the attempt that reports it runs; no row: it does not. */
+    public static final NamedSql PROGRESS = NamedSql.of("""
+            UPDATE executions SET progress_percent = :percent, progress_message = :message, progress_at = now()
+             WHERE id = :id AND owner = :owner AND status = 'running' AND attempt = :attempt
+            RETURNING progress_at""");
+
+    /**
+     * Cancels the live children of {@code :parent} that end with it, and theirs, in one
+     * statement; answers the ids it cancelled or asked to stop. (A running one is told through
+     * its lease, as any cancel is.)
+     */
+    public static final NamedSql CANCEL_CHILDREN = NamedSql.of("""
+            WITH RECURSIVE family(id) AS (
+                SELECT c.id FROM executions c WHERE c.parent_id = :parent AND c.cancel_with_parent
+                  AND c.status IN ('queued', 'running')
+              UNION
+                SELECT c.id FROM executions c JOIN family f ON c.parent_id = f.id WHERE c.cancel_with_parent
+                  AND c.status IN ('queued', 'running')),
+              c AS (UPDATE executions SET status = CASE WHEN status = 'queued' THEN 'cancelled' ELSE status END,
+                cancel_requested_at = coalesce(cancel_requested_at, now()),
+                finished_at = CASE WHEN status = 'queued' THEN now() ELSE finished_at END,
+                error_code = CASE WHEN status = 'queued' THEN 'cancelled' ELSE error_code END,
+                error_message = :message::text,
+                updated_at = now()
+                WHERE id IN (SELECT id FROM family) AND status IN ('queued', 'running') RETURNING id, status, job_id),
+              l AS (UPDATE leases SET cancel_requested = true WHERE execution_id IN (SELECT id FROM c))
+            SELECT id, status, job_id FROM c""");
+
+    /**
+     * The live children that end with their parent whose parent has ended (the sweeper's check,
+     * for a parent that ended by itself, by a reap, or on another node): their parents' ids.
+     */
+    public static final NamedSql ENDED_PARENTS = NamedSql.of("""
+            SELECT DISTINCT c.parent_id FROM executions c JOIN executions p ON p.id = c.parent_id
+             WHERE c.parent_id IS NOT NULL AND c.cancel_with_parent AND c.status IN ('queued', 'running')
+               AND p.status IN ('succeeded', 'failed', 'timed_out', 'cancelled')
+             LIMIT 100""");
+
     // --- a row as read (ExecutionRows.read) ---
     /*
      * A row as read: its own columns (the same list, without "e.", is what the claim's RETURNING

@@ -49,6 +49,19 @@ public final class ApiOptions {
             description = "Largest workdir and /tmp a submission's tmpfsMb gets, in MiB (default ${DEFAULT-VALUE})")
     int maxTmpfsMb;
 
+    @Option(names = "--public-url", defaultValue = "${env:OUTRUN_PUBLIC_URL}",
+            description = "The URL callers reach the API at (env OUTRUN_PUBLIC_URL): the issuer of run tokens and the"
+                    + " base of /.well-known/openid-configuration (default: http://<bind>:<port>)")
+    String publicUrl;
+
+    @Option(names = "--identity-audience", defaultValue = "${env:OUTRUN_IDENTITY_AUDIENCE}",
+            description = "The aud of a run's identity token when its submission names none (default: the public URL)")
+    String identityAudience;
+
+    @Option(names = "--max-child-depth", defaultValue = "" + io.outrun.identity.IdentityConfig.DEFAULT_MAX_CHILD_DEPTH,
+            description = "How deep a run's children may nest (0: runs submit no children; default ${DEFAULT-VALUE})")
+    int maxChildDepth;
+
     ApiConfig toConfig(String defaultBind) {
         return ApiConfig.defaults(bind != null ? bind : defaultBind, port)
                 .withMaxTimeoutMs(maxTimeoutMs)
@@ -56,6 +69,12 @@ public final class ApiOptions {
                 .withMaxBodyBytes(maxBodyBytes)
                 .withMaxAttempts(maxAttempts)
                 .withEnvAllowlist(envAllow)
+                .withIdentity(new io.outrun.identity.IdentityConfig(blankToNull(publicUrl), blankToNull(identityAudience),
+                        maxChildDepth))
                 .withMaxResources(new Resources(maxMemoryMb, (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, Math.round(maxCpus * 1000))), maxPids, maxTmpfsMb));
+    }
+
+    private static String blankToNull(String text) {
+        return text == null || text.isBlank() ? null : text;
     }
 }

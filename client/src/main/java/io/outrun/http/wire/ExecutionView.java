@@ -28,6 +28,10 @@ import java.util.Map;
  * @param startsAt        present for a delayed start ({@code delayMs} or {@code startAt}): when it may start
  * @param retry           present when the submission asked for retries of a failed command: how they went
  * @param webhook         present when the submission named a completion webhook: how its delivery goes
+ * @param parentId        present for a child (submitted by a run with its run token): the parent's id
+ * @param cancelWithParent present for a child: whether it is cancelled when its parent ends
+ * @param identity        present when the submission asked for an identity token: its audience
+ * @param progress        present once the run reported progress: the latest it reported
  */
 public record ExecutionView(
         String executionId,
@@ -54,13 +58,18 @@ public record ExecutionView(
         Long waitMsClamped,
         Instant startsAt,
         RetryView retry,
-        WebhookView webhook) {
+        WebhookView webhook,
+        String parentId,
+        Boolean cancelWithParent,
+        IdentityView identity,
+        ProgressView progress) {
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
         return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
                 startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, resources, usedMs, startsAt, retry, webhook);
+                cursor, stdin, resources, usedMs, startsAt, retry, webhook, parentId, cancelWithParent,
+                identity, progress);
     }
 
     /** True once the status can no longer change. */
