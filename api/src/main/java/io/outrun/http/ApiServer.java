@@ -85,6 +85,7 @@ public final class ApiServer implements AutoCloseable {
     private final HealthCheck healthCheck;
     private final Waiter waiter;
     private final McpHttpEndpoint mcp;
+    private final ExecutionRoutes executions;
 
     private ApiServer(ApiConfig config, ExecutionService service, DataSource dataSource, Authenticator auth,
                       ChangeSignal signal, FilesConfig filesConfig) {
@@ -92,7 +93,7 @@ public final class ApiServer implements AutoCloseable {
         this.waiter = new Waiter(signal, config.maxWaiters());
         io.outrun.secrets.SecretStore secretStore = new io.outrun.secrets.SecretStore(dataSource, config.secretsKey());
         WebhookRoutes webhooks = new WebhookRoutes(new io.outrun.store.WebhookStore(dataSource), config.secretsKey());
-        ExecutionRoutes executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
+        ExecutionRoutes executions = this.executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
                 filesConfig, secretStore, webhooks, new io.outrun.store.ProgressStore(dataSource), this::issuer);
         io.outrun.identity.SigningKeys signingKeys = new io.outrun.identity.SigningKeys(dataSource, config.secretsKey());
         IdentityRoutes identity = new IdentityRoutes(signingKeys, this::issuer);
@@ -239,6 +240,7 @@ public final class ApiServer implements AutoCloseable {
     public void close() {
         mcp.close();
         app.stop();
+        executions.close();
         healthCheck.close();
     }
 

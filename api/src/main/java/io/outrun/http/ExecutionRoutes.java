@@ -39,6 +39,7 @@ final class ExecutionRoutes {
     private final io.outrun.secrets.SecretStore secrets;
     private final WebhookRoutes webhooks;
     private final io.outrun.store.ProgressStore progress;
+    private final io.outrun.dispatch.ProgressOnDashboard dashboard;
 
     ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
                     io.outrun.files.FilesConfig files, io.outrun.secrets.SecretStore secrets, WebhookRoutes webhooks,
@@ -46,6 +47,7 @@ final class ExecutionRoutes {
         this.config = config;
         this.webhooks = webhooks;
         this.progress = progress;
+        this.dashboard = new io.outrun.dispatch.ProgressOnDashboard(service.dispatcher().storage());
         this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files).withPublicUrl(publicUrl);
@@ -147,6 +149,7 @@ final class ExecutionRoutes {
         lastProgress.put(id, now);
         java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), percent, message)
                 .orElseThrow(() -> RunScope.ended(run.run()));
+        dashboard.report(run.jobId(), percent, message);
         ApiServer.json(ctx, 200, new io.outrun.http.wire.ProgressView(percent, message, at));
     }
 
@@ -210,6 +213,11 @@ final class ExecutionRoutes {
     private boolean isRepeat(String owner, io.outrun.execution.Submission submission) {
         return submission.idempotencyKey() != null
                 && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent();
+    }
+
+    /** Stops the thread that shows progress on the dashboard. */
+    void close() {
+        dashboard.close();
     }
 
     /** The routes of an owner's schedules, whose submissions are checked as this submit checks one. */

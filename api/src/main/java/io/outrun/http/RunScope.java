@@ -34,8 +34,8 @@ final class RunScope {
     private static final Pattern CANCEL = Pattern.compile("^/v1/executions/([^/]+)/cancel/?$");
     private static final Pattern PROGRESS = Pattern.compile("^/v1/executions/([^/]+)/progress/?$");
 
-    /** What the checked request may go on with: the run, and its depth (its children are one deeper). */
-    record Allowed(RunPrincipal run, int depth) {
+    /** What the checked request may go on with: the run, its depth (its children are one deeper), its JobRunr job. */
+    record Allowed(RunPrincipal run, int depth, UUID jobId) {
     }
 
     private final DataSource dataSource;
@@ -80,7 +80,7 @@ final class RunScope {
             if (!self && !rs.getBoolean("child")) {
                 throw ApiError.notFound(target == null ? "" : target.toString());
             }
-            return new Allowed(run, rs.getInt("depth"));
+            return new Allowed(run, rs.getInt("depth"), rs.getObject("job_id", UUID.class));
         } catch (SQLException e) {
             throw new StoreException("cannot check the scope of run " + run.executionId(), e);
         }

@@ -81,7 +81,7 @@ public final class ExecutionsTable {
      * {@code :target} (null: none) is one of the run's children.
      */
     public static final NamedSql RUN_SCOPE = NamedSql.of("""
-            SELECT r.status = 'running' AND r.attempt = :attempt AS live, r.depth,
+            SELECT r.status = 'running' AND r.attempt = :attempt AS live, r.depth, r.job_id,
               (:target::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM executions c WHERE c.id = :target::uuid
                 AND c.parent_id = r.id AND c.owner = r.owner)) AS child
             FROM executions r WHERE r.id = :run AND r.owner = :owner""");

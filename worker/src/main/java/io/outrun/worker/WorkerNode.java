@@ -194,6 +194,13 @@ public final class WorkerNode implements AutoCloseable {
                         firings.fire();
                     }
                 }))
+                // Children left live by a parent that ended by itself, or was reaped (issue 31):
+                // cancelled by the sweeper, once per 5 s for the fleet (an API cancel does it at once).
+                .add(Periodic.of("children of ended parents", Duration.ofSeconds(5), () -> {
+                    if (keeper.isSweeper()) {
+                        core.children().endOrphans();
+                    }
+                }))
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
         if (config.dashboardPort() > 0) {
