@@ -93,12 +93,76 @@ class OpenApiIT {
                 {"POST", "/health"}, {"DELETE", "/v1/executions/" + id + "/output"}}) {
             calls.add(new Call(wrongMethod[0], wrongMethod[1], a, null, null, Map.of()));
         }
+        Set<String> seen = assertDeclared(calls);
+        assertThat(seen).contains("200", "202", "400", "401", "404", "405", "409", "413", "415");
+    }
+
+    /**
+     * What a run token's routes answer (issue 31): a child, its listing, progress (kept, too fast,
+     * an owner's, another execution's), a route outside its scope, too deep a child, a token whose
+     * attempt ended; and the JWKS and discovery documents, with no token.
+     */
+    @Test
+    void runTokenAndIdentityAnswersAreDeclared() {
+        io.outrun.identity.SigningKeys keys = new io.outrun.identity.SigningKeys(api.core().pool(),
+                io.outrun.secrets.SecretsKey.fromBase64(io.outrun.secrets.SecretsKey.generate(), "test"));
+        io.outrun.identity.TokenIssuer issuer = new io.outrun.identity.TokenIssuer(keys, api.base().toString());
+        // A chain as deep as the server allows (3): the deepest may submit no child.
+        List<io.outrun.execution.Execution> chain = new ArrayList<>();
+        List<String> tokens = new ArrayList<>();
+        String submitter = api.aliceToken;
+        for (int depth = 0; depth <= io.outrun.identity.IdentityConfig.DEFAULT_MAX_CHILD_DEPTH; depth++) {
+            HttpResponse<String> r = new Call("POST", "/v1/executions", submitter, "{\"command\":\"sleep 100\"}",
+                    "application/json", Map.of()).send();
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+            UUID id = UUID.fromString(json(r).path("executionId").asText());
+            io.outrun.execution.Execution claimed = api.core().leases().claim(id, "n/1", java.time.Duration.ofSeconds(60))
+                    .orElseThrow();
+            chain.add(claimed);
+            submitter = issuer.issue(claimed, java.time.Instant.now()).apiToken();
+            tokens.add(submitter);
+        }
+        String run = tokens.get(0);
+        String runId = chain.get(0).id().toString();
+        String childId = chain.get(1).id().toString();
+        String deepest = tokens.get(tokens.size() - 1);
+        String progress = "/v1/executions/" + runId + "/progress";
+        List<Call> calls = new ArrayList<>(List.of(
+                new Call("POST", "/v1/executions", run, "{\"command\":\"echo child\",\"cancelWithParent\":false}",
+                        "application/json", Map.of()),
+                new Call("POST", "/v1/executions", deepest, "{\"command\":\"echo too deep\"}", "application/json", Map.of()),
+                new Call("GET", "/v1/executions", run, null, null, Map.of()),
+                new Call("GET", "/v1/executions/" + childId + "?waitMs=10", run, null, null, Map.of()),
+                new Call("GET", "/v1/executions/" + UUID.randomUUID(), run, null, null, Map.of()),
+                new Call("POST", progress, run, "{\"percent\":40,\"message\":\"2 of 5 shards\"}", "application/json", Map.of()),
+                new Call("POST", progress, run, "{\"percent\":41}", "application/json", Map.of()),
+                new Call("POST", progress, api.aliceToken, "{\"percent\":41}", "application/json", Map.of()),
+                new Call("POST", "/v1/executions/" + childId + "/progress", run, "{\"percent\":1}", "application/json", Map.of()),
+                new Call("POST", "/v1/executions/" + runId + "/cancel", run, null, null, Map.of()),
+                new Call("GET", "/v1/secrets", run, null, null, Map.of()),
+                new Call("GET", "/v1/executions/" + runId, run, null, null, Map.of()),
+                new Call("GET", "/.well-known/jwks.json", null, null, null, Map.of()),
+                new Call("GET", "/.well-known/openid-configuration", null, null, null, Map.of()),
+                new Call("POST", "/.well-known/jwks.json", null, null, null, Map.of())));
+        Set<String> seen = assertDeclared(calls);
+        assertThat(seen).contains("200", "202", "400", "403", "404", "405", "429");
+        // The attempt ends: its token is refused on every route it reached.
+        io.outrun.execution.Execution e = chain.get(0);
+        api.core().leases().finish(new io.outrun.store.Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseOwner()),
+                io.outrun.store.Outcome.withoutOutput(io.outrun.execution.ExecutionStatus.SUCCEEDED, 0, null, null));
+        seen = assertDeclared(List.of(new Call("GET", "/v1/executions/" + runId, run, null, null, Map.of()),
+                new Call("POST", progress, run, "{\"percent\":99}", "application/json", Map.of())));
+        assertThat(seen).containsExactly("401");
+    }
+
+    /** Sends each call; its answer must be declared for its route, with the declared headers and required properties. */
+    private static Set<String> assertDeclared(List<Call> calls) {
         Set<String> seen = new HashSet<>();
         for (Call call : calls) {
             HttpResponse<String> r = call.send();
             String status = String.valueOf(r.statusCode());
             seen.add(status);
-            String path = call.path().split("\\?")[0].replace(id, "{id}").replaceAll("[0-9a-f-]{36}", "{id}");
+            String path = call.path().split("\\?")[0].replaceAll("[0-9a-f-]{36}", "{id}");
             JsonNode item = doc.path("paths").path(path);
             assertThat(item.isMissingNode()).as(path + " is documented").isFalse();
             JsonNode op = item.path(call.method().toLowerCase());
@@ -121,12 +185,18 @@ class OpenApiIT {
                 }
                 assertThat(r.headers().firstValue(header)).as(header + " on " + call.method() + " " + call.path()).isPresent();
             }
-            JsonNode schema = response.path("content").path("application/json").path("schema");
+            // The schema of the media type answered (application/json, or e.g. the JWKS's application/jwk-set+json).
+            String type = r.headers().firstValue("Content-Type").orElse("").split(";")[0].strip();
+            JsonNode schema = response.path("content").path(type).path("schema");
+            if (type.endsWith("json") && !response.path("content").isMissingNode()) {
+                assertThat(response.path("content").has(type)).as(call.method() + " " + call.path() + " " + status
+                        + " answered " + type + ", which the document does not declare").isTrue();
+            }
             if (!schema.isMissingNode()) {
                 requireProperties(json(r), schema, call.method() + " " + call.path() + " " + status);
             }
         }
-        assertThat(seen).contains("200", "202", "400", "401", "404", "405", "409", "413", "415");
+        return seen;
     }
 
     @Test
