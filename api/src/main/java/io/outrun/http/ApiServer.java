@@ -378,7 +378,8 @@ public final class ApiServer implements AutoCloseable {
             ctx.header("Retry-After", e.code().equals("database_disk_full") || e.code().equals("database_read_only") ? "30" : "5");
         }
         if (e.httpStatus() == 429) {
-            ctx.header("Retry-After", String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
+            // A progress report too soon may come back in a second; a full queue takes longer.
+            ctx.header("Retry-After", e.code().equals("progress_too_fast") ? "1" : String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
         }
         json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance(Channel.of(ctx))));
     }

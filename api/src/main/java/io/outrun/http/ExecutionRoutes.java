@@ -129,7 +129,7 @@ final class ExecutionRoutes {
             throw new ApiError(403, "run_token_required", "Progress is reported by the run itself, with its run token"
                     + " ($OUTRUN_API_TOKEN); an owner token cannot report it.",
                     "From inside the run: curl -X POST \"$OUTRUN_API/v1/executions/$OUTRUN_EXECUTION_ID/progress\""
-                            + " -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" -d '{\"percent\": 40}'.");
+                            + " -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" -H 'Content-Type: application/json' -d '{\"percent\": 40}'.");
         }
         requireJson(ctx.header("Content-Type"));
         com.fasterxml.jackson.databind.JsonNode body = ProgressBody.read(BodyReader.read(ctx, 4096));
@@ -139,7 +139,6 @@ final class ExecutionRoutes {
         long now = System.nanoTime();
         Long last = lastProgress.get(id);
         if (last != null && now - last < PROGRESS_EVERY_MS * 1_000_000L) {
-            ctx.header("Retry-After", "1");
             throw new ApiError(429, "progress_too_fast", "This run reported progress less than " + PROGRESS_EVERY_MS
                     + " ms ago; this report was not kept.", "Report at most a few times a second; only the latest is kept.");
         }
@@ -489,7 +488,7 @@ final class ExecutionRoutes {
             return;
         }
         throw new ApiError(415, "unsupported_media_type", "The body was sent as " + (type.length() > 80
-                ? type.substring(0, 80) + "…" : type) + "; a submit takes a JSON object (application/json).",
+                ? type.substring(0, 80) + "…" : type) + "; this route takes a JSON object (application/json).",
                 "Send the header Content-Type: application/json (with curl: -H 'Content-Type: application/json').");
     }
 
