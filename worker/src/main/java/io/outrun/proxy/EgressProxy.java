@@ -1,25 +1,17 @@
 package io.outrun.proxy;
 
 import io.outrun.egress.EgressPolicy;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.StandardProtocolFamily;
 import java.net.URI;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,8 +43,6 @@ public final class EgressProxy implements AutoCloseable {
     private static final long HEAD_TIMEOUT_MS = 10_000;
     /** A tunnel whose far end sends nothing for this long is closed. */
     static final int IDLE_TIMEOUT_MS = 120_000;
-    /** The uid of the sandbox's user: the only one the socket is opened to. */
-    private static final int SANDBOX_UID = 10001;
     private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
 
     private final Path dir;
@@ -76,10 +66,7 @@ public final class EgressProxy implements AutoCloseable {
     private EgressProxy(Path dir, EgressPolicy policy) throws IOException {
         this.dir = dir;
         this.policy = policy;
-        Files.createDirectories(dir);
-        // Only the node (and the engine, as root) reaches the sockets on the host; a container
-        // sees only its own, bind-mounted as a file.
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        RunSocket.prepareDirectory(dir);
     }
 
     /** A proxy whose per-attempt sockets live in {@code dir} (a path the Docker engine sees). */
@@ -97,34 +84,18 @@ public final class EgressProxy implements AutoCloseable {
 
     /** A listener for one attempt; closing it ends every connection it carried. */
     public final class Listener implements AutoCloseable {
-        private final Path socket;
-        private final ServerSocketChannel server;
-        private final Semaphore room = new Semaphore(MAX_CONNECTIONS_PER_RUN);
-        private final java.util.Set<java.io.Closeable> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        private volatile boolean ended;
+        private final RunSocket socket;
         /** Where refusals are noted for the run's owner (its stderr); null until the run exists. */
         private volatile java.util.function.Consumer<String> notes;
         private final AtomicLong noted = new AtomicLong();
 
         private Listener(Path socket) throws IOException {
-            this.socket = socket;
-            Files.deleteIfExists(socket); // a stale socket of an earlier process of this node
-            this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            server.bind(UnixDomainSocketAddress.of(socket));
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
-            try {
-                Files.setAttribute(socket, "unix:uid", SANDBOX_UID);
-                Files.setAttribute(socket, "unix:gid", SANDBOX_UID);
-            } catch (IOException | UnsupportedOperationException | SecurityException notRoot) {
-                // Not root: the container's user cannot be made the owner; open it to it instead
-                // (the directory keeps other host users out).
-                Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
-            }
-            threads.execute(this::acceptLoop);
+            this.socket = RunSocket.open(socket, MAX_CONNECTIONS_PER_RUN, threads,
+                    (client, run) -> serve(client, run, this), (client, run) -> full(client));
         }
 
         public Path socket() {
-            return socket;
+            return socket.path();
         }
 
         /**
@@ -148,65 +119,17 @@ public final class EgressProxy implements AutoCloseable {
             }
         }
 
-        private void acceptLoop() {
-            while (!ended) {
-                SocketChannel client;
-                try {
-                    client = server.accept();
-                } catch (IOException e) {
-                    return; // closed at the attempt's end
-                }
-                if (!room.tryAcquire()) {
-                    threads.execute(() -> full(client));
-                    continue;
-                }
-                open.add(client);
-                try {
-                    threads.execute(() -> {
-                        try {
-                            serve(client, this);
-                        } finally {
-                            open.remove(client);
-                            room.release();
-                        }
-                    });
-                } catch (RuntimeException e) {
-                    open.remove(client);
-                    room.release();
-                    closeQuietly(client);
-                }
-            }
-        }
-
         @Override
         public void close() {
-            ended = true;
-            closeQuietly(server);
-            for (java.io.Closeable c : open) {
-                closeQuietly(c);
-            }
-            try {
-                Files.deleteIfExists(socket);
-            } catch (IOException e) {
-                LOG.debug("cannot remove egress socket {}: {}", socket, e.toString());
-            }
+            socket.close();
         }
     }
 
     /** Answers a connection past the run's share 503, once it has sent its head (closing on unread bytes resets it). */
-    private void full(SocketChannel client) {
-        try (client) {
-            var guard = timer.schedule(() -> closeQuietly(client), HEAD_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-            try {
-                readHead(input(client));
-            } finally {
-                guard.cancel(false);
-            }
-            answer(output(client), 503, "outrun egress: this run already has " + MAX_CONNECTIONS_PER_RUN
-                    + " connections open; close some before opening more.");
-        } catch (IOException ignored) {
-            // The run went away.
-        }
+    private void full(SocketChannel client) throws IOException {
+        RunSocket.readHead(client, RunSocket.input(client), MAX_HEAD, timer, HEAD_TIMEOUT_MS);
+        answer(RunSocket.output(client), 503, "outrun egress: this run already has " + MAX_CONNECTIONS_PER_RUN
+                + " connections open; close some before opening more.");
     }
 
     /** Opens the listener of one attempt, named after it. */
@@ -217,167 +140,100 @@ public final class EgressProxy implements AutoCloseable {
         return new Listener(dir.resolve(name + ".sock"));
     }
 
-    private void serve(SocketChannel channel, Listener listener) {
-        java.util.Set<java.io.Closeable> open = listener.open;
-        try (channel) {
-            // Not Channels.newInputStream/newOutputStream: those take the channel's blocking lock
-            // for every read and write, so a relay's write would wait for its read forever.
-            InputStream in = input(channel);
-            OutputStream out = output(channel);
-            var guard = timer.schedule(() -> closeQuietly(channel), HEAD_TIMEOUT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-            byte[] head;
+    private void serve(SocketChannel channel, RunSocket open, Listener listener) throws IOException {
+        InputStream in = RunSocket.input(channel);
+        OutputStream out = RunSocket.output(channel);
+        byte[] head = RunSocket.readHead(channel, in, MAX_HEAD, timer, HEAD_TIMEOUT_MS);
+        if (head == null) {
+            return; // closed before a request (the relay's readiness check)
+        }
+        String text = new String(head, StandardCharsets.ISO_8859_1);
+        int lineEnd = text.indexOf("\r\n");
+        String[] requestLine = text.substring(0, lineEnd < 0 ? text.length() : lineEnd).split(" ");
+        if (requestLine.length != 3) {
+            answer(out, 400, "outrun egress: not an HTTP proxy request.");
+            return;
+        }
+        String method = requestLine[0];
+        String host;
+        int port;
+        String originRequest = null;
+        if (method.equals("CONNECT")) {
+            String authority = requestLine[1];
+            int colon = authority.lastIndexOf(':');
+            if (colon < 0 || authority.endsWith("]")) {
+                answer(out, 400, "outrun egress: CONNECT needs host:port.");
+                return;
+            }
+            host = authority.substring(0, colon);
+            port = parsePort(authority.substring(colon + 1));
+            if (!HOST.matcher(host).matches()) {
+                answer(out, 400, "outrun egress: not a host name or address.");
+                return;
+            }
+        } else {
+            URI uri;
             try {
-                head = readHead(in);
-            } finally {
-                guard.cancel(false);
-            }
-            if (head == null) {
-                return; // closed before a request (the relay's readiness check)
-            }
-            String text = new String(head, StandardCharsets.ISO_8859_1);
-            int lineEnd = text.indexOf("\r\n");
-            String[] requestLine = text.substring(0, lineEnd < 0 ? text.length() : lineEnd).split(" ");
-            if (requestLine.length != 3) {
-                answer(out, 400, "outrun egress: not an HTTP proxy request.");
+                uri = URI.create(requestLine[1]);
+            } catch (IllegalArgumentException e) {
+                answer(out, 400, "outrun egress: not an absolute http:// URI: " + requestLine[1]);
                 return;
             }
-            String method = requestLine[0];
-            String host;
-            int port;
-            String originRequest = null;
-            if (method.equals("CONNECT")) {
-                String authority = requestLine[1];
-                int colon = authority.lastIndexOf(':');
-                if (colon < 0 || authority.endsWith("]")) {
-                    answer(out, 400, "outrun egress: CONNECT needs host:port.");
-                    return;
-                }
-                host = authority.substring(0, colon);
-                port = parsePort(authority.substring(colon + 1));
-                if (!HOST.matcher(host).matches()) {
-                    answer(out, 400, "outrun egress: not a host name or address.");
-                    return;
-                }
+            if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
+                answer(out, 400, "outrun egress: only http:// URIs and CONNECT go through this proxy, not "
+                        + requestLine[1]);
+                return;
+            }
+            host = uri.getHost();
+            port = uri.getPort() < 0 ? 80 : uri.getPort();
+            String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+            if (uri.getRawQuery() != null) {
+                path += "?" + uri.getRawQuery();
+            }
+            if (!HOST.matcher(host).matches()) {
+                answer(out, 400, "outrun egress: not a host name or address.");
+                return;
+            }
+            String authority = uri.getPort() < 0 ? host : host + ":" + uri.getPort();
+            originRequest = method + " " + path + " " + requestLine[2] + "\r\n" + RunSocket.forwardedHeaders(text, lineEnd, authority);
+        }
+        if (port <= 0) {
+            answer(out, 400, "outrun egress: bad port in " + requestLine[1]);
+            return;
+        }
+        EgressPolicy.Decision decision = policy.decide(host, port);
+        if (!decision.allowed()) {
+            refused.incrementAndGet();
+            LOG.debug("egress refused: {}", decision.refusal()); // the host passed HOST: no control characters
+            listener.refused(decision.refusal());
+            answer(out, 403, decision.refusal());
+            return;
+        }
+        Socket upstream = new Socket();
+        open.track(upstream);
+        try (upstream) {
+            try {
+                upstream.connect(new InetSocketAddress(decision.target().address(), port), CONNECT_TIMEOUT_MS);
+                upstream.setSoTimeout(IDLE_TIMEOUT_MS);
+            } catch (IOException e) {
+                answer(out, 502, "outrun egress: could not connect to " + host + ":" + port + " (" + e.getMessage() + ").");
+                return;
+            }
+            allowed.incrementAndGet();
+            if (originRequest == null) {
+                out.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                out.flush();
             } else {
-                URI uri;
-                try {
-                    uri = URI.create(requestLine[1]);
-                } catch (IllegalArgumentException e) {
-                    answer(out, 400, "outrun egress: not an absolute http:// URI: " + requestLine[1]);
-                    return;
-                }
-                if (!"http".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
-                    answer(out, 400, "outrun egress: only http:// URIs and CONNECT go through this proxy, not "
-                            + requestLine[1]);
-                    return;
-                }
-                host = uri.getHost();
-                port = uri.getPort() < 0 ? 80 : uri.getPort();
-                String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
-                if (uri.getRawQuery() != null) {
-                    path += "?" + uri.getRawQuery();
-                }
-                if (!HOST.matcher(host).matches()) {
-                    answer(out, 400, "outrun egress: not a host name or address.");
-                    return;
-                }
-                String authority = uri.getPort() < 0 ? host : host + ":" + uri.getPort();
-                originRequest = method + " " + path + " " + requestLine[2] + "\r\n" + originHeaders(text, lineEnd, authority);
+                upstream.getOutputStream().write(originRequest.getBytes(StandardCharsets.ISO_8859_1));
             }
-            if (port <= 0) {
-                answer(out, 400, "outrun egress: bad port in " + requestLine[1]);
-                return;
-            }
-            EgressPolicy.Decision decision = policy.decide(host, port);
-            if (!decision.allowed()) {
-                refused.incrementAndGet();
-                LOG.debug("egress refused: {}", decision.refusal()); // the host passed HOST: no control characters
-                listener.refused(decision.refusal());
-                answer(out, 403, decision.refusal());
-                return;
-            }
-            Socket upstream = new Socket();
-            open.add(upstream);
-            try (upstream) {
-                try {
-                    upstream.connect(new InetSocketAddress(decision.target().address(), port), CONNECT_TIMEOUT_MS);
-                    upstream.setSoTimeout(IDLE_TIMEOUT_MS);
-                } catch (IOException e) {
-                    answer(out, 502, "outrun egress: could not connect to " + host + ":" + port + " (" + e.getMessage() + ").");
-                    return;
-                }
-                allowed.incrementAndGet();
-                if (originRequest == null) {
-                    out.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
-                    out.flush();
-                } else {
-                    upstream.getOutputStream().write(originRequest.getBytes(StandardCharsets.ISO_8859_1));
-                }
-                relay(in, out, upstream);
-            } finally {
-                open.remove(upstream);
-            }
-        } catch (IOException e) {
-            // The run or the far end went away: nothing to answer.
+            RunSocket.relay(in, out, upstream, threads);
+        } finally {
+            open.untrack(upstream);
         }
     }
 
     /** What a host in a request may be made of (a name, IPv4, or IPv6 in brackets); nothing that could forge a log line. */
     private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9._\\[\\]:-]{1,255}");
-
-    /**
-     * Headers to send on: the proxy's own dropped, one request per connection, and {@code Host}
-     * set to the authority that was checked (a different Host would reach another site behind
-     * the same address).
-     */
-    private static String originHeaders(String head, int lineEnd, String authority) {
-        StringBuilder b = new StringBuilder("Host: ").append(authority).append("\r\n");
-        for (String line : head.substring(lineEnd + 2).split("\r\n")) {
-            String lower = line.toLowerCase(Locale.ROOT);
-            if (line.isEmpty() || lower.startsWith("proxy-") || lower.startsWith("connection:") || lower.startsWith("keep-alive:")
-                    || lower.startsWith("host:")) {
-                continue;
-            }
-            b.append(line).append("\r\n");
-        }
-        return b.append("Connection: close\r\n\r\n").toString();
-    }
-
-    private void relay(InputStream fromRun, OutputStream toRun, Socket upstream) throws IOException {
-        InputStream fromFar = upstream.getInputStream();
-        OutputStream toFar = upstream.getOutputStream();
-        var up = threads.submit(() -> {
-            try {
-                fromRun.transferTo(toFar);
-                upstream.shutdownOutput();
-            } catch (IOException ignored) {
-                // Either side closed.
-            }
-        });
-        try {
-            fromFar.transferTo(toRun);
-        } finally {
-            up.cancel(true);
-        }
-    }
-
-    /** The request head up to its blank line (bounded); null when the client closed first. */
-    private static byte[] readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int matched = 0;
-        while (head.size() < MAX_HEAD) {
-            int b = in.read();
-            if (b < 0) {
-                return head.size() == 0 ? null : head.toByteArray();
-            }
-            head.write(b);
-            matched = (b == "\r\n\r\n".charAt(matched)) ? matched + 1 : (b == '\r' ? 1 : 0);
-            if (matched == 4) {
-                return head.toByteArray();
-            }
-        }
-        return head.toByteArray();
-    }
 
     private static int parsePort(String text) {
         try {
@@ -399,47 +255,6 @@ public final class EgressProxy implements AutoCloseable {
                 + body.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
         out.write(body);
         out.flush();
-    }
-
-    private static InputStream input(SocketChannel c) {
-        return new InputStream() {
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                int n = read(one, 0, 1);
-                return n < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-                return len == 0 ? 0 : c.read(java.nio.ByteBuffer.wrap(b, off, len));
-            }
-        };
-    }
-
-    private static OutputStream output(SocketChannel c) {
-        return new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(b, off, len);
-                while (buf.hasRemaining()) {
-                    c.write(buf);
-                }
-            }
-        };
-    }
-
-    private static void closeQuietly(java.io.Closeable c) {
-        try {
-            c.close();
-        } catch (IOException ignored) {
-            // Closing anyway.
-        }
     }
 
     @Override
