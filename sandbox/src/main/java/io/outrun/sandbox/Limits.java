@@ -10,19 +10,26 @@ package io.outrun.sandbox;
  * @param network      Docker network to attach, or null for none (loopback only)
  * @param egressSocket the node's egress proxy socket, bind-mounted into the run's container (which
  *                     keeps network none), or null: no way out
+ * @param apiSocket    the attempt's socket of the node's API bridge, bind-mounted into the run's
+ *                     container (network none all the same), or null: Outrun's API is out of reach
  */
 public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network,
-                     java.nio.file.Path egressSocket) {
+                     java.nio.file.Path egressSocket, java.nio.file.Path apiSocket) {
 
     public static final Limits DEFAULTS = new Limits(512L << 20, 1_000_000_000L, 256, 256L << 20, null);
 
     public Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
-        this(memoryBytes, nanoCpus, pids, tmpfsBytes, network, null);
+        this(memoryBytes, nanoCpus, pids, tmpfsBytes, network, null, null);
     }
 
     /** The same limits with the egress proxy's socket mounted in (such a run is never pooled). */
     public Limits withEgressSocket(java.nio.file.Path socket) {
-        return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, socket);
+        return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, socket, apiSocket);
+    }
+
+    /** The same limits with the attempt's API bridge socket mounted in (such a run is never pooled). */
+    public Limits withApiSocket(java.nio.file.Path socket) {
+        return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, egressSocket, socket);
     }
 
     public Limits {

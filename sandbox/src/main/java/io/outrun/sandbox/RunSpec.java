@@ -138,6 +138,11 @@ public record RunSpec(
                 + ", timeout=" + timeout + ", maxOutputBytes=" + maxOutputBytes + ", limits=" + limits + ", stdin=" + stdin + "]";
     }
 
+    /** The same run with {@code newCommand} (the command with a relay in front of it). */
+    public RunSpec withCommand(String newCommand) {
+        return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, newCommand, image, workdir, env, timeout, maxOutputBytes, limits, leaseFile, files, stdin, secrets);
+    }
+
     public RunSpec withEnv(Map<String, String> newEnv) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, newEnv, timeout, maxOutputBytes, limits, leaseFile, files, stdin, secrets);
     }

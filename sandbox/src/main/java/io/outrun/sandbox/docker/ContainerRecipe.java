@@ -129,7 +129,7 @@ final class ContainerRecipe {
                 .withAttachStderr(true)
                 .withTty(false)
                 .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec.leaseFile(),
-                        spec.limits().egressSocket()));
+                        spec.limits().egressSocket(), spec.limits().apiSocket()));
     }
 
     /**
@@ -283,14 +283,15 @@ final class ContainerRecipe {
 
     /** The lease file, bind-mounted read-only: the command can read its deadline, never move it. */
     static HostConfig withLeaseFile(HostConfig host, Path leaseFile) {
-        return withLeaseFile(host, leaseFile, null);
+        return withLeaseFile(host, leaseFile, null, null);
     }
 
     /**
-     * The lease file (read-only) and, for a run that asked for egress, the node's egress proxy
-     * socket: the container's network stays none, so the socket is its only way out.
+     * The lease file (read-only); for a run that asked for egress, the node's egress proxy
+     * socket: the container's network stays none, so the socket is its only way out; and the
+     * attempt's API bridge socket, its way to Outrun's API alone.
      */
-    static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket) {
+    static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket, Path apiSocket) {
         java.util.List<Bind> binds = new java.util.ArrayList<>();
         if (leaseFile != null) {
             binds.add(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
@@ -298,11 +299,17 @@ final class ContainerRecipe {
         if (egressSocket != null) {
             binds.add(new Bind(egressSocket.toAbsolutePath().toString(), new Volume(EGRESS_SOCKET), AccessMode.rw));
         }
+        if (apiSocket != null) {
+            binds.add(new Bind(apiSocket.toAbsolutePath().toString(), new Volume(API_SOCKET), AccessMode.rw));
+        }
         return binds.isEmpty() ? host : host.withBinds(binds);
     }
 
     /** Where a run that asked for egress finds its node's proxy socket. */
     public static final String EGRESS_SOCKET = "/run/outrun-egress.sock";
+
+    /** Where a run finds its attempt's API bridge socket (the worker's ApiBridge.CONTAINER_SOCKET). */
+    public static final String API_SOCKET = "/run/outrun-api.sock";
 
     static Map<String, String> labels(RunSpec spec, Owner owner) {
         Map<String, String> labels = new LinkedHashMap<>();
