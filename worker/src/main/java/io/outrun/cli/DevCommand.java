@@ -206,8 +206,11 @@ final class DevCommand implements Callable<Integer> {
                     .withWebhooks(webhookOptions.policy())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
-            worker = WorkerNode.start(core, workerConfig, sandbox);
+            // The API first: its runs reach it (and their tokens name it) at the port it got.
             api = ApiNode.start(core, apiConfig, "dev");
+            String host = apiConfig.host().equals("0.0.0.0") ? "127.0.0.1" : apiConfig.host();
+            String self = "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + api.port();
+            worker = WorkerNode.start(core, workerConfig.withApi(self, null), sandbox);
             Stack stack = new Stack(lock, postgres, core, worker, api, token);
             printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""), dashboardPassword);
             return stack;

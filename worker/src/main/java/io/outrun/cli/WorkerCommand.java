@@ -77,6 +77,15 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--dashboard-no-auth", description = "Serve the dashboard without a password, on purpose (it shows every command and can delete jobs)")
     boolean dashboardNoAuth;
 
+    @Option(names = "--api-url", defaultValue = "${env:OUTRUN_API_URL}", description = "Where this node reaches Outrun's"
+            + " API for its runs (env OUTRUN_API_URL): container runs reach it through the node's bridge as"
+            + " $OUTRUN_API, host-process runs with network directly; none: runs cannot reach the API")
+    String apiUrl;
+
+    @Option(names = "--public-url", defaultValue = "${env:OUTRUN_PUBLIC_URL}", description = "The API's public URL, the"
+            + " issuer of run tokens; the API nodes' --public-url (env OUTRUN_PUBLIC_URL; default: --api-url)")
+    String publicUrl;
+
     @picocli.CommandLine.Mixin
     SecretsKeyOptions secretsKey;
 
@@ -95,7 +104,7 @@ final class WorkerCommand implements Callable<Integer> {
                 Duration.ofSeconds(pollSeconds), Duration.ofSeconds(cleanupSeconds),
                 dashboardPort, metricsPort, Path.of(leaseDir), sandboxOptions.limits(),
                 new DashboardAccess(dashboardUser, dashboardPassword, dashboardNoAuth), sandboxOptions.egress())
-                .withSecretsKey(secretsKey.key()).withWebhooks(webhooks.policy());
+                .withSecretsKey(secretsKey.key()).withWebhooks(webhooks.policy()).withApi(apiUrl, publicUrl);
         if (drainTimeoutMs < 0) {
             throw new ConfigException("--drain-timeout-ms must be 0 or more, got: " + drainTimeoutMs);
         }

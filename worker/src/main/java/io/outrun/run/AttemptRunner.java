@@ -87,12 +87,15 @@ public final class AttemptRunner {
      */
     /** Opens the secrets a run names, with this node's key, just before its start. */
     private final io.outrun.secrets.SecretStore secrets;
+    /** Signs each attempt's tokens and opens its way to Outrun's API (issue 31). */
+    private final io.outrun.bridge.ApiAccess api;
 
     public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
                          NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning,
                          StdinFeeds stdin, io.outrun.proxy.EgressProxy egress,
-                         io.outrun.secrets.SecretStore secrets) {
+                         io.outrun.secrets.SecretStore secrets, io.outrun.bridge.ApiAccess api) {
+        this.api = api;
         this.egress = egress;
         this.secrets = secrets;
         this.defaultMaxRunning = defaultMaxRunning;
@@ -162,6 +165,7 @@ public final class AttemptRunner {
         WorkdirBridge.Prepared files;
         long memoryBytes;
         io.outrun.proxy.EgressProxy.Listener way = null;
+        io.outrun.bridge.ApiAccess.Grant granted = null;
         Span starting = attempt.trace().step("sandbox.start");
         try {
             files = workdirs.prepare(execution, hasInputs);
@@ -174,6 +178,8 @@ public final class AttemptRunner {
                 way = openEgress(execution, attempt);
                 spec = spec.withLimits(spec.limits().withEgressSocket(way.socket()));
             }
+            granted = api.grant(execution, execution.id() + "-" + attempt.lease().epoch());
+            spec = granted.applyTo(spec);
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);
         } catch (RuntimeException e) {
@@ -182,11 +188,15 @@ public final class AttemptRunner {
             if (way != null) {
                 way.close();
             }
+            if (granted != null) {
+                granted.close();
+            }
             keeper.end(attempt);
             return apply(execution, attempt, refused(execution, e));
         }
         starting.end();
         io.outrun.proxy.EgressProxy.Listener egressOfRun = way;
+        io.outrun.bridge.ApiAccess.Grant apiOfRun = granted;
         if (egressOfRun != null) {
             egressOfRun.noteRefusalsTo(run::noteStderr); // the owner reads why a host was not reached
         }
@@ -203,6 +213,7 @@ public final class AttemptRunner {
             if (egressOfRun != null) {
                 egressOfRun.close(); // every connection of the run ends with it
             }
+            apiOfRun.close(); // and its way to the API (its token is refused by the API from now on)
             keeper.end(attempt);
         }
     }
@@ -253,6 +264,11 @@ public final class AttemptRunner {
         if (e instanceof io.outrun.secrets.SecretUnavailableException) {
             // Gone, or this node cannot open it: the message names the secret and what to do, never its value.
             return failed("secret_unavailable", "The execution's secrets could not be given to it: " + e.getMessage());
+        }
+        if (e instanceof io.outrun.identity.IdentityUnavailableException) {
+            // Never run without the identity it asked for: what it would call would refuse it anyway.
+            return failed("identity_unavailable", "The execution asked for an identity, but its node cannot sign one: "
+                    + e.getMessage() + ". Ask the operator, or submit without `identity`.");
         }
         if (e instanceof RunRefusedException || e instanceof IllegalArgumentException) {
             // The sandbox refuses the run as specified, or the stored execution cannot become a

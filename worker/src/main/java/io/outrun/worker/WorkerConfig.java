@@ -35,6 +35,11 @@ import java.time.Duration;
  *                            API's key); null: a run naming a secret fails with {@code secret_unavailable}
  * @param webhooks            where completion webhooks may be sent ({@code --webhook-allow}; empty: submissions
  *                            with a webhook are refused)
+ * @param apiUrl              where this node reaches Outrun's API for its runs ({@code --api-url}): its bridge
+ *                            forwards there, and host-process runs get it as {@code OUTRUN_API}; null: runs
+ *                            cannot reach the API
+ * @param publicUrl           the API's public URL, the issuer of run tokens ({@code --public-url}; null: the
+ *                            {@code apiUrl}); neither: this node signs no token
  */
 public record WorkerConfig(
         String nodeId,
@@ -51,13 +56,15 @@ public record WorkerConfig(
         DashboardAccess dashboardAccess,
         io.outrun.egress.EgressPolicy egress,
         io.outrun.secrets.SecretsKey secretsKey,
-        io.outrun.egress.EgressPolicy webhooks) {
+        io.outrun.egress.EgressPolicy webhooks,
+        String apiUrl,
+        String publicUrl) {
 
     public WorkerConfig(String nodeId, int slots, Duration leaseTtl, Duration outputFlush, Duration sweepInterval,
                         Duration pollInterval, Duration cleanupInterval, int dashboardPort, int metricsPort, Path leaseDir,
                         Limits limits, DashboardAccess dashboardAccess, io.outrun.egress.EgressPolicy egress) {
         this(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort,
-                leaseDir, limits, dashboardAccess, egress, null, null);
+                leaseDir, limits, dashboardAccess, egress, null, null, null, null);
     }
 
     public static final int DEFAULT_SLOTS = 4;
@@ -113,6 +120,8 @@ public record WorkerConfig(
         if (dashboardAccess == null) {
             dashboardAccess = DashboardAccess.NONE;
         }
+        apiUrl = apiUrl == null || apiUrl.isBlank() ? null : io.outrun.identity.Issuer.normalize(apiUrl, "--api-url");
+        publicUrl = publicUrl == null || publicUrl.isBlank() ? null : io.outrun.identity.Issuer.normalize(publicUrl);
         if (dashboardPort > 0 && !dashboardAccess.allowsServing()) {
             throw new ConfigException("--dashboard-port " + dashboardPort + " needs --dashboard-user and --dashboard-password"
                     + " (or OUTRUN_DASHBOARD_USER, OUTRUN_DASHBOARD_PASSWORD): the dashboard shows every command and can"
@@ -125,7 +134,7 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, DEFAULT_SLOTS, Duration.ofMillis(DEFAULT_LEASE_TTL_MS),
                 Duration.ofMillis(DEFAULT_OUTPUT_FLUSH_MS), Duration.ofMillis(DEFAULT_SWEEP_INTERVAL_MS),
                 Duration.ofSeconds(DEFAULT_POLL_INTERVAL_S),
-                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null, null, null);
+                Duration.ofSeconds(DEFAULT_CLEANUP_INTERVAL_S), 0, 0, DEFAULT_LEASE_DIR, Limits.DEFAULTS, DashboardAccess.NONE, null, null, null, null, null);
     }
 
     public Duration heartbeat() {
@@ -133,50 +142,60 @@ public record WorkerConfig(
     }
 
     public WorkerConfig withSlots(int value) {
-        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, value, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withPollInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, value, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withLeaseTtl(Duration value) {
-        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, value, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     /** A dashboard on {@code port} (0: none), opened to {@code access}. */
     public WorkerConfig withDashboard(int port, DashboardAccess access) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, port, metricsPort, leaseDir, limits, access, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withMetricsPort(int value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, value, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withLeaseDir(Path value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, value, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
 
     public WorkerConfig withSweepInterval(Duration value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, value, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withLimits(Limits value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withEgress(io.outrun.egress.EgressPolicy value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
     public WorkerConfig withSecretsKey(io.outrun.secrets.SecretsKey value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value, webhooks);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value, webhooks, apiUrl, publicUrl);
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
     public WorkerConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
-        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, value);
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, value, apiUrl, publicUrl);
+    }
+
+    /** Where runs reach Outrun's API ({@code --api-url}), and the tokens' issuer ({@code --public-url}; null: the same). */
+    public WorkerConfig withApi(String api, String publicApi) {
+        return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, webhooks, api, publicApi);
+    }
+
+    /** The issuer of this node's run tokens: {@code --public-url}, else {@code --api-url}; null: neither. */
+    public String issuerUrl() {
+        return publicUrl != null ? publicUrl : apiUrl;
     }
 
     private static void required(Duration value, String option) {

@@ -52,6 +52,8 @@ public final class WorkerNode implements AutoCloseable {
     private final NodeMetrics metrics;
     /** This node's egress proxy, when its --egress-allow names anything; else null. */
     private io.outrun.proxy.EgressProxy egress;
+    /** What this node's runs get of Outrun's API: their tokens, and a way to it (issue 31). */
+    private io.outrun.bridge.ApiAccess api;
     // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
     private LeaseKeeper keeper;
     private volatile BackgroundJobServer server;
@@ -121,6 +123,8 @@ public final class WorkerNode implements AutoCloseable {
                     proxy, p -> p.refusedConnections(), "result", "refused");
         }
 
+        this.api = startApi(config, node);
+
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
         // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.
         this.server = new BackgroundJobServer(core.storage(), core.jsonMapper(), NO_JOBS,
@@ -140,7 +144,7 @@ public final class WorkerNode implements AutoCloseable {
                 node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
-                stdinFeeds, egress, new io.outrun.secrets.SecretStore(core.pool(), config.secretsKey()));
+                stdinFeeds, egress, new io.outrun.secrets.SecretStore(core.pool(), config.secretsKey()), api);
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> core.leases().claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
@@ -350,6 +354,41 @@ public final class WorkerNode implements AutoCloseable {
     }
 
     /**
+     * What this node's runs get of Outrun's API: tokens signed with the fleet's key when the node
+     * has an issuer ({@code --public-url} or {@code --api-url}) and the secrets key that opens the
+     * key; container runs reach {@code --api-url} through the node's bridge (their network stays
+     * none), host processes directly unless bubblewrap took their network.
+     */
+    private io.outrun.bridge.ApiAccess startApi(WorkerConfig config, String node) {
+        io.outrun.identity.TokenIssuer issuer = null;
+        String whyNot = null;
+        if (config.issuerUrl() == null) {
+            whyNot = "this node has no --api-url or --public-url, the issuer of run tokens";
+        } else if (config.secretsKey() == null) {
+            whyNot = "this node has no --secrets-key-file, which seals the fleet's signing key";
+        } else {
+            issuer = new io.outrun.identity.TokenIssuer(new io.outrun.identity.SigningKeys(core.pool(), config.secretsKey()),
+                    config.issuerUrl());
+        }
+        io.outrun.bridge.ApiBridge bridge = null;
+        String direct = null;
+        if (config.apiUrl() != null && "docker".equals(sandbox.name())) {
+            java.nio.file.Path dir = config.leaseDir().resolve("api-" + node);
+            try {
+                bridge = io.outrun.bridge.ApiBridge.start(dir, config.apiUrl());
+            } catch (java.io.IOException e) {
+                throw new ConfigException("--api-url: cannot listen in " + dir + ": " + e.getMessage());
+            }
+        } else if (config.apiUrl() != null && sandbox instanceof io.outrun.sandbox.process.ProcessSandbox p
+                && (!p.isIsolated() || config.limits().network() != null)) {
+            direct = config.apiUrl();
+        }
+        io.outrun.bridge.ApiAccess access = new io.outrun.bridge.ApiAccess(issuer, whyNot, bridge, direct);
+        access.describe(sandbox.name());
+        return access;
+    }
+
+    /**
      * The node's limits with what the execution asked for in their place (the API clamped it to
      * the operator's maxima); the node's network setting is the node's.
      */
@@ -499,6 +538,9 @@ public final class WorkerNode implements AutoCloseable {
         sandbox.close();
         if (egress != null) {
             egress.close();
+        }
+        if (api != null) {
+            api.close();
         }
         if (listener != null) {
             listener.close();

@@ -1,0 +1,233 @@
+package io.outrun.bridge;
+
+import io.outrun.http.wire.ErrorBody;
+import io.outrun.identity.Issuer;
+import io.outrun.proxy.RunSocket;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
+/**
+ * Outrun's API, reachable from inside a run's container, which has no network (issue 31). Each
+ * attempt gets a listener of its own ({@link #open}): a unix socket in the node's lease dir that
+ * its container gets bind-mounted at {@link #CONTAINER_SOCKET}, where a relay in the container
+ * serves it on 127.0.0.1:{@value #CONTAINER_PORT} ({@code api-relay.sh}). A connection is
+ * relayed to the node's {@code --api-url} only when its request head carries
+ * {@code Authorization: Bearer <that attempt's run token>}; anything else is answered 401 here
+ * and nothing of it reaches the API. The run token is what the API checks; the bridge's own check
+ * keeps a run that lost its token (or never had one) off the API altogether.
+ *
+ * <p>One request per connection: the bridge sends {@code Connection: close} and {@code Host} set
+ * to the API's authority, then relays the bytes both ways (the request's body too). As for the
+ * egress proxy, a run holds at most {@link #MAX_CONNECTIONS_PER_RUN} connections, and its
+ * listener and every connection it carried close with its attempt.
+ */
+public final class ApiBridge implements AutoCloseable {
+
+    /** Where the socket appears inside a run's container, the relay's port there, and what {@code OUTRUN_API} says. */
+    public static final String CONTAINER_SOCKET = "/run/outrun-api.sock";
+    public static final int CONTAINER_PORT = 7171;
+    public static final String CONTAINER_URL = "http://127.0.0.1:" + CONTAINER_PORT;
+    static final int MAX_CONNECTIONS_PER_RUN = 32;
+    private static final int MAX_HEAD = 16 * 1024;
+    private static final int CONNECT_TIMEOUT_MS = 10_000;
+    /** A connection that has not sent its request head by then is closed. */
+    private static final long HEAD_TIMEOUT_MS = 10_000;
+    /** An answer silent this long is cut (a long poll waits 30 s at most). */
+    private static final int IDLE_TIMEOUT_MS = 120_000;
+
+    private final Path dir;
+    private final String host;
+    private final int port;
+    private final boolean tls;
+    /** The API's host[:port], as its requests' {@code Host}. */
+    private final String authority;
+    /** The --api-url's path, before each request's own ("" for none). */
+    private final String basePath;
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "outrun-api-bridge");
+        t.setDaemon(true);
+        return t;
+    });
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "outrun-api-bridge-timer");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    private ApiBridge(Path dir, URI api) throws IOException {
+        this.dir = dir;
+        this.tls = "https".equals(api.getScheme());
+        this.host = api.getHost();
+        this.port = api.getPort() > 0 ? api.getPort() : tls ? 443 : 80;
+        this.authority = api.getPort() > 0 ? api.getHost() + ":" + api.getPort() : api.getHost();
+        this.basePath = api.getRawPath() == null ? "" : api.getRawPath(); // normalized: no trailing slash
+        RunSocket.prepareDirectory(dir);
+    }
+
+    /** A bridge to {@code apiUrl} whose per-attempt sockets live in {@code dir} (a path the Docker engine sees). */
+    public static ApiBridge start(Path dir, String apiUrl) throws IOException {
+        return new ApiBridge(dir, URI.create(Issuer.normalize(apiUrl, "--api-url")));
+    }
+
+    /** A listener for one attempt, named after it, that lets through requests carrying {@code runToken} alone. */
+    public Listener open(String name, String runToken) throws IOException {
+        if (closed) {
+            throw new IOException("the API bridge is closed");
+        }
+        if (runToken == null || runToken.isEmpty()) {
+            throw new IllegalArgumentException("a listener needs its attempt's run token");
+        }
+        return new Listener(dir.resolve(name + ".sock"), runToken);
+    }
+
+    /** One attempt's listener; closing it ends every connection it carried. */
+    public final class Listener implements AutoCloseable {
+        private final RunSocket socket;
+        private final byte[] expected;
+
+        private Listener(Path socket, String runToken) throws IOException {
+            this.expected = ("Bearer " + runToken).getBytes(StandardCharsets.ISO_8859_1);
+            this.socket = RunSocket.open(socket, MAX_CONNECTIONS_PER_RUN, threads, (client, run) -> serve(client, run, expected),
+                    (client, run) -> full(client));
+        }
+
+        public Path socket() {
+            return socket.path();
+        }
+
+        /** Never the token. */
+        @Override
+        public String toString() {
+            return "ApiBridge.Listener[" + socket.path() + "]";
+        }
+
+        @Override
+        public void close() {
+            socket.close();
+        }
+    }
+
+    private void serve(SocketChannel client, RunSocket run, byte[] expected) throws IOException {
+        InputStream in = RunSocket.input(client);
+        OutputStream out = RunSocket.output(client);
+        byte[] head = RunSocket.readHead(client, in, MAX_HEAD, timer, HEAD_TIMEOUT_MS);
+        if (head == null) {
+            return; // closed before a request (the relay's readiness check)
+        }
+        String text = new String(head, StandardCharsets.ISO_8859_1);
+        int lineEnd = text.indexOf("\r\n");
+        String[] requestLine = lineEnd < 0 ? new String[0] : text.substring(0, lineEnd).split(" ");
+        // Origin form only (a path): an absolute URI would name another host than the API.
+        if (!text.endsWith("\r\n\r\n") || requestLine.length != 3 || !requestLine[0].matches("[A-Z]{1,16}")
+                || !requestLine[1].startsWith("/") || !requestLine[2].startsWith("HTTP/1.")) {
+            answer(out, 400, "bad_request", "Not an HTTP/1.1 request to Outrun's API (a path, not a URL).",
+                    "Send requests to $OUTRUN_API, e.g. curl -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" $OUTRUN_API/v1/executions.");
+            return;
+        }
+        if (!carries(text.substring(lineEnd + 2), expected)) {
+            answer(out, 401, "run_token_required", "Requests through $OUTRUN_API must carry this run's own token.",
+                    "Send Authorization: Bearer $OUTRUN_API_TOKEN (the run's environment holds it).");
+            return;
+        }
+        Socket upstream = new Socket();
+        run.track(upstream);
+        try (upstream) {
+            Socket api;
+            try {
+                upstream.connect(new InetSocketAddress(host, port), CONNECT_TIMEOUT_MS);
+                upstream.setSoTimeout(IDLE_TIMEOUT_MS);
+                api = tls ? tls(upstream) : upstream;
+            } catch (IOException e) {
+                answer(out, 502, "api_unreachable", "This run's node could not reach Outrun's API (" + e.getMessage() + ").",
+                        "Retry in a few seconds; if it lasts, tell the operator (the worker's --api-url).");
+                return;
+            }
+            String forwarded = requestLine[0] + " " + basePath + requestLine[1] + " " + requestLine[2] + "\r\n"
+                    + RunSocket.forwardedHeaders(text, lineEnd, authority);
+            api.getOutputStream().write(forwarded.getBytes(StandardCharsets.ISO_8859_1));
+            RunSocket.relay(in, out, api, threads);
+        } finally {
+            run.untrack(upstream);
+        }
+    }
+
+    /** True when {@code headers} hold exactly one Authorization, and it is {@code expected} (compared in constant time). */
+    private static boolean carries(String headers, byte[] expected) {
+        String found = null;
+        for (String line : headers.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals("authorization")) {
+                if (found != null) {
+                    return false;
+                }
+                found = line.substring(colon + 1).trim();
+            }
+        }
+        if (found == null) {
+            return false;
+        }
+        // The scheme's case is free (RFC 9110); the token's is not.
+        if (found.length() > 7 && found.substring(0, 7).equalsIgnoreCase("Bearer ")) {
+            found = "Bearer " + found.substring(7);
+        }
+        return MessageDigest.isEqual(found.getBytes(StandardCharsets.ISO_8859_1), expected);
+    }
+
+    /** TLS over {@code plain}, with the API's host name checked against its certificate. */
+    private SSLSocket tls(Socket plain) throws IOException {
+        SSLSocket s = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault()).createSocket(plain, host, port, true);
+        SSLParameters params = s.getSSLParameters();
+        params.setEndpointIdentificationAlgorithm("HTTPS");
+        s.setSSLParameters(params);
+        s.startHandshake();
+        return s;
+    }
+
+    /** Answers a connection past the run's share 503, once it has sent its head (closing on unread bytes resets it). */
+    private void full(SocketChannel client) throws IOException {
+        RunSocket.readHead(client, RunSocket.input(client), MAX_HEAD, timer, HEAD_TIMEOUT_MS);
+        answer(RunSocket.output(client), 503, "too_many_connections", "This run already has " + MAX_CONNECTIONS_PER_RUN
+                + " connections to Outrun's API open.", "Close some (one request per connection) before opening more.");
+    }
+
+    /** An answer in the API's own error shape ({@link ErrorBody}), so that clients read it as any other. */
+    private static void answer(OutputStream out, int status, String code, String message, String guidance) throws IOException {
+        byte[] body = JSON.writeValueAsBytes(ErrorBody.of(code, message, guidance));
+        String reason = switch (status) {
+            case 401 -> "Unauthorized";
+            case 502 -> "Bad Gateway";
+            case 503 -> "Service Unavailable";
+            default -> "Bad Request";
+        };
+        out.write(("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: application/json\r\nContent-Length: "
+                + body.length + (status == 401 ? "\r\nWWW-Authenticate: Bearer" : "") + "\r\nConnection: close\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body);
+        out.flush();
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    @Override
+    public void close() {
+        closed = true;
+        threads.shutdownNow();
+        timer.shutdownNow();
+    }
+}

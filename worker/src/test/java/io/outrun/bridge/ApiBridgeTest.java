@@ -1,0 +1,142 @@
+package io.outrun.bridge;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The bridge over its real unix socket, in front of a real HTTP server on loopback: only a
+ * request carrying the attempt's own run token reaches the server (with its body, its answer
+ * relayed back, Host rewritten); any other is answered 401 in the API's error shape and nothing
+ * of it is forwarded; closing the listener ends the connections it carried.
+ */
+class ApiBridgeTest {
+
+    private HttpServer api;
+    /** What the server received: "METHOD path|Host|Authorization|Connection|body". */
+    private final List<String> seen = new CopyOnWriteArrayList<>();
+    private final CountDownLatch hangs = new CountDownLatch(1);
+
+    @BeforeEach
+    void serve() throws IOException {
+        api = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        api.createContext("/", x -> {
+            String body = new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            seen.add(x.getRequestMethod() + " " + x.getRequestURI() + "|" + x.getRequestHeaders().getFirst("Host") + "|"
+                    + x.getRequestHeaders().getFirst("Authorization") + "|" + x.getRequestHeaders().getFirst("Connection")
+                    + "|" + body);
+            if (x.getRequestURI().getPath().equals("/hang")) {
+                try {
+                    hangs.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            byte[] answer = ("got:" + body).getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(201, answer.length);
+            x.getResponseBody().write(answer);
+            x.close();
+        });
+        api.setExecutor(java.util.concurrent.Executors.newCachedThreadPool());
+        api.start();
+    }
+
+    @AfterEach
+    void stop() {
+        hangs.countDown();
+        api.stop(0);
+    }
+
+    private String apiUrl() {
+        return "http://127.0.0.1:" + api.getAddress().getPort();
+    }
+
+    @Test
+    void theRunsOwnTokenReachesTheApiWithItsBodyAndGetsItsAnswer(@TempDir Path dir) throws Exception {
+        try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl());
+             ApiBridge.Listener run = bridge.open("run-1", "token-of-run-1")) {
+            String answer = exchange(run.socket(), "POST /v1/executions?x=1 HTTP/1.1\r\nHost: 127.0.0.1:7171\r\n"
+                    + "authorization: bearer token-of-run-1\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhello");
+            assertThat(answer).startsWith("HTTP/1.1 201").endsWith("got:hello");
+            assertThat(seen).containsExactly("POST /v1/executions?x=1|127.0.0.1:" + api.getAddress().getPort()
+                    + "|bearer token-of-run-1|close|hello");
+        }
+    }
+
+    @Test
+    void anyOtherRequestIsAnswered401HereAndNothingOfItIsForwarded(@TempDir Path dir) throws Exception {
+        try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl());
+             ApiBridge.Listener run = bridge.open("run-1", "token-of-run-1");
+             ApiBridge.Listener other = bridge.open("run-2", "token-of-run-2")) {
+            for (String auth : List.of("", "Authorization: Bearer token-of-run-2\r\n", "Authorization: Bearer token-of-run-\r\n",
+                    "Authorization: Basic dG9rZW4tb2YtcnVuLTE=\r\n",
+                    "Authorization: Bearer token-of-run-1\r\nAuthorization: Bearer token-of-run-2\r\n")) {
+                String answer = exchange(run.socket(), "GET /v1/executions HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n");
+                assertThat(answer).as(auth).startsWith("HTTP/1.1 401").contains("WWW-Authenticate: Bearer")
+                        .contains("{\"status\":\"error\",\"error\":{\"code\":\"run_token_required\",\"message\":")
+                        .contains("\"guidance\":");
+            }
+            // An absolute URI would name another host: refused as well.
+            assertThat(exchange(run.socket(), "GET http://10.0.0.1/ HTTP/1.1\r\nAuthorization: Bearer token-of-run-1\r\n\r\n"))
+                    .startsWith("HTTP/1.1 400");
+            assertThat(seen).isEmpty();
+            assertThat(exchange(other.socket(), "GET /v1/x HTTP/1.1\r\nAuthorization: Bearer token-of-run-2\r\n\r\n"))
+                    .as("each listener lets its own run's token through").startsWith("HTTP/1.1 201");
+        }
+    }
+
+    @Test
+    void closingTheListenerEndsTheConnectionsItCarried(@TempDir Path dir) throws Exception {
+        try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl())) {
+            ApiBridge.Listener run = bridge.open("run-1", "t");
+            SocketChannel open = connect(run.socket());
+            open.write(ByteBuffer.wrap("GET /hang HTTP/1.1\r\nAuthorization: Bearer t\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1)));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (seen.isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            assertThat(seen).as("the request reached the API").hasSize(1);
+            run.close();
+            assertThat(open.read(ByteBuffer.allocate(64))).as("closed with its attempt, before any answer").isEqualTo(-1);
+            open.close();
+            assertThat(Files.exists(run.socket())).isFalse();
+        }
+    }
+
+    private static SocketChannel connect(Path socket) throws IOException {
+        SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+        c.connect(UnixDomainSocketAddress.of(socket));
+        return c;
+    }
+
+    private static String exchange(Path socket, String request) throws IOException {
+        try (SocketChannel c = connect(socket)) {
+            c.write(ByteBuffer.wrap(request.getBytes(StandardCharsets.ISO_8859_1)));
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            StringBuilder out = new StringBuilder();
+            while (c.read(buf) >= 0) {
+                buf.flip();
+                out.append(StandardCharsets.ISO_8859_1.decode(buf));
+                buf.clear();
+            }
+            return out.toString();
+        }
+    }
+}
