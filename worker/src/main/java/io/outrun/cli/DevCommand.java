@@ -206,11 +206,13 @@ final class DevCommand implements Callable<Integer> {
                     .withWebhooks(webhookOptions.policy())
                     .withDashboard(dashboardPort, dashboardPassword != null
                             ? DashboardAccess.basic(DASHBOARD_USER, dashboardPassword) : DashboardAccess.NONE);
-            // The API first: its runs reach it (and their tokens name it) at the port it got.
+            // The API first: its runs reach it at the port it got, and their tokens name the issuer
+            // it checks (its --public-url, else that same address: ApiServer.issuer's rule).
             api = ApiNode.start(core, apiConfig, "dev");
-            String host = apiConfig.host().equals("0.0.0.0") ? "127.0.0.1" : apiConfig.host();
-            String self = "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + api.port();
-            worker = WorkerNode.start(core, workerConfig.withApi(self, null), sandbox);
+            String host = apiConfig.host().equals("0.0.0.0") || apiConfig.host().equals("::") ? "127.0.0.1"
+                    : apiConfig.host().contains(":") ? "[" + apiConfig.host() + "]" : apiConfig.host();
+            worker = WorkerNode.start(core, workerConfig.withApi("http://" + host + ":" + api.port(),
+                    apiConfig.identity().publicUrl()), sandbox);
             Stack stack = new Stack(lock, postgres, core, worker, api, token);
             printWelcome(out, apiConfig, api.port(), dir, sandbox.name(), db.url().replaceFirst("\\?.*$", ""), dashboardPassword);
             return stack;
