@@ -54,6 +54,9 @@ export COMPOSE_PROJECT_NAME="outrun-check-$$"
 export OUTRUN_IMAGE=outrun:ci POSTGRES_IMAGE=outrun-postgres:15-ci
 export OUTRUN_API_1_PORT="$(free_port)" OUTRUN_API_2_PORT="$(free_port)"
 export DOCKER_GID="$(stat -c %g /var/run/docker.sock)"
+# One secrets key and one issuer for the fleet: the run below reads itself through $OUTRUN_API.
+OUTRUN_SECRETS_KEY="$(head -c 32 /dev/urandom | base64)"
+export OUTRUN_SECRETS_KEY OUTRUN_PUBLIC_URL="http://127.0.0.1:$OUTRUN_API_1_PORT"
 COMPOSE=(docker-compose -f deploy/docker-compose.yml)
 
 teardown() {
@@ -99,9 +102,11 @@ TOKEN="$("${COMPOSE[@]}" run --rm -T migrate token create --owner ci | tail -n 1
 case "$TOKEN" in otk_*) ;; *) echo "no token: $TOKEN" >&2; exit 1 ;; esac
 
 log "one execution: submitted to api-1, followed on api-2, run in a container by a worker"
+# It also reads itself through its worker's bridge to api-1, with its run token (issue 31).
+SELF='import json, os, urllib.request as u; r = u.Request(os.environ["OUTRUN_API"] + "/v1/executions/" + os.environ["OUTRUN_EXECUTION_ID"], headers={"Authorization": "Bearer " + os.environ["OUTRUN_API_TOKEN"]}); print("api says", json.load(u.urlopen(r, timeout=20))["status"])'
+BODY="$(python3 -c 'import json, sys; print(json.dumps({"command": "echo hello from the fleet; id -u; test -f /.dockerenv && echo in a container; python3 -c " + json.dumps(sys.argv[1])}))' "$SELF")"
 ID="$(curl -fsS "$API1/v1/executions" -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-  -d '{"command": "echo hello from the fleet; id -u; test -f /.dockerenv && echo in a container"}' \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["executionId"])')"
+  -d "$BODY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["executionId"])')"
 echo "execution $ID"
 T5=$(seconds)
 deadline=$(( T5 + 120 ))
@@ -117,8 +122,10 @@ v = json.load(sys.stdin)
 out = v["stdout"]["text"]
 print("status %s, attempt %s, stdout %r" % (v["status"], v["attempt"], out))
 assert v["status"] == "succeeded", v
-assert out == "hello from the fleet\n10001\nin a container\n", out
-'
+assert out == "hello from the fleet\n10001\nin a container\napi says running\n", (out, v["stderr"]["text"])
+'''
+log "the fleet's signing key is published on api-2"
+curl -fsS "$API2/.well-known/jwks.json" | python3 -c 'import json,sys; keys = json.load(sys.stdin)["keys"]; print("%d key(s)" % len(keys)); assert keys and keys[0]["alg"] == "ES256", keys'
 T6=$(seconds)
 echo "execution ended in $((T6 - T5)) s"
 log "ok: image builds $((T2 - T0)) s, fleet up $((T4 - T3)) s, execution $((T6 - T5)) s, whole check $(( $(seconds) - START )) s"
