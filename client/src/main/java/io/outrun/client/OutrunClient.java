@@ -52,6 +52,29 @@ public final class OutrunClient {
     }
 
     /**
+     * A client for use inside a run (issue 31): the API at {@code $OUTRUN_API} with the run's token
+     * {@code $OUTRUN_API_TOKEN}. It acts as the run's owner within the run's scope: submit, read,
+     * wait for and cancel its children, read its own execution ({@code $OUTRUN_EXECUTION_ID}) and
+     * report its {@link #progress}.
+     *
+     * @throws IllegalStateException when not inside a run (either variable is unset)
+     */
+    public static OutrunClient fromRunEnv() {
+        return fromRunEnv(System.getenv());
+    }
+
+    /** As {@link #fromRunEnv()}, reading the variables from {@code env}. */
+    public static OutrunClient fromRunEnv(java.util.Map<String, String> env) {
+        String api = env.get("OUTRUN_API");
+        String token = env.get("OUTRUN_API_TOKEN");
+        if (api == null || api.isBlank() || token == null || token.isBlank()) {
+            throw new IllegalStateException("not inside an Outrun run: OUTRUN_API and OUTRUN_API_TOKEN are set only in"
+                    + " the environment of a run whose node can sign run tokens");
+        }
+        return new OutrunClient(URI.create(api.strip()), token.strip());
+    }
+
+    /**
      * The same client, asking the API to word its guidance for {@code channel}: {@code mcp}
      * (tools and their arguments), {@code cli} (commands), or null (HTTP routes).
      */
@@ -154,6 +177,26 @@ public final class OutrunClient {
     public ExecutionView cancel(String executionId) {
         String path = "/v1/executions/" + encodePath(executionId) + "/cancel";
         return send(request(path, Duration.ZERO).POST(HttpRequest.BodyPublishers.noBody()).build(), ExecutionView.class);
+    }
+
+    /**
+     * Reports a run's progress ({@code percent} 0-100 and/or {@code message}, up to 500 characters;
+     * either may be null, not both). Only a run's own token may, for its own execution: from inside
+     * a run, {@link #fromRunEnv()} and {@code System.getenv("OUTRUN_EXECUTION_ID")}. At most one
+     * report per 250 ms per execution ({@link ApiException} {@code progress_too_fast}); the latest
+     * shows in every poll as {@link ExecutionView#progress()}.
+     */
+    public io.outrun.http.wire.ProgressView progress(String executionId, Integer percent, String message) {
+        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+        if (percent != null) {
+            body.put("percent", percent);
+        }
+        if (message != null) {
+            body.put("message", message);
+        }
+        return send(request("/v1/executions/" + encodePath(executionId) + "/progress", Duration.ZERO)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.http.wire.ProgressView.class);
     }
 
     /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */

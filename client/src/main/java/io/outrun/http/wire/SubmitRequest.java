@@ -34,6 +34,10 @@ import java.util.Map;
  * @param startAt        start no sooner than this ISO-8601 instant; null: at once (not with delayMs)
  * @param retry          run a failed command again ({@link RetrySpec}); null: never
  * @param webhook        where to POST the end, signed (Standard Webhooks); needs {@code POST /v1/webhook-secret} first
+ * @param identity       the run gets {@code OUTRUN_ID_TOKEN}, a JWT for {@code identity.audience} (null audience:
+ *                       the server's default); null: no identity token
+ * @param cancelWithParent only for a child (submitted by a run with its run token): whether it is cancelled
+ *                       with its parent (null: true)
  */
 public record SubmitRequest(
         String command,
@@ -60,7 +64,9 @@ public record SubmitRequest(
         Long delayMs,
         String startAt,
         RetrySpec retry,
-        String webhook) {
+        String webhook,
+        IdentityView identity,
+        Boolean cancelWithParent) {
 
     /** {@code "retry"}: retries after a failure, the first one's wait (doubled each time), and which failures. */
     public record RetrySpec(int maxRetries, Long backoffMs, java.util.List<String> on) {
@@ -71,7 +77,7 @@ public record SubmitRequest(
                          String waitFor, java.util.List<InputFileSpec> files, java.util.List<String> artifacts,
                          String workspace) {
         this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts,
-                workspace, null, null, null, null, null, null, null, null, null, null, null, null);
+                workspace, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
@@ -86,111 +92,131 @@ public record SubmitRequest(
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withArtifacts(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     public SubmitRequest withWorkspace(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** Keeps the command's stdin open for writes ({@code POST …/stdin}). */
     public SubmitRequest withStdin(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** Gives the command a pseudo-terminal (stdin open too). */
     public SubmitRequest withTty(boolean value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook);
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** Asks the run's sandbox for these resources (each null: the node's default); the server clamps them. */
     public SubmitRequest withResources(Integer memoryMbValue, Double cpusValue, Integer pidsValue, Integer tmpfsMbValue) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue, network, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** {@code "egress"}: the run goes out through its node's proxy, to the hosts the operator allows. */
     public SubmitRequest withNetwork(String value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, value, secrets, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, value, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** Names of the owner's secrets the run gets as environment variables. */
     public SubmitRequest withSecrets(java.util.List<String> value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, value, delayMs, startAt, retry, webhook);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, value, delayMs, startAt, retry, webhook, identity, cancelWithParent);
     }
 
     /** Starts no sooner than {@code ms} after the submit. */
     public SubmitRequest withDelayMs(Long ms) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, ms, null, retry, webhook);
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, ms, null, retry, webhook, identity, cancelWithParent);
     }
 
     /** Starts no sooner than {@code at}. */
     public SubmitRequest withStartAt(java.time.Instant at) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
                 waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, null,
-                at == null ? null : at.toString(), retry, webhook);
+                at == null ? null : at.toString(), retry, webhook, identity, cancelWithParent);
     }
 
     /** Runs a failed command again, up to {@code maxRetries} times (see {@link RetrySpec}). */
     public SubmitRequest withRetry(RetrySpec value) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
                 waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, value, webhook);
+                startAt, value, webhook, identity, cancelWithParent);
     }
 
     /** POSTs the execution's end to {@code url}, signed with the owner's webhook secret. */
     public SubmitRequest withWebhook(String url) {
         return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
                 waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, retry, url);
+                startAt, retry, url, identity, cancelWithParent);
+    }
+
+    /**
+     * Gives the run an identity token ({@code OUTRUN_ID_TOKEN}) for {@code audience}; null asks
+     * for the server's default audience.
+     */
+    public SubmitRequest withIdentity(String audience) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
+                startAt, retry, webhook, new IdentityView(audience), cancelWithParent);
+    }
+
+    /**
+     * For a child submitted from inside a run: false lets it outlive its parent (null: the
+     * server's default, true).
+     */
+    public SubmitRequest withCancelWithParent(Boolean value) {
+        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
+                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
+                startAt, retry, webhook, identity, value);
     }
 }
