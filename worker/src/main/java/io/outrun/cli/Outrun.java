@@ -16,7 +16,7 @@ import picocli.CommandLine.Command;
         subcommands = {MigrateCommand.class, WorkerCommand.class, PruneCommand.class, ApiCommand.class, DevCommand.class, TokenCommand.class,
                 RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class, McpCommand.class,
                 NodesCommand.class, DrainCommand.class, OwnerCommand.class, GetCommand.class, SendCommand.class,
-                AttachCommand.class, SecretCommand.class, WebhookSecretCommand.class, ScheduleCommand.class,
+                AttachCommand.class, SecretCommand.class, WebhookSecretCommand.class, ScheduleCommand.class, KeysCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
 

@@ -200,6 +200,42 @@ class CliIT {
         assertThat(badOwner.code()).isEqualTo(2);
     }
 
+    /** Issue 31: `outrun keys rotate` needs the secrets key; ls shows the current key and the retired one's overlap. */
+    @Test
+    void keysRotateKeepsTheRetiredKeyPublishedAndLsListsBoth(@TempDir Path dir) throws Exception {
+        var db = TestDatabase.migrated(DatabaseConfig::new);
+        String[] dbArgs = {"--db-url", db.url(), "--db-user", db.user(), "--db-password", db.password()};
+        if (System.getenv(SecretsKeyOptions.ENV) == null) {
+            Result noKey = outrun(concat(new String[] {"keys", "rotate"}, dbArgs));
+            assertThat(noKey.code()).isEqualTo(2);
+            assertThat(noKey.err().strip()).doesNotContain("\n").contains("OUTRUN_SECRETS_KEY").contains("--secrets-key-file");
+        }
+        Path keyFile = dir.resolve("secrets.key");
+        Files.writeString(keyFile, io.outrun.secrets.SecretsKey.generate());
+        String[] rotate = concat(new String[] {"keys", "rotate", "--secrets-key-file", keyFile.toString()}, dbArgs);
+        Result first = outrun(rotate);
+        assertThat(first.code()).as(first.err()).isZero();
+        java.util.regex.Matcher kid = java.util.regex.Pattern.compile("new signing key (\\S+)").matcher(first.out());
+        assertThat(kid.find()).as(first.out()).isTrue();
+        assertThat(first.out()).contains("no key before it");
+        Result second = outrun(rotate);
+        assertThat(second.code()).as(second.err()).isZero();
+        assertThat(second.out()).contains("retired " + kid.group(1)).containsPattern("until 20\\d\\d-\\d\\d-\\d\\dT");
+        Result ls = outrun(concat(new String[] {"keys", "ls"}, dbArgs));
+        assertThat(ls.code()).as(ls.err()).isZero();
+        List<String> rows = ls.out().lines().toList();
+        assertThat(rows).hasSize(3);
+        assertThat(rows.get(0)).contains("KID").contains("PUBLISHED UNTIL");
+        assertThat(rows.get(1)).endsWith("current").doesNotContain(kid.group(1));
+        assertThat(rows.get(2)).startsWith(kid.group(1)).endsWith("published");
+        Path otherKey = dir.resolve("other.key");
+        Files.writeString(otherKey, io.outrun.secrets.SecretsKey.generate());
+        Result wrongKey = outrun(concat(new String[] {"keys", "rotate", "--secrets-key-file", otherKey.toString()}, dbArgs));
+        assertThat(wrongKey.code()).isEqualTo(2);
+        assertThat(wrongKey.err()).contains("sealed under another secrets key");
+        assertThat(outrun(concat(new String[] {"keys", "ls"}, dbArgs)).out().lines()).hasSize(3);
+    }
+
     @Test
     void devStartsServesASubmitAndKeepsDataAcrossRestarts(@TempDir Path dir) throws Exception {
         String[] args = {"dev", "--data-dir", dir.toString(), "--port", "0", "--dashboard-port", "0", "--sandbox", "process"};
