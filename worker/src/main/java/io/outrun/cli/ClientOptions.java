@@ -17,7 +17,12 @@ public final class ClientOptions {
     @Option(names = "--api", defaultValue = "${env:OUTRUN_API}", description = "API base URL (env OUTRUN_API; default " + DEFAULT_API + ")")
     String api;
 
-    @Option(names = "--token", defaultValue = "${env:OUTRUN_TOKEN}", description = "Bearer token (env OUTRUN_TOKEN; default: the token `outrun dev` wrote to .outrun/dev-token)")
+    /** The run's own token, in the env of every run whose node can sign (issue 31). */
+    static final String RUN_TOKEN_ENV = "OUTRUN_API_TOKEN";
+
+    @Option(names = "--token", defaultValue = "${env:OUTRUN_TOKEN}", description = "Bearer token (env OUTRUN_TOKEN; else,"
+            + " inside a run, the run's own token OUTRUN_API_TOKEN, so `outrun run` there submits a child and"
+            + " `outrun progress` reports; else the token `outrun dev` wrote to .outrun/dev-token)")
     String token;
 
     OutrunClient client() {
@@ -31,7 +36,7 @@ public final class ClientOptions {
         } catch (IllegalArgumentException e) {
             throw new ConfigException("--api must be an http(s) URL such as " + DEFAULT_API + ", got: " + url);
         }
-        String t = first(token, devToken());
+        String t = first(token, System.getenv(RUN_TOKEN_ENV), devToken());
         if (t == null || t.isBlank()) {
             throw new ConfigException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
                     + " `outrun token create --owner NAME`; `outrun dev` writes one to .outrun/dev-token)");

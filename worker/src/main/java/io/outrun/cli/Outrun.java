@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
                 RunCommand.class, StatusCommand.class, LogsCommand.class, CancelCommand.class, LsCommand.class, McpCommand.class,
                 NodesCommand.class, DrainCommand.class, OwnerCommand.class, GetCommand.class, SendCommand.class,
                 AttachCommand.class, SecretCommand.class, WebhookSecretCommand.class, ScheduleCommand.class, KeysCommand.class,
+                ProgressCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Outrun implements Runnable {
 

@@ -109,6 +109,16 @@ final class RunCommand extends ClientCommand {
     @Option(names = "--retry-backoff-ms", paramLabel = "MS", description = "The first retry's wait (default 1000)")
     Long retryBackoffMs;
 
+    @Option(names = "--identity", arity = "0..1", paramLabel = "AUDIENCE", fallbackValue = "",
+            description = "Give the run an identity: env OUTRUN_ID_TOKEN, a JWT signed by the fleet's key (sub owner:YOU)"
+                    + " that a service verifies against the API's /.well-known/jwks.json; for AUDIENCE (its aud), or"
+                    + " without one the operator's default")
+    String identity;
+
+    @Option(names = "--no-cancel-with-parent", description = "Inside a run (a child): let this one outlive its parent"
+            + " (by default a child is cancelled when its parent ends)")
+    boolean noCancelWithParent;
+
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
@@ -126,7 +136,11 @@ final class RunCommand extends ClientCommand {
                 .withStdin(stdin).withTty(tty).withResources(memoryMb, cpus, pids, tmpfsMb)
                 .withNetwork(egress ? "egress" : null).withSecrets(common.secrets).withDelayMs(delayMs)
                 .withWebhook(common.webhook)
-                .withRetry(retries == null ? null : new SubmitRequest.RetrySpec(retries, retryBackoffMs, null));
+                .withRetry(retries == null ? null : new SubmitRequest.RetrySpec(retries, retryBackoffMs, null))
+                .withCancelWithParent(noCancelWithParent ? Boolean.FALSE : null);
+        if (identity != null) {
+            request = request.withIdentity(identity.isBlank() ? null : identity);
+        }
         if (startAt != null) {
             try {
                 request = request.withStartAt(java.time.OffsetDateTime.parse(startAt).toInstant());

@@ -39,6 +39,16 @@ final class StatusCommand extends ClientCommand {
         row("output", "stdout " + v.stdout().totalBytes() + " B" + (v.stdout().truncated() ? " (truncated)" : "")
                 + ", stderr " + v.stderr().totalBytes() + " B" + (v.stderr().truncated() ? " (truncated)" : ""));
         row("command", Format.oneLine(v.command(), 100));
+        if (v.progress() != null) {
+            row("progress", Format.progress(v.progress(), java.time.Instant.now()));
+        }
+        if (v.parentId() != null) {
+            row("parent", v.parentId() + (Boolean.FALSE.equals(v.cancelWithParent()) ? "  (outlives it)"
+                    : "  (cancelled with it)"));
+        }
+        if (v.identity() != null) {
+            row("identity", "OUTRUN_ID_TOKEN for " + v.identity().audience());
+        }
         if (v.error() != null) {
             row("error", v.error().code() + ": " + v.error().message());
         }

@@ -236,6 +236,72 @@ class CliIT {
         assertThat(outrun(concat(new String[] {"keys", "ls"}, dbArgs)).out().lines()).hasSize(3);
     }
 
+    /**
+     * Issue 31, the CLI inside a run: with only the run's env (OUTRUN_API, OUTRUN_API_TOKEN,
+     * OUTRUN_EXECUTION_ID) `outrun progress` reports and `outrun run` submits a child; `outrun
+     * status` shows both. The run token is issued here as its worker would.
+     */
+    @Test
+    void insideARunTheCliReportsProgressAndSubmitsChildren() throws Exception {
+        String id = client("run", "--", "sleep 60").out().strip();
+        WorkerApiWait.until(api.alice(), id, v -> v.status().equals("running"));
+        var keys = new io.outrun.identity.SigningKeys(api.core().pool(),
+                io.outrun.secrets.SecretsKey.fromBase64(io.outrun.secrets.SecretsKey.generate(), "test"));
+        var execution = api.core().submissions().find(java.util.UUID.fromString(id), io.outrun.store.OutputStore.Read.NONE)
+                .orElseThrow();
+        String runToken = new io.outrun.identity.TokenIssuer(keys, api.base().toString())
+                .issue(execution, java.time.Instant.now()).apiToken();
+        java.util.Map<String, String> env = java.util.Map.of("OUTRUN_API", api.base().toString(), "OUTRUN_API_TOKEN", runToken,
+                "OUTRUN_EXECUTION_ID", id);
+
+        Process progress = inRun(env, "progress", "40", "2 of 5 shards");
+        assertThat(progress.waitFor()).as(output(progress)).isZero();
+        ExecutionView polled = api.alice().get(id);
+        assertThat(polled.progress().percent()).isEqualTo(40);
+        assertThat(polled.progress().message()).isEqualTo("2 of 5 shards");
+        Result status = client("status", id);
+        assertThat(status.out()).containsPattern("progress +40% 2 of 5 shards \\((just now|\\d+ s ago)\\)");
+
+        Process child = inRun(env, "run", "--identity=https://svc.example", "--no-cancel-with-parent", "--", "echo child");
+        String childOut = output(child);
+        assertThat(child.waitFor()).as(childOut).isZero();
+        String childId = childOut.lines().map(String::strip).filter(l -> l.matches("[0-9a-f-]{36}")).findFirst().orElseThrow();
+        ExecutionView c = api.alice().get(childId);
+        assertThat(c.parentId()).isEqualTo(id);
+        assertThat(c.cancelWithParent()).isFalse();
+        assertThat(c.identity().audience()).isEqualTo("https://svc.example");
+        Result childStatus = client("status", childId);
+        assertThat(childStatus.out()).containsPattern("parent +" + id + " +\\(outlives it\\)")
+                .contains("OUTRUN_ID_TOKEN for https://svc.example");
+
+        // The run's token in --token: a message alone, and an owner's token is refused.
+        Result message = outrun("progress", "--api", api.base().toString(), "--token", runToken, "--id", id, "-", "linking");
+        assertThat(message.code()).as(message.err()).isZero();
+        assertThat(api.alice().get(id).progress().message()).isEqualTo("linking");
+        Result owner = client("progress", "--id", id, "50");
+        assertThat(owner.code()).isEqualTo(1);
+        assertThat(owner.err()).contains("run_token_required");
+        Result bad = client("progress", "--id", id, "150");
+        assertThat(bad.code()).isEqualTo(2);
+        client("cancel", id);
+    }
+
+    /** {@code outrun ARGS} as a separate process with exactly the run's env (no OUTRUN_TOKEN, no dev token). */
+    private static Process inRun(java.util.Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", io.outrun.worker.testing.WorkerProcess.jar().toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).directory(Files.createTempDirectory("in-run").toFile());
+        pb.environment().remove("OUTRUN_TOKEN");
+        pb.environment().remove("OUTRUN_API");
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    private static String output(Process p) throws java.io.IOException {
+        return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+
     @Test
     void devStartsServesASubmitAndKeepsDataAcrossRestarts(@TempDir Path dir) throws Exception {
         String[] args = {"dev", "--data-dir", dir.toString(), "--port", "0", "--dashboard-port", "0", "--sandbox", "process"};
