@@ -136,12 +136,14 @@ public final class OutrunTools {
                           "delayMs":{"type":"integer","minimum":0,"description":"start no sooner than this many ms from now (at most 30 days); the execution is queued with startsAt until then"},
                           "retry":{"type":"object","properties":{"maxRetries":{"type":"integer","minimum":1},"backoffMs":{"type":"integer","minimum":0},"on":{"type":"array","items":{"type":"string","enum":["command_failed","timed_out","out_of_memory"]}}},"required":["maxRetries"],"description":"run a failed command again up to maxRetries times (at most 10), waiting backoffMs (default 1000) doubled each time; on: which failures (default command_failed); the command sees its attempt in $OUTRUN_ATTEMPT"},
                           "webhook":{"type":"string","description":"an http(s) URL the operator allows (--webhook-allow): the end is POSTed there, signed (Standard Webhooks) with the owner's secret (POST /v1/webhook-secret)"},
+                          "identity":{"type":["string","boolean"],"description":"true, or an audience such as \\"https://my-service.example\\": the command gets OUTRUN_ID_TOKEN, a short-lived JWT signed by the fleet's key (sub owner:<you>, aud the audience or the operator's default) that a service verifies against the API's /.well-known/jwks.json, instead of a long-lived credential"},
                           "secrets":{"type":"array","items":{"type":"string"},"description":"names of the owner's secrets (set by a person with `outrun secret set NAME`; you never see values) the run gets as environment variables, e.g. [\\"NPM_TOKEN\\"]; a printed value shows as [secret:NAME]"}
                         },"required":["command"]}""",
                         new ToolAnnotations("Run a command", false, true, false, true, null), this::runCommand),
                 spec("get_execution", """
-                        The state of one execution: status, exit code, attempts, error, byte counts, and the \
-                        output cursor. Once it has finished, also the first part of its output (read_output with the \
+                        The state of one execution: status, exit code, attempts, error, byte counts, the \
+                        progress it last reported of itself, its parentId when a run started it, and the output \
+                        cursor. Once it has finished, also the first part of its output (read_output with the \
                         cursor goes on from there). \
                         waitMs (at most 30000) waits for the end. Prefer read_output to follow a running command.""",
                         """
@@ -280,6 +282,15 @@ public final class OutrunTools {
                 .withDelayMs(args.integer("delayMs"))
                 .withRetry(retry(args.object("retry")))
                 .withWebhook(args.string("webhook"));
+        Object identity = args.value("identity");
+        if (identity instanceof String audience) {
+            request = request.withIdentity(audience); // the server checks it
+        } else if (Boolean.TRUE.equals(identity)) {
+            request = request.withIdentity(null);
+        } else if (identity != null && !Boolean.FALSE.equals(identity)) {
+            throw new ToolArgs.InvalidArgument("identity: must be true or an audience string, e.g."
+                    + " \"https://my-service.example\"");
+        }
         if (!background) {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
@@ -573,6 +584,22 @@ public final class OutrunTools {
         answer.put("stderrBytes", v.stderr().totalBytes());
         if (v.error() != null) {
             answer.putObject("error").put("code", v.error().code()).put("message", v.error().message());
+        }
+        if (v.progress() != null) {
+            // What the run last reported of itself (POST …/progress with its run token).
+            ObjectNode progress = answer.putObject("progress");
+            if (v.progress().percent() != null) {
+                progress.put("percent", v.progress().percent());
+            }
+            if (v.progress().message() != null) {
+                progress.put("message", v.progress().message());
+            }
+            if (v.progress().at() != null) {
+                progress.put("at", v.progress().at().toString());
+            }
+        }
+        if (v.parentId() != null) {
+            answer.put("parentId", v.parentId());
         }
         return answer;
     }

@@ -59,6 +59,11 @@ final class ToolArgs {
         return l;
     }
 
+    /** An argument as given (null when absent), for one that takes more than one type. */
+    Object value(String name) {
+        return raw.get(name);
+    }
+
     String requiredString(String name) {
         String s = string(name);
         if (s == null || s.isBlank()) {

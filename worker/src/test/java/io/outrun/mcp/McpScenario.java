@@ -321,6 +321,50 @@ final class McpScenario {
         call("cancel_execution", Map.of("executionId", first));
     }
 
+    /**
+     * Issue 31: run_command asks for an identity; get_execution shows the progress a run reported
+     * of itself and a child's parentId. The run's token is issued here as its worker would.
+     */
+    void identityProgressAndParentShow(io.outrun.http.ApiHarness api) throws Exception {
+        // A node that cannot sign fails these with identity_unavailable; the submission keeps what was asked.
+        Answer withIdentity = call("run_command", Map.of("command", "true", "background", true, "identity", "https://svc.example"));
+        assertThat(withIdentity.error()).as(withIdentity.json().toString()).isFalse();
+        assertThat(api.alice().get(withIdentity.text("executionId")).identity().audience()).isEqualTo("https://svc.example");
+        Answer asDefault = call("run_command", Map.of("command", "true", "background", true, "identity", true));
+        assertThat(api.alice().get(asDefault.text("executionId")).identity()).as("the server's default audience").isNotNull();
+        Answer badIdentity = call("run_command", Map.of("command", "true", "identity", 5));
+        assertThat(badIdentity.error()).isTrue();
+        assertThat(badIdentity.json().path("error").path("message").asText()).contains("identity");
+
+        String id = call("run_command", Map.of("command", "sleep 60", "background", true)).text("executionId");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        io.outrun.http.wire.ExecutionView v;
+        while (!(v = api.alice().get(id, 1000)).status().equals("running")) {
+            assertThat(v.finished()).as(v.status() + ": " + v.error()).isFalse();
+            assertThat(System.nanoTime()).as("running within 30 s").isLessThan(deadline);
+        }
+        var keys = new io.outrun.identity.SigningKeys(api.core().pool(),
+                io.outrun.secrets.SecretsKey.fromBase64(io.outrun.secrets.SecretsKey.generate(), "test"));
+        var execution = api.core().submissions().find(java.util.UUID.fromString(id), io.outrun.store.OutputStore.Read.NONE)
+                .orElseThrow();
+        String runToken = new io.outrun.identity.TokenIssuer(keys, api.base().toString())
+                .issue(execution, java.time.Instant.now()).apiToken();
+        var run = api.client(runToken);
+        run.progress(id, 40, "2 of 5 shards");
+        String child = run.submit(io.outrun.http.wire.SubmitRequest.of("sleep 60")).executionId();
+
+        Answer parent = call("get_execution", Map.of("executionId", id));
+        assertThat(parent.json().path("progress").path("percent").asInt()).isEqualTo(40);
+        assertThat(parent.json().path("progress").path("message").asText()).isEqualTo("2 of 5 shards");
+        assertThat(parent.json().path("progress").path("at").asText()).isNotBlank();
+        assertThat(parent.json().has("parentId")).isFalse();
+        Answer kid = call("get_execution", Map.of("executionId", child));
+        assertThat(kid.text("parentId")).isEqualTo(id);
+        assertThat(kid.json().has("progress")).isFalse();
+        call("cancel_execution", Map.of("executionId", id));
+        assertThat(api.alice().get(child, 10_000).status()).as("cancelled with its parent").isEqualTo("cancelled");
+    }
+
     void badIdAnswersWithItsErrorCode() {
         for (String tool : List.of("get_execution", "read_output", "cancel_execution")) {
             Answer missing = call(tool, Map.of("executionId", "00000000-0000-0000-0000-000000000000"));

@@ -40,6 +40,7 @@ class McpStdioIT {
                 scenario.writeStdinAnswersPromptsLineByLine(false);
                 scenario.aRunWaitingForItsWorkspaceSaysWhichRunHoldsIt();
                 scenario.waitForOutputThenCursorThenCancel();
+                scenario.identityProgressAndParentShow(api);
                 scenario.badIdAnswersWithItsErrorCode();
                 scenario.maxAttemptsOneIsNotRerunAfterItsWorkerIsKilled(worker);
             }
