@@ -5,6 +5,7 @@ export type Status = 'queued' | 'running' | 'succeeded' | 'failed' | 'timed_out'
 export declare const TERMINAL: readonly Status[];
 export declare const SUBMIT_FIELDS: readonly string[];
 export declare const EXECUTION_READS: readonly string[];
+export declare const PROGRESS_READS: readonly string[];
 export declare const CHUNK_READS: readonly string[];
 export declare const STREAM_DELTA_READS: readonly string[];
 
@@ -53,6 +54,13 @@ export interface RunOptions {
   cpus?: number;
   pids?: number;
   tmpfsMb?: number;
+  /**
+   * true, or an audience ("https://my-service.example"): the command gets OUTRUN_ID_TOKEN, a JWT
+   * signed by the fleet's key that a service verifies against the API's /.well-known/jwks.json.
+   */
+  identity?: boolean | string | { audience?: string };
+  /** Inside a run (a child): false lets it outlive its parent; default true. */
+  cancelWithParent?: boolean;
   signal?: AbortSignal;
   /** Any other submit field passes through as it is. */
   [field: string]: unknown;
@@ -100,7 +108,23 @@ export interface Execution {
   cursor?: string;
   waitMsClamped?: number;
   startsAt?: string;
+  /** The parent's id when a run submitted this one (a child). */
+  parentId?: string | null;
+  /** A child: whether it is cancelled when its parent ends. */
+  cancelWithParent?: boolean;
+  /** Present when it was given an identity token: its audience. */
+  identity?: { audience: string };
+  /** What the run last reported of itself. */
+  progress?: Progress | null;
   [field: string]: unknown;
+}
+
+/** The latest progress a run reported of itself. */
+export interface Progress {
+  percent?: number | null;
+  message?: string | null;
+  /** When it was stored (ISO-8601). */
+  at: string;
 }
 
 export interface OutputChunk {
@@ -155,7 +179,7 @@ export interface ArtifactList {
 }
 
 export interface OutrunOptions {
-  /** Bearer token; default OUTRUN_TOKEN (Node). */
+  /** Bearer token; default OUTRUN_TOKEN, else inside a run its own OUTRUN_API_TOKEN (Node). */
   token?: string;
   /** Times a safe request (GETs; a submit with idempotencyKey) is tried again on 503 or a lost connection; default 3. */
   retries?: number;
@@ -175,6 +199,8 @@ export declare class Outrun {
   /** api defaults to OUTRUN_API (Node), else http://localhost:8080. */
   constructor(api?: string, options?: OutrunOptions);
   constructor(options: OutrunOptions & { api?: string });
+  /** Inside a run: OUTRUN_API with the run's own token OUTRUN_API_TOKEN; throws OutrunError not_in_run elsewhere. */
+  static fromRunEnv(options?: OutrunOptions): Outrun;
   readonly api: string;
   run(command: string, options?: RunOptions): Promise<Execution>;
   get(id: string, options?: { waitMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;
@@ -189,7 +215,12 @@ export declare class Outrun {
   /** The artifact's bytes, streamed (the fetch body). */
   artifact(id: string, name: string, options?: CallOptions): Promise<ReadableStream<Uint8Array>>;
   openapi(options?: CallOptions): Promise<Record<string, any>>;
+  /** Reports the run's progress (its own token only); id defaults to OUTRUN_EXECUTION_ID. */
+  progress(percent?: number | null, message?: string | null, options?: { id?: string } & CallOptions): Promise<Progress>;
 }
+
+/** From inside a run: Outrun.fromRunEnv().progress(percent, message). */
+export declare function progress(percent?: number | null, message?: string | null, options?: { id?: string } & CallOptions): Promise<Progress>;
 
 export interface OutrunErrorOptions {
   status?: number;

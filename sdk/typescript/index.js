@@ -6,10 +6,12 @@ export const TERMINAL = Object.freeze(['succeeded', 'failed', 'timed_out', 'canc
 
 /** Options of run() and the submit fields (SubmitRequest) they become; others pass through as they are. */
 export const SUBMIT_FIELDS = Object.freeze([
-  'command', 'waitMs', 'waitFor', 'files', 'artifacts', 'workspace', 'env', 'labels', 'timeoutMs',
+  'command', 'waitMs', 'waitFor', 'files', 'artifacts', 'workspace', 'env', 'labels', 'timeoutMs', 'identity',
 ]);
 /** Fields of an Execution answer this client reads (wait(), list()). */
 export const EXECUTION_READS = Object.freeze(['executionId', 'status', 'cursor']);
+/** Fields of a Progress answer (POST .../progress) it reads. */
+export const PROGRESS_READS = Object.freeze(['percent', 'message', 'at']);
 /** Fields of an OutputChunk answer this client reads (follow()). */
 export const CHUNK_READS = Object.freeze(['stdout', 'stderr', 'cursor', 'done', 'restarted']);
 /** Fields of a StreamDelta (a chunk's stdout / stderr) it reads. */
@@ -18,6 +20,14 @@ export const STREAM_DELTA_READS = Object.freeze(['text']);
 const SLACK_MS = 30_000; // on top of a long poll's wait before giving up on an answer
 const DEFAULT_API = 'http://localhost:8080';
 const env = (name) => (typeof process !== 'undefined' && process.env ? process.env[name] : undefined);
+
+/** true asks for the server's default audience, a string names one; an object passes as it is. */
+function identityOf(identity) {
+  if (identity == null || identity === false) return undefined;
+  if (identity === true) return {};
+  if (typeof identity === 'string') return { audience: identity };
+  return identity;
+}
 
 /**
  * An error from the Outrun API, or the failure to reach it: `status` (HTTP; undefined when there
@@ -107,7 +117,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export class Outrun {
   /**
    * @param {string} [api] the API's URL; default OUTRUN_API (Node), else http://localhost:8080
-   * @param {object} [options] token (default OUTRUN_TOKEN), retries (3), fetch, timeoutMs (30000), maxRetryWaitMs
+   * @param {object} [options] token (default OUTRUN_TOKEN, else inside a run its own OUTRUN_API_TOKEN), retries (3),
+   *   fetch, timeoutMs (30000), maxRetryWaitMs
    */
   constructor(api, options = {}) {
     if (api && typeof api === 'object') {
@@ -115,7 +126,7 @@ export class Outrun {
       api = options.api;
     }
     this.api = String(api || env('OUTRUN_API') || DEFAULT_API).replace(/\/+$/, '');
-    const token = options.token ?? env('OUTRUN_TOKEN');
+    const token = options.token ?? (env('OUTRUN_TOKEN') || env('OUTRUN_API_TOKEN'));
     this.token = token ? String(token).trim() : undefined;
     this.retries = options.retries ?? 3;
     this.timeoutMs = options.timeoutMs ?? SLACK_MS;
@@ -124,16 +135,35 @@ export class Outrun {
   }
 
   /**
+   * A client for code running inside an Outrun run: OUTRUN_API with the run's own token
+   * OUTRUN_API_TOKEN. It acts as the run's owner within the run's scope: submit children (labelled
+   * parent=<id>, cancelled with the run unless cancelWithParent: false), read, wait for and cancel
+   * them, read the run itself, report progress(). Throws OutrunError (code not_in_run) outside a run.
+   */
+  static fromRunEnv(options = {}) {
+    const api = env('OUTRUN_API');
+    const token = env('OUTRUN_API_TOKEN');
+    if (!api || !token) {
+      throw new OutrunError('not inside an Outrun run: OUTRUN_API and OUTRUN_API_TOKEN are set only in the'
+        + ' environment of a run whose node can sign run tokens', { code: 'not_in_run' });
+    }
+    return new Outrun(api, { ...options, token });
+  }
+
+  /**
    * Submits a command. waitMs waits (up to 30 s) for the end, or with waitFor: 'output' for the
    * first output. idempotencyKey: a repeat returns the first execution (and the submit is
    * retried on a 503 or a lost connection). traceparent / tracestate (W3C headers) put the
    * execution's spans in the caller's trace; the command gets TRACEPARENT / TRACESTATE. Other
-   * submit fields pass through (maxAttempts, ...).
+   * submit fields pass through (maxAttempts, ...). identity: true or an audience string gives the
+   * command OUTRUN_ID_TOKEN, a JWT signed by the fleet's key that a service verifies against the
+   * API's /.well-known/jwks.json (true: the operator's default audience).
    */
   async run(command, options = {}) {
-    const { idempotencyKey, traceparent, tracestate, output, signal, files, ...fields } = options;
+    const { idempotencyKey, traceparent, tracestate, output, signal, files, identity, ...fields } = options;
     const body = { command, ...fields };
     if (files != null) body.files = filesOf(files);
+    body.identity = identityOf(identity);
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
     const headers = { 'Content-Type': 'application/json' };
     if (idempotencyKey != null) headers['Idempotency-Key'] = String(idempotencyKey);
@@ -184,6 +214,35 @@ export class Outrun {
   /** Cancels; one that already ended otherwise throws ConflictError execution_finished. */
   async cancel(id, { signal } = {}) {
     return this.#json('POST', `/v1/executions/${seg(id)}/cancel`, { signal });
+  }
+
+  /**
+   * Reports this run's progress (percent 0-100 and/or message, up to 500 characters); it shows in
+   * every poll, in `outrun status` and the dashboard, the latest kept. Only the run's own token may
+   * (a client from fromRunEnv()); id defaults to OUTRUN_EXECUTION_ID. A report sooner than 250 ms
+   * after the last is tried again a little later (twice), then throws RateLimitedError
+   * progress_too_fast.
+   */
+  async progress(percent, message, { id, signal } = {}) {
+    id = id || env('OUTRUN_EXECUTION_ID');
+    if (!id) {
+      throw new OutrunError('no execution to report for: OUTRUN_EXECUTION_ID is unset (not inside a run); pass { id }',
+        { code: 'not_in_run' });
+    }
+    if (percent == null && message == null) throw new TypeError('a progress report needs a percent (0 to 100), a message, or both');
+    const body = {};
+    if (percent != null) body.percent = percent;
+    if (message != null) body.message = message;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#json('POST', `/v1/executions/${seg(id)}/progress`, {
+          body, headers: { 'Content-Type': 'application/json' }, signal,
+        });
+      } catch (e) {
+        if (!(e instanceof OutrunError) || e.code !== 'progress_too_fast' || attempt >= 2) throw e;
+        await sleep(Math.min(1000, e.retryAfter ? e.retryAfter * 1000 : 250) + 50);
+      }
+    }
   }
 
   /** A page of your executions, newest first, without output; pass `next` as `after`. */
@@ -289,6 +348,14 @@ export class Outrun {
 
 function backoff(attempt) {
   return Math.min(10_000, 500 * 2 ** attempt) * (0.5 + Math.random() / 2);
+}
+
+/**
+ * From inside a run: reports its progress, `await progress(40, '2 of 5 shards')`, with the run's
+ * environment (OUTRUN_API, OUTRUN_API_TOKEN, OUTRUN_EXECUTION_ID); see Outrun#progress.
+ */
+export async function progress(percent, message, options) {
+  return Outrun.fromRunEnv().progress(percent, message, options);
 }
 
 export default Outrun;

@@ -2,10 +2,12 @@
 scripted fake server on loopback (http.server, no dependencies)."""
 
 import json
+import os
 import socket
 import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from unittest import mock
 
 import outrun
 
@@ -136,6 +138,59 @@ class OfflineTest(unittest.TestCase):
         with self.assertRaises(outrun.Unreachable) as e:
             self.o.get("e1")
         self.assertEqual(e.exception.status, 502)
+
+    def test_identity_and_cancel_with_parent_in_the_submit(self):
+        self.fake.script[("POST", "/v1/executions")] = [(202, EXEC, {})]
+        self.o.run("a", identity=True)
+        self.o.run("b", identity="https://svc.example", cancel_with_parent=False)
+        self.o.run("c", identity={"audience": "x"})
+        self.o.run("d", identity=False)
+        bodies = [json.loads(seen[3]) for seen in self.fake.seen]
+        self.assertEqual(bodies[0], {"command": "a", "identity": {}})
+        self.assertEqual(bodies[1], {"command": "b", "identity": {"audience": "https://svc.example"},
+                                     "cancelWithParent": False})
+        self.assertEqual(bodies[2]["identity"], {"audience": "x"})
+        self.assertNotIn("identity", bodies[3])
+
+    def test_execution_reads_parent_and_progress(self):
+        ex = outrun.Execution.of(dict(EXEC, parentId="p1", progress={"percent": 40, "message": "2 of 5",
+                                                                      "at": "2026-01-01T00:00:00Z"}))
+        self.assertEqual(ex.parent_id, "p1")
+        self.assertEqual((ex.progress.percent, ex.progress.message), (40, "2 of 5"))
+        self.assertIsNone(outrun.Execution.of(EXEC).progress)
+
+    def test_progress_from_the_run_env_and_retried_when_too_fast(self):
+        progress = {"percent": 40, "message": "2 of 5", "at": "2026-01-01T00:00:00Z"}
+        self.fake.script[("POST", "/v1/executions/e1/progress")] = [
+            (429, _err("progress_too_fast", "slow down"), {"Retry-After": "0"}), (200, progress, {})]
+        env = {"OUTRUN_API": self.fake.url, "OUTRUN_API_TOKEN": "run-tok", "OUTRUN_EXECUTION_ID": "e1",
+               "OUTRUN_TOKEN": "owner-tok"}
+        with mock.patch.dict(os.environ, env):
+            got = outrun.progress(40, "2 of 5")
+            self.assertEqual(outrun.Outrun.from_run_env().token, "run-tok")
+        self.assertEqual((got.percent, got.message), (40, "2 of 5"))
+        self.assertEqual(len(self.fake.seen), 2)
+        method, path, headers, body = self.fake.seen[1]
+        self.assertEqual((method, path), ("POST", "/v1/executions/e1/progress"))
+        self.assertEqual(headers["Authorization"], "Bearer run-tok")
+        self.assertEqual(json.loads(body), {"percent": 40, "message": "2 of 5"})
+
+    def test_outside_a_run(self):
+        env = {k: v for k, v in os.environ.items() if k not in ("OUTRUN_API_TOKEN", "OUTRUN_EXECUTION_ID")}
+        with mock.patch.dict(os.environ, env, clear=True):
+            with self.assertRaises(outrun.OutrunError) as e:
+                outrun.Outrun.from_run_env()
+            self.assertEqual(e.exception.code, "not_in_run")
+            with self.assertRaises(outrun.OutrunError):
+                self.o.progress(10)
+        with self.assertRaises(ValueError):
+            self.o.progress(id="e1")
+
+    def test_the_run_token_is_the_default_inside_a_run(self):
+        with mock.patch.dict(os.environ, {"OUTRUN_API_TOKEN": "run-tok"}):
+            os.environ.pop("OUTRUN_TOKEN", None)
+            self.assertEqual(outrun.Outrun(self.fake.url).token, "run-tok")
+            self.assertEqual(outrun.Outrun(self.fake.url, "given").token, "given")
 
 
 if __name__ == "__main__":

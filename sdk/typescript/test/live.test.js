@@ -12,13 +12,14 @@ import { pipeline } from 'node:stream/promises';
 import { createRequire } from 'node:module';
 import {
   Outrun, OutrunError, NotFoundError, InvalidRequestError, ConflictError, IdentityRequiredError,
-  SUBMIT_FIELDS, EXECUTION_READS, CHUNK_READS, STREAM_DELTA_READS,
+  SUBMIT_FIELDS, EXECUTION_READS, CHUNK_READS, STREAM_DELTA_READS, PROGRESS_READS,
 } from '@outrun/client';
 
 const LIVE = Boolean(process.env.OUTRUN_API);
 if (!LIVE && process.env.OUTRUN_REQUIRE_LIVE === '1') throw new Error('OUTRUN_REQUIRE_LIVE=1 but OUTRUN_API is not set');
 const skip = LIVE ? false : 'needs a live outrun dev: set OUTRUN_API and OUTRUN_TOKEN (sdk/test.sh does)';
 
+const TERMINAL_STATES = new Set(['succeeded', 'failed', 'timed_out', 'cancelled']);
 const CHATTY = 'for i in $(seq 1 200); do echo line-$i; done; sleep 1; for i in $(seq 201 400); do echo line-$i; done';
 const CHATTY_TEXT = Array.from({ length: 400 }, (_, i) => `line-${i + 1}\n`).join('');
 
@@ -169,6 +170,40 @@ describe('live outrun dev', { skip }, () => {
     assert.equal(done.executions.length, 3);
   });
 
+  test('progress and a child from inside a run', async (t) => {
+    // Issue 31: a run reaches the API with its own token. Skipped while this server's runs lack it.
+    const node = process.execPath;
+    const probe = await o.run(`test -n "$OUTRUN_API_TOKEN" || echo no-token; test -x '${node}' || echo no-node`, { waitMs: 20_000 });
+    if (probe.stdout.text.includes('no-token')) return t.skip("this server's runs get no OUTRUN_API_TOKEN (issue 31's worker side)");
+    if (probe.stdout.text.includes('no-node')) return t.skip(`no ${node} inside a run`);
+    const client = await readFile(createRequire(import.meta.url).resolve('@outrun/client/package.json').replace(/package\.json$/, 'index.js'), 'utf8');
+    const report = [
+      "import { Outrun, progress } from './outrun.mjs';",
+      "await progress(40, '2 of 5 shards');",
+      'const o = Outrun.fromRunEnv();',
+      "const child = await o.run('echo from-child');",
+      'process.stdout.write((await o.wait(child.executionId, { timeoutMs: 60_000 })).stdout.text);',
+      'console.log(child.executionId);',
+      'await new Promise((r) => setTimeout(r, 2000));',
+    ].join('\n');
+    const ex = await o.run(`'${node}' report.mjs`, { files: { 'outrun.mjs': client, 'report.mjs': report } });
+    const deadline = Date.now() + 60_000;
+    let seen = await o.get(ex.executionId);
+    while (!seen.progress && !TERMINAL_STATES.has(seen.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      seen = await o.get(ex.executionId);
+    }
+    assert.ok(seen.progress, JSON.stringify(seen));
+    assert.deepEqual([seen.progress.percent, seen.progress.message], [40, '2 of 5 shards']);
+    const end = await o.wait(ex.executionId, { timeoutMs: 90_000 });
+    assert.equal(end.status, 'succeeded', end.stderr?.text);
+    const [text, childId] = end.stdout.text.trim().split('\n');
+    assert.equal(text, 'from-child');
+    const child = await o.get(childId);
+    assert.equal(child.parentId, ex.executionId);
+    assert.equal(child.labels.parent, ex.executionId);
+  });
+
   test('schema: every field the client sends and reads exists in /openapi.json', async () => {
     const doc = await o.openapi();
     const schemas = doc.components.schemas;
@@ -179,6 +214,7 @@ describe('live outrun dev', { skip }, () => {
       Execution: [...EXECUTION_READS],
       OutputChunk: [...CHUNK_READS],
       StreamDelta: [...STREAM_DELTA_READS],
+      Progress: [...PROGRESS_READS],
       ErrorInfo: ['code', 'message'],
       Error: ['status', 'error', 'guidance'],
     };
@@ -187,7 +223,7 @@ describe('live outrun dev', { skip }, () => {
     const typed = {
       RunOptions: 'SubmitRequest', Execution: 'Execution', OutputChunk: 'OutputChunk', StreamText: 'StreamText',
       StreamDelta: 'StreamDelta', ErrorInfo: 'ErrorInfo', ExecutionSummary: 'ExecutionSummary',
-      ExecutionPage: 'ExecutionPage', Artifact: 'Artifact', InputFile: 'InputFile',
+      ExecutionPage: 'ExecutionPage', Artifact: 'Artifact', InputFile: 'InputFile', Progress: 'Progress',
     };
     const clientOnly = new Set(['idempotencyKey', 'traceparent', 'tracestate', 'output', 'signal']); // headers, query, AbortSignal
     for (const [iface, schema] of Object.entries(typed)) {
@@ -209,7 +245,8 @@ describe('live outrun dev', { skip }, () => {
       const declared = new Set((doc.paths[route].get.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name));
       assert.deepEqual(params.filter((p) => !declared.has(p)), [], route);
     }
-    for (const route of ['/v1/executions/{id}/cancel', '/v1/executions/{id}/artifacts', '/v1/executions/{id}/artifacts/{name}']) {
+    for (const route of ['/v1/executions/{id}/cancel', '/v1/executions/{id}/artifacts', '/v1/executions/{id}/artifacts/{name}',
+      '/v1/executions/{id}/progress']) {
       assert.ok(doc.paths[route], route);
     }
     const headers = new Set(doc.paths['/v1/executions'].post.parameters.filter((p) => p.in === 'header').map((p) => p.name));

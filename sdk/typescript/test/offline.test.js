@@ -4,7 +4,7 @@ import { test, describe, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import {
-  Outrun, OutrunError, UnavailableError, RateLimitedError, UnreachableError,
+  Outrun, OutrunError, UnavailableError, RateLimitedError, UnreachableError, progress,
 } from '@outrun/client';
 
 const err = (code, message) => ({ status: 'error', error: { code, message }, guidance: `do ${code}` });
@@ -75,6 +75,54 @@ describe('offline (scripted fake server)', () => {
     await assert.rejects(o.run('echo hi', { idempotencyKey: 'k' }),
       (e) => e instanceof RateLimitedError && e.code === 'too_many_queued' && e.retryAfter === 10);
     assert.equal(seen.length, 1);
+  });
+
+  test('identity and cancelWithParent in the submit', async () => {
+    script['POST /v1/executions'] = [[202, EXEC, {}]];
+    await o.run('a', { identity: true });
+    await o.run('b', { identity: 'https://svc.example', cancelWithParent: false });
+    await o.run('c', { identity: false });
+    const bodies = seen.map((r) => JSON.parse(r.body));
+    assert.deepEqual(bodies[0], { command: 'a', identity: {} });
+    assert.deepEqual(bodies[1], { command: 'b', cancelWithParent: false, identity: { audience: 'https://svc.example' } });
+    assert.deepEqual(bodies[2], { command: 'c' });
+  });
+
+  test('progress from the run env, tried again when too fast', async () => {
+    const stored = { percent: 40, message: '2 of 5', at: '2026-01-01T00:00:00Z' };
+    script['POST /v1/executions/e1/progress'] = [[429, err('progress_too_fast', 'slow'), { 'Retry-After': '0' }], [200, stored, {}]];
+    const saved = { ...process.env };
+    Object.assign(process.env, { OUTRUN_API: url, OUTRUN_API_TOKEN: 'run-tok', OUTRUN_EXECUTION_ID: 'e1', OUTRUN_TOKEN: 'owner' });
+    try {
+      assert.deepEqual(await progress(40, '2 of 5'), stored);
+      assert.equal(Outrun.fromRunEnv().token, 'run-tok');
+    } finally {
+      for (const k of ['OUTRUN_API', 'OUTRUN_API_TOKEN', 'OUTRUN_EXECUTION_ID', 'OUTRUN_TOKEN']) {
+        if (k in saved) process.env[k] = saved[k]; else delete process.env[k];
+      }
+    }
+    assert.equal(seen.length, 2);
+    assert.equal(seen[1].url, '/v1/executions/e1/progress');
+    assert.equal(seen[1].headers.authorization, 'Bearer run-tok');
+    assert.deepEqual(JSON.parse(seen[1].body), { percent: 40, message: '2 of 5' });
+  });
+
+  test('outside a run', async () => {
+    const saved = { ...process.env };
+    for (const k of ['OUTRUN_API_TOKEN', 'OUTRUN_EXECUTION_ID']) delete process.env[k];
+    try {
+      assert.throws(() => Outrun.fromRunEnv(), (e) => e instanceof OutrunError && e.code === 'not_in_run');
+      await assert.rejects(o.progress(10), (e) => e.code === 'not_in_run');
+      await assert.rejects(o.progress(null, null, { id: 'e1' }), TypeError);
+      process.env.OUTRUN_API_TOKEN = 'run-tok';
+      delete process.env.OUTRUN_TOKEN;
+      assert.equal(new Outrun(url).token, 'run-tok', 'the run token is the default inside a run');
+      assert.equal(new Outrun(url, { token: 'given' }).token, 'given');
+    } finally {
+      for (const k of ['OUTRUN_API_TOKEN', 'OUTRUN_EXECUTION_ID', 'OUTRUN_TOKEN']) {
+        if (k in saved) process.env[k] = saved[k]; else delete process.env[k];
+      }
+    }
   });
 
   test('follow reports a restarted attempt and passes cursors on', async () => {

@@ -4,6 +4,9 @@
     o = Outrun()                                   # OUTRUN_API, OUTRUN_TOKEN
     ex = o.run("echo hello", wait_ms=10_000)
     print(ex.status, ex.exit_code, ex.stdout.text)
+
+Inside a run, ``Outrun.from_run_env()`` acts as the run's owner (children, progress), and
+``outrun.progress(40, "2 of 5 shards")`` reports how far it got.
 """
 
 from .client import (
@@ -14,8 +17,10 @@ from .client import (
     OutputChunk,
     Outrun,
     Page,
+    Progress,
     StreamDelta,
     StreamText,
+    progress,
 )
 from .errors import (
     Conflict,
@@ -33,6 +38,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Outrun", "Execution", "OutputChunk", "StreamText", "StreamDelta", "ErrorInfo", "Artifact", "Page",
-    "TERMINAL", "OutrunError", "InvalidRequest", "IdentityRequired", "Forbidden", "NotFound", "Conflict",
+    "Progress", "progress", "TERMINAL", "OutrunError", "InvalidRequest", "IdentityRequired", "Forbidden", "NotFound", "Conflict",
     "RateLimited", "Unavailable", "Unreachable",
 ]

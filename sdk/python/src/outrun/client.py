@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 from .errors import OutrunError, Unreachable, error_for
 
 __all__ = ["Outrun", "Execution", "OutputChunk", "StreamText", "StreamDelta", "ErrorInfo", "Artifact", "Page",
-           "TERMINAL"]
+           "Progress", "TERMINAL", "progress"]
 
 #: States in which an execution has ended.
 TERMINAL = frozenset({"succeeded", "failed", "timed_out", "cancelled"})
@@ -32,10 +32,14 @@ SUBMIT_FIELDS = {
     "env": "env",
     "labels": "labels",
     "timeout_ms": "timeoutMs",
+    "identity": "identity",
 }
 #: Fields of an ``Execution`` answer this client reads.
 EXECUTION_READS = ("executionId", "status", "exitCode", "attempt", "labels", "stdout", "stderr", "cursor",
-                   "guidance", "error", "command", "createdAt", "startedAt", "finishedAt", "durationMs")
+                   "guidance", "error", "command", "createdAt", "startedAt", "finishedAt", "durationMs", "parentId",
+                   "progress")
+#: Fields of ``Progress`` (an execution's latest report of itself) it reads.
+PROGRESS_READS = ("percent", "message", "at")
 #: Fields of an ``OutputChunk`` answer this client reads.
 CHUNK_READS = ("executionId", "status", "attempt", "restarted", "stdout", "stderr", "cursor", "done", "more",
                "exitCode", "guidance")
@@ -44,6 +48,8 @@ STREAM_TEXT_READS = ("text", "truncated", "totalBytes", "omittedBytes")
 STREAM_DELTA_READS = ("text", "droppedBytes", "totalBytes")
 
 _SLACK_S = 30.0  # on top of a long poll's wait before giving up on an answer
+#: Inside a run (issue 31): where its API is, its own token, and its execution's id.
+RUN_ENV = ("OUTRUN_API", "OUTRUN_API_TOKEN", "OUTRUN_EXECUTION_ID")
 _DEFAULT_API = "http://localhost:8080"
 
 
@@ -83,6 +89,20 @@ class ErrorInfo:
 
 
 @dataclass
+class Progress:
+    """The latest progress a run reported of itself (``percent`` 0-100 and/or ``message``), and when."""
+    percent: Optional[int] = None
+    message: Optional[str] = None
+    at: Optional[str] = None
+
+    @classmethod
+    def of(cls, d: Optional[Mapping[str, Any]]) -> Optional["Progress"]:
+        if not isinstance(d, Mapping):
+            return None
+        return cls(d.get("percent"), d.get("message"), d.get("at"))
+
+
+@dataclass
 class Execution:
     """An execution as the API answered it; ``raw`` holds the whole answer."""
     id: str
@@ -95,6 +115,10 @@ class Execution:
     error: Optional[ErrorInfo]
     attempt: Optional[int] = None
     labels: Dict[str, str] = field(default_factory=dict)
+    #: The parent's id when a run submitted this one (a child), else None.
+    parent_id: Optional[str] = None
+    #: What the run last reported of itself (:func:`progress`), else None.
+    progress: Optional[Progress] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -113,7 +137,8 @@ class Execution:
                    stdout=StreamText.of(d.get("stdout")), stderr=StreamText.of(d.get("stderr")),
                    cursor=d.get("cursor"), guidance=d.get("guidance"),
                    error=ErrorInfo(err.get("code", ""), err.get("message", "")) if isinstance(err, dict) else None,
-                   attempt=d.get("attempt"), labels=dict(d.get("labels") or {}), raw=dict(d))
+                   attempt=d.get("attempt"), labels=dict(d.get("labels") or {}), parent_id=d.get("parentId"),
+                   progress=Progress.of(d.get("progress")), raw=dict(d))
 
 
 @dataclass
@@ -177,6 +202,17 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
             return None
 
 
+def _identity(identity: Any) -> Any:
+    """``True`` asks for the server's default audience, a string names one; a dict passes as it is."""
+    if identity is None or identity is False:
+        return None
+    if identity is True:
+        return {}
+    if isinstance(identity, str):
+        return {"audience": identity}
+    return identity
+
+
 def _files(files: Any) -> Any:
     """``{"path": "text" | b"bytes"}`` becomes the API's file list; a list passes as it is."""
     if not isinstance(files, Mapping):
@@ -195,8 +231,9 @@ class Outrun:
     """A client of one Outrun API with one token.
 
     ``api`` defaults to ``$OUTRUN_API`` (else ``http://localhost:8080``), ``token`` to
-    ``$OUTRUN_TOKEN`` (else the file ``.outrun/dev-token`` if there is one, as ``outrun dev``
-    writes it). ``retries``: how many times a safe request is tried again on a 503 or a lost
+    ``$OUTRUN_TOKEN`` (else, inside a run, the run's own ``$OUTRUN_API_TOKEN``; else the file
+    ``.outrun/dev-token`` if there is one, as ``outrun dev`` writes it). Inside a run,
+    :meth:`from_run_env` says so explicitly. ``retries``: how many times a safe request is tried again on a 503 or a lost
     connection (GETs, and a submit only when it carries an idempotency key).
     """
 
@@ -205,7 +242,7 @@ class Outrun:
         api = api or os.environ.get("OUTRUN_API") or _DEFAULT_API
         self.api = api.rstrip("/")
         if token is None:
-            token = os.environ.get("OUTRUN_TOKEN")
+            token = os.environ.get("OUTRUN_TOKEN") or os.environ.get("OUTRUN_API_TOKEN")
         if token is None and os.path.isfile(os.path.join(".outrun", "dev-token")):
             with open(os.path.join(".outrun", "dev-token"), encoding="utf-8") as f:
                 token = f.read()
@@ -217,6 +254,19 @@ class Outrun:
     def __repr__(self) -> str:
         return f"Outrun({self.api!r})"
 
+    @classmethod
+    def from_run_env(cls, **kwargs: Any) -> "Outrun":
+        """A client for code running inside an Outrun run: ``$OUTRUN_API`` with the run's own token
+        ``$OUTRUN_API_TOKEN``. It acts as the run's owner, within the run's scope: submit children
+        (labelled ``parent=<id>``, cancelled with the run unless ``cancel_with_parent=False``),
+        read, wait for and cancel them, read the run itself, report :meth:`progress`. Raises
+        :class:`OutrunError` (code ``not_in_run``) outside a run."""
+        api, token = os.environ.get("OUTRUN_API"), os.environ.get("OUTRUN_API_TOKEN")
+        if not api or not token:
+            raise OutrunError("not inside an Outrun run: OUTRUN_API and OUTRUN_API_TOKEN are set only in the"
+                              " environment of a run whose node can sign run tokens", code="not_in_run")
+        return cls(api, token, **kwargs)
+
     # --- executions --------------------------------------------------------------------------
 
     def run(self, command: str, wait_ms: Optional[int] = None, wait_for: Optional[str] = None,
@@ -225,6 +275,7 @@ class Outrun:
             env: Optional[Mapping[str, str]] = None, labels: Optional[Mapping[str, str]] = None,
             timeout_ms: Optional[int] = None, idempotency_key: Optional[str] = None,
             traceparent: Optional[str] = None, tracestate: Optional[str] = None,
+            identity: Union[bool, str, Mapping[str, Any], None] = None,
             **extra: Any) -> Execution:
         """Submits ``command`` (bash source). With ``wait_ms`` the answer waits (up to 30 s) for the
         end, or with ``wait_for="output"`` for the first output. ``files``: a list of the API's
@@ -233,11 +284,17 @@ class Outrun:
         With ``idempotency_key``, a repeat returns the first execution and starts nothing (and
         the submit is retried on a 503 or a lost connection). ``traceparent``/``tracestate``
         (W3C headers, e.g. from your OpenTelemetry span) put the execution's spans in your trace;
-        the command gets them as ``TRACEPARENT``/``TRACESTATE``."""
+        the command gets them as ``TRACEPARENT``/``TRACESTATE``. ``identity``: ``True`` or an
+        audience (``"https://my-service.example"``) gives the command ``$OUTRUN_ID_TOKEN``, a JWT
+        signed by the fleet's key that a service verifies against the API's
+        ``/.well-known/jwks.json`` (``True``: the operator's default audience). Inside a run
+        (:meth:`from_run_env`) the execution is a child; ``cancel_with_parent=False`` lets it
+        outlive the run."""
         args = {"command": command, "wait_ms": wait_ms, "wait_for": wait_for, "files": _files(files),
                 "artifacts": list(artifacts) if artifacts is not None else None, "workspace": workspace,
                 "env": dict(env) if env is not None else None,
-                "labels": dict(labels) if labels is not None else None, "timeout_ms": timeout_ms}
+                "labels": dict(labels) if labels is not None else None, "timeout_ms": timeout_ms,
+                "identity": _identity(identity)}
         body = {SUBMIT_FIELDS[k]: v for k, v in args.items() if v is not None}
         for k, v in extra.items():
             if v is not None:
@@ -295,6 +352,35 @@ class Outrun:
         """Cancels: a queued execution at once (``cancelled``), a running one within seconds
         (``cancel_requested``); one that already ended otherwise raises Conflict ``execution_finished``."""
         return Execution.of(self._call("POST", f"/v1/executions/{_seg(id)}/cancel"))
+
+    def progress(self, percent: Optional[float] = None, message: Optional[str] = None,
+                 id: Optional[str] = None) -> Progress:
+        """Reports this run's progress (``percent`` 0-100 and/or ``message``, up to 500 characters):
+        it shows in every poll, in ``outrun status`` and the dashboard; the latest is kept. Only the
+        run's own token may (a client from :meth:`from_run_env`); ``id`` defaults to
+        ``$OUTRUN_EXECUTION_ID``. A report sooner than 250 ms after the last is tried again a
+        little later (twice), then raises :class:`RateLimited` ``progress_too_fast``."""
+        id = id or os.environ.get("OUTRUN_EXECUTION_ID")
+        if not id:
+            raise OutrunError("no execution to report for: OUTRUN_EXECUTION_ID is unset (not inside a run);"
+                              " pass id=", code="not_in_run")
+        if percent is None and message is None:
+            raise ValueError("a progress report needs a percent (0 to 100), a message, or both")
+        body: Dict[str, Any] = {}
+        if percent is not None:
+            body["percent"] = percent
+        if message is not None:
+            body["message"] = message
+        for attempt in range(3):
+            try:
+                answer = self._call("POST", f"/v1/executions/{_seg(id)}/progress", body=body,
+                                    headers={"Content-Type": "application/json"})
+                return Progress.of(answer) or Progress(percent, message)
+            except OutrunError as e:
+                if e.code != "progress_too_fast" or attempt == 2:
+                    raise
+                time.sleep(min(1.0, e.retry_after if e.retry_after else 0.25) + 0.05)
+        raise AssertionError("unreachable")
 
     def list(self, status: Optional[str] = None, labels: Optional[Mapping[str, str]] = None,
              limit: Optional[int] = None, after: Optional[str] = None) -> Page:
@@ -415,3 +501,10 @@ def _seg(value: str) -> str:
     if not value:
         raise ValueError("an execution id (or name) is required")
     return urllib.parse.quote(str(value), safe="")
+
+
+def progress(percent: Optional[float] = None, message: Optional[str] = None) -> Progress:
+    """From inside a run: reports its progress, ``outrun.progress(40, "2 of 5 shards")``, with the
+    run's environment (``OUTRUN_API``, ``OUTRUN_API_TOKEN``, ``OUTRUN_EXECUTION_ID``); see
+    :meth:`Outrun.progress`."""
+    return Outrun.from_run_env().progress(percent, message)
