@@ -173,8 +173,12 @@ describe('live outrun dev', { skip }, () => {
   test('progress and a child from inside a run', async (t) => {
     // Issue 31: a run reaches the API with its own token. Skipped while this server's runs lack it.
     const node = process.execPath;
-    const probe = await o.run(`test -n "$OUTRUN_API_TOKEN" || echo no-token; test -x '${node}' || echo no-node`, { waitMs: 20_000 });
-    if (probe.stdout.text.includes('no-token')) return t.skip("this server's runs get no OUTRUN_API_TOKEN (issue 31's worker side)");
+    const probe = await o.run(`test -n "$OUTRUN_API_TOKEN" || echo no-token; test -n "$OUTRUN_API" || echo no-api;`
+      + ` test -x '${node}' || echo no-node`, { waitMs: 20_000 });
+    if (probe.stdout.text.includes('no-token')) return t.skip("this server's runs get no OUTRUN_API_TOKEN (its nodes cannot sign)");
+    if (probe.stdout.text.includes('no-api')) {
+      return t.skip("this server's runs cannot reach its API (no OUTRUN_API: host processes without network)");
+    }
     if (probe.stdout.text.includes('no-node')) return t.skip(`no ${node} inside a run`);
     const client = await readFile(createRequire(import.meta.url).resolve('@outrun/client/package.json').replace(/package\.json$/, 'index.js'), 'utf8');
     const report = [
