@@ -44,7 +44,13 @@ final class FleetNodes implements AutoCloseable {
         this.pids = pids;
         this.db = List.of("--db-url", dbUrl, "--db-user", dbUser, "--db-password", "unused");
         Files.createDirectories(logs);
+        // Every run gets its run token and reaches the API (issue 31), as in a fleet with a secrets
+        // key: the figures include signing a token per attempt and its key's reads.
+        this.secretsKey = logs.resolve("secrets-key");
+        Files.writeString(secretsKey, io.outrun.secrets.SecretsKey.generate());
     }
+
+    private final Path secretsKey;
 
     /** Runs a one-shot CLI command to its end and returns its output. */
     String cli(String name, String... args) throws Exception {
@@ -59,7 +65,7 @@ final class FleetNodes implements AutoCloseable {
     }
 
     void startApi() throws Exception {
-        List<String> cmd = command("api", "--port", "0", "--bind", "127.0.0.1");
+        List<String> cmd = command("api", "--port", "0", "--bind", "127.0.0.1", "--secrets-key-file", secretsKey.toString());
         cmd.addAll(db);
         api = spawn("fleet-api", cmd, 0);
         String line = awaitLog(api, Pattern.compile("API listening on http://[^:]+:(\\d+)"), Duration.ofSeconds(120));
@@ -78,7 +84,8 @@ final class FleetNodes implements AutoCloseable {
             int metrics = freePort();
             // Plain host processes, as the figures before bubblewrap were measured: the database's cost is the point.
             List<String> cmd = command("worker", "--node-id", name, "--slots", "4", "--sandbox", "process",
-                    "--bubblewrap", "off", "--metrics-port", String.valueOf(metrics));
+                    "--bubblewrap", "off", "--metrics-port", String.valueOf(metrics),
+                    "--secrets-key-file", secretsKey.toString(), "--api-url", "http://127.0.0.1:" + apiPort);
             cmd.addAll(db);
             started.add(spawn(name, cmd, metrics));
         }
