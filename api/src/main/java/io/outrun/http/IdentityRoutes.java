@@ -33,13 +33,20 @@ final class IdentityRoutes {
     void jwks(Context ctx) {
         long now = System.nanoTime();
         byte[] body = jwks;
+        boolean none = false;
         if (body == null || now - jwksAt > CACHE_MS * 1_000_000L) {
             List<JWK> published = keys.published().stream().map(p -> (JWK) p.publicKey()).toList();
             body = new JWKSet(published).toString(true).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            jwks = body;
-            jwksAt = now;
+            // No key yet (a new fleet's first is made by the first run to start): kept neither
+            // here nor by the caller, so that run's token verifies as soon as it is signed.
+            none = published.isEmpty();
+            if (!none) {
+                jwks = body;
+                jwksAt = now;
+            }
         }
-        ctx.status(200).contentType("application/jwk-set+json").header("Cache-Control", "public, max-age=60").result(body);
+        ctx.status(200).contentType("application/jwk-set+json")
+                .header("Cache-Control", none ? "no-store" : "public, max-age=60").result(body);
     }
 
     void discovery(Context ctx) {
