@@ -118,7 +118,9 @@ public final class ApiAccess implements AutoCloseable {
             if (issuer == null) {
                 throw new IdentityUnavailableException(whyNoIssuer);
             }
-            tokens = issuer.issue(e, Instant.now());
+            // The attempt's start as claimed (the database's clock, what the API shows as
+            // startedAt): its tokens expire no later than startedAt + timeoutMs, the run's deadline.
+            tokens = issuer.issue(e, e.startedAt() != null ? e.startedAt() : Instant.now());
         } catch (IdentityUnavailableException unsigned) {
             if (e.identityAudience() != null) {
                 throw unsigned;
