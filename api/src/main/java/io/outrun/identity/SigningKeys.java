@@ -33,14 +33,24 @@ public final class SigningKeys {
 
     /** The longest a run token lives (its run's deadline, capped), and so how long a retired key stays published. */
     public static final Duration MAX_TOKEN_LIFETIME = Duration.ofHours(24);
+    /** A new key signs once it has been published this long (see CURRENT). */
+    public static final Duration SIGN_AFTER = Duration.ofSeconds(30);
     /** A retired key is published this long: every token it signed has expired by then (clocks a few minutes apart). */
     public static final Duration OVERLAP = MAX_TOKEN_LIFETIME.plusMinutes(5);
     /** What a sealed private key is sealed as (the AES-GCM associated data names the key). */
     private static final String SEAL_OWNER = "outrun:signing-key";
 
+    /**
+     * The key to sign with: the newest published for {@link #SIGN_AFTER} at least, so that every
+     * API node's JWKS (cached {@code IdentityRoutes.CACHE_MS}) and every verifier (which reads
+     * again on an unknown kid, at most every few seconds) has it before a token names it; the
+     * newest of all when none is that old (the fleet's first key). Right after a rotation this is
+     * the key just retired, which stays published for a day.
+     */
     private static final NamedSql CURRENT = NamedSql.of("""
             SELECT kid, public_jwk, private_nonce, private_sealed, sealed_key_id, created_at
-              FROM signing_keys WHERE retired_at IS NULL""");
+              FROM signing_keys WHERE published_until IS NULL OR published_until > now() + interval '1 hour'
+             ORDER BY (created_at <= now() - make_interval(secs => :sign_after_s)) DESC, created_at DESC LIMIT 1""");
     private static final NamedSql PUBLISHED = NamedSql.of("""
             SELECT kid, public_jwk, created_at, retired_at, published_until FROM signing_keys
              WHERE published_until IS NULL OR published_until > now() ORDER BY created_at DESC""");
@@ -103,8 +113,9 @@ public final class SigningKeys {
     }
 
     /**
-     * The current key with its private half, made (and stored) when there is none yet; empty when
-     * it is sealed under another secrets key than this node's.
+     * The key to sign with (see {@link #CURRENT}) with its private half, the fleet's first made
+     * (and stored) when there is none yet; empty when it is sealed under another secrets key than
+     * this node's.
      */
     public Optional<ECKey> current() {
         requireSealKey();
@@ -127,7 +138,8 @@ public final class SigningKeys {
 
     /** Null when there is no current key; empty when it does not open under this node's key. */
     private Optional<ECKey> readCurrent(Connection c) throws SQLException {
-        try (PreparedStatement ps = CURRENT.prepare(c, NamedSql.Args.of()); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = CURRENT.prepare(c, NamedSql.Args.of("sign_after_s", (double) SIGN_AFTER.toSeconds()));
+             ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) {
                 return null;
             }

@@ -250,10 +250,15 @@ class RunTokenIT {
     void aRotatedKeyStillVerifiesTheTokensItSigned() throws Exception {
         Run before = running("{\"command\": \"sleep 60\", \"identity\": {\"audience\": \"svc\"}}");
         String oldKid = SignedJWT.parse(before.tokens().idToken()).getHeader().getKeyID();
+        age(oldKid, "1 hour"); // a fleet's key, made long before this rotation
         SigningKeys.Rotated rotated = keys.rotate();
         assertThat(rotated.retiredKid()).isEqualTo(oldKid);
-        TokenIssuer fresh = new TokenIssuer(keys, api.base().toString()); // a node whose cache has expired
         Run after = running("{\"command\": \"sleep 60\", \"identity\": {\"audience\": \"svc\"}}");
+        // For SigningKeys.SIGN_AFTER the old key still signs, until every JWKS publishes the new one.
+        assertThat(SignedJWT.parse(new TokenIssuer(keys, api.base().toString()).issue(after.execution(), Instant.now())
+                .idToken()).getHeader().getKeyID()).isEqualTo(oldKid);
+        age(rotated.kid(), "31 seconds");
+        TokenIssuer fresh = new TokenIssuer(keys, api.base().toString()); // a node whose cache has expired
         RunTokens newTokens = fresh.issue(after.execution(), Instant.now());
         assertThat(SignedJWT.parse(newTokens.idToken()).getHeader().getKeyID()).isEqualTo(rotated.kid());
 
@@ -267,6 +272,16 @@ class RunTokenIT {
         assertThat(api.send("GET", "/v1/executions/" + after.id(), newTokens.apiToken(), null).statusCode()).isEqualTo(200);
         finish(before);
         finish(after);
+    }
+
+    /** Makes key {@code kid} as old as {@code age} (an SQL interval), instead of waiting. */
+    private static void age(String kid, String age) throws Exception {
+        try (var c = api.core().pool().getConnection(); var ps = c.prepareStatement(
+                "UPDATE signing_keys SET created_at = now() - ?::interval WHERE kid = ?")) {
+            ps.setString(1, age);
+            ps.setString(2, kid);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
     }
 
     private void finish(Run run) {

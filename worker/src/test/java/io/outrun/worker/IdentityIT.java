@@ -502,7 +502,14 @@ class IdentityIT {
         JsonNode done = end(alice, before);
         assertThat(line(done.path("stdout").path("text").asText(), "own")).as(done.toString()).isEqualTo("200");
 
-        // A worker signs with the key current when it reads it (kept a minute): a fresh one signs with the new key.
+        // A new key signs only once published for SigningKeys.SIGN_AFTER (every JWKS has it by
+        // then): made older here rather than waited for. A worker keeps the key it read for a
+        // minute: a fresh one signs with the new key.
+        try (var c = pool.getConnection(); var ps = c.prepareStatement(
+                "UPDATE signing_keys SET created_at = now() - interval '31 seconds' WHERE kid = ?")) {
+            ps.setString(1, rotated.kid());
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
         worker.close();
         worker = startWorker("identity-2");
         ObjectNode after = submission("echo \"$OUTRUN_ID_TOKEN\"; python3 -c 'import os,urllib.request as u;"
