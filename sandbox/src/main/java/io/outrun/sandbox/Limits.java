@@ -10,13 +10,21 @@ package io.outrun.sandbox;
  * @param network      Docker network to attach, or null for none (loopback only)
  * @param egressSocket the node's egress proxy socket, bind-mounted into the run's container (which
  *                     keeps network none), or null: no way out
- * @param apiSocket    the attempt's socket of the node's API bridge, bind-mounted into the run's
- *                     container (network none all the same), or null: Outrun's API is out of reach
+ * @param apiSocket    the attempt's socket of the node's API bridge, named {@value #API_SOCKET_NAME}
+ *                     alone in a directory of its own, which is bind-mounted into the run's
+ *                     container (network none all the same); or null: Outrun's API is out of reach
  */
 public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network,
                      java.nio.file.Path egressSocket, java.nio.file.Path apiSocket) {
 
     public static final Limits DEFAULTS = new Limits(512L << 20, 1_000_000_000L, 256, 256L << 20, null);
+
+    /**
+     * The API socket's file name: its directory is what a container mounts, so that a pooled
+     * container, whose mounts were fixed before its run was known, gets the run's socket by a
+     * hard link into its own directory under the same name.
+     */
+    public static final String API_SOCKET_NAME = "api.sock";
 
     public Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
         this(memoryBytes, nanoCpus, pids, tmpfsBytes, network, null, null);
@@ -27,7 +35,7 @@ public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes
         return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, socket, apiSocket);
     }
 
-    /** The same limits with the attempt's API bridge socket mounted in (such a run is never pooled). */
+    /** The same limits with the attempt's API bridge socket mounted in (its directory: see {@link #apiSocket}). */
     public Limits withApiSocket(java.nio.file.Path socket) {
         return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, egressSocket, socket);
     }
@@ -41,6 +49,10 @@ public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes
             // host or container:X would share the worker's (or another container's) network namespace.
             throw new IllegalArgumentException("network must name a Docker network other than host and container:*, got: '"
                     + network + "'");
+        }
+        if (apiSocket != null && (apiSocket.getFileName() == null || !API_SOCKET_NAME.equals(apiSocket.getFileName().toString()))) {
+            throw new IllegalArgumentException("the API socket must be named " + API_SOCKET_NAME + " (its directory is mounted), got: "
+                    + apiSocket);
         }
     }
 }

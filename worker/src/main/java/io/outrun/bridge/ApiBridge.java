@@ -3,6 +3,7 @@ package io.outrun.bridge;
 import io.outrun.http.wire.ErrorBody;
 import io.outrun.identity.Issuer;
 import io.outrun.proxy.RunSocket;
+import io.outrun.sandbox.Limits;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -11,7 +12,9 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
@@ -23,10 +26,12 @@ import javax.net.ssl.SSLSocketFactory;
 
 /**
  * Outrun's API, reachable from inside a run's container, which has no network (issue 31). Each
- * attempt gets a listener of its own ({@link #open}): a unix socket in the node's lease dir that
- * its container gets bind-mounted at {@link #CONTAINER_SOCKET}, where a relay in the container
- * serves it on 127.0.0.1:{@value #CONTAINER_PORT} ({@code api-relay.sh}). A connection is
- * relayed to the node's {@code --api-url} only when its request head carries
+ * attempt gets a listener of its own ({@link #open}): a unix socket alone in a directory of its
+ * own under the node's lease dir, {@code api-<node>/<attempt>/api.sock}; the container gets that
+ * directory bind-mounted (or, when it came from the warm pool, the socket hard-linked into the
+ * directory it was created with), so the socket is at {@link #CONTAINER_SOCKET} there, where a
+ * relay in the container serves it on 127.0.0.1:{@value #CONTAINER_PORT} ({@code api-relay.sh}).
+ * A connection is relayed to the node's {@code --api-url} only when its request head carries
  * {@code Authorization: Bearer <that attempt's run token>}; anything else is answered 401 here
  * and nothing of it reaches the API. The run token is what the API checks; the bridge's own check
  * keeps a run that lost its token (or never had one) off the API altogether.
@@ -38,8 +43,10 @@ import javax.net.ssl.SSLSocketFactory;
  */
 public final class ApiBridge implements AutoCloseable {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ApiBridge.class);
+
     /** Where the socket appears inside a run's container, the relay's port there, and what {@code OUTRUN_API} says. */
-    public static final String CONTAINER_SOCKET = "/run/outrun-api.sock";
+    public static final String CONTAINER_SOCKET = "/run/outrun-api/" + Limits.API_SOCKET_NAME;
     public static final int CONTAINER_PORT = 7171;
     public static final String CONTAINER_URL = "http://127.0.0.1:" + CONTAINER_PORT;
     static final int MAX_CONNECTIONS_PER_RUN = 32;
@@ -85,7 +92,10 @@ public final class ApiBridge implements AutoCloseable {
         return new ApiBridge(dir, URI.create(Issuer.normalize(apiUrl, "--api-url")));
     }
 
-    /** A listener for one attempt, named after it, that lets through requests carrying {@code runToken} alone. */
+    /**
+     * A listener for one attempt, in a directory named after it ({@code name}: a single path
+     * element), that lets through requests carrying {@code runToken} alone.
+     */
     public Listener open(String name, String runToken) throws IOException {
         if (closed) {
             throw new IOException("the API bridge is closed");
@@ -93,10 +103,27 @@ public final class ApiBridge implements AutoCloseable {
         if (runToken == null || runToken.isEmpty()) {
             throw new IllegalArgumentException("a listener needs its attempt's run token");
         }
-        return new Listener(dir.resolve(name + ".sock"), runToken);
+        Path own = dir.resolve(name);
+        if (!dir.equals(own.getParent()) || name.equals(".") || name.equals("..")) {
+            throw new IllegalArgumentException("a listener's name is one path element, got: " + name);
+        }
+        // Its own directory, so that it alone is mounted into the run's container: 0755, for the
+        // sandbox's user to reach the socket (which is that user's alone, see RunSocket).
+        Files.createDirectories(own);
+        Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwxr-xr-x"));
+        try {
+            return new Listener(own.resolve(Limits.API_SOCKET_NAME), runToken);
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(own);
+            } catch (IOException notEmpty) {
+                // The socket half made: left as a stale file, the next listener of this name replaces it.
+            }
+            throw e;
+        }
     }
 
-    /** One attempt's listener; closing it ends every connection it carried. */
+    /** One attempt's listener; closing it ends every connection it carried, and removes its socket and directory. */
     public final class Listener implements AutoCloseable {
         private final RunSocket socket;
         private final byte[] expected;
@@ -107,6 +134,7 @@ public final class ApiBridge implements AutoCloseable {
                     (client, run) -> full(client));
         }
 
+        /** The socket, {@value Limits#API_SOCKET_NAME} in the attempt's directory: what {@link Limits#apiSocket} names. */
         public Path socket() {
             return socket.path();
         }
@@ -119,7 +147,13 @@ public final class ApiBridge implements AutoCloseable {
 
         @Override
         public void close() {
-            socket.close();
+            socket.close(); // removes the socket
+            Path own = socket.path().getParent();
+            try {
+                Files.deleteIfExists(own);
+            } catch (IOException e) {
+                LOG.debug("cannot remove the API socket directory {}: {}", own, e.toString());
+            }
         }
     }
 

@@ -106,6 +106,10 @@ class ApiBridgeTest {
     void closingTheListenerEndsTheConnectionsItCarried(@TempDir Path dir) throws Exception {
         try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl())) {
             ApiBridge.Listener run = bridge.open("run-1", "t");
+            // Alone in a directory of its own (what a container mounts), which the sandbox's user traverses.
+            assertThat(run.socket()).isEqualTo(dir.resolve("api").resolve("run-1").resolve("api.sock"));
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(run.socket().getParent())))
+                    .isEqualTo("rwxr-xr-x");
             SocketChannel open = connect(run.socket());
             open.write(ByteBuffer.wrap("GET /hang HTTP/1.1\r\nAuthorization: Bearer t\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1)));
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -117,6 +121,24 @@ class ApiBridgeTest {
             assertThat(open.read(ByteBuffer.allocate(64))).as("closed with its attempt, before any answer").isEqualTo(-1);
             open.close();
             assertThat(Files.exists(run.socket())).isFalse();
+            assertThat(run.socket().getParent()).as("its directory goes with it").doesNotExist();
+            assertThat(dir.resolve("api")).isDirectory();
+        }
+    }
+
+    /** A warm pool's container gets the socket by a hard link into its own directory: the listener answers through it. */
+    @Test
+    void aHardLinkToTheSocketReachesTheListener(@TempDir Path dir) throws Exception {
+        try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl());
+             ApiBridge.Listener run = bridge.open("run-1", "token-of-run-1")) {
+            Path pool = Files.createDirectory(dir.resolve("pool-1.api"));
+            Path link = Files.createLink(pool.resolve("api.sock"), run.socket());
+            assertThat(exchange(link, "GET /v1/x HTTP/1.1\r\nAuthorization: Bearer token-of-run-1\r\n\r\n"))
+                    .startsWith("HTTP/1.1 201");
+            run.close();
+            assertThat(link).as("the link stays until the pool removes it").exists();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> connect(link))
+                    .as("but leads nowhere once the attempt ended").isInstanceOf(java.net.ConnectException.class);
         }
     }
 

@@ -10,8 +10,11 @@ import io.outrun.testing.Await;
 import io.outrun.testing.Requirements;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.testing.WorkerProcess;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
@@ -27,7 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Issue 31, the worker's side: a command in the Docker sandbox (network none) reaches a stand-in
  * for Outrun's API on the host's loopback through {@code $OUTRUN_API} with its own
  * {@code $OUTRUN_API_TOKEN}, and is refused by the node's bridge without it (the stand-in sees
- * nothing of that request). A node that cannot sign fails a run that asked for an identity with
+ * nothing of that request). Such a run takes a container of the node's warm pool, whose own API
+ * directory gets the attempt's socket by a hard link, and which goes with the container; the
+ * attempt's directory goes with its listener. A node that cannot sign fails a run that asked for an identity with
  * {@code identity_unavailable}, and runs any other without the {@code OUTRUN_API*} variables.
  */
 class ApiBridgeIT {
@@ -48,21 +53,33 @@ class ApiBridgeIT {
         stand.start();
         String apiUrl = "http://127.0.0.1:" + stand.getAddress().getPort();
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        // Its own node id and lease dir: other suites may share the engine and /tmp. Short: an
+        // attempt's socket, <lease-dir>/api-<node>/<execution>-<epoch>/api.sock, is a unix socket
+        // path (107 bytes at most).
+        String node = "br-" + UUID.randomUUID().toString().substring(0, 8);
+        Path leaseDir = Files.createTempDirectory(Path.of("/tmp"), "olb-");
         try (Core api = Core.open(db, "api");
-             WorkerProcess w = WorkerProcess.startWith(Map.of("OUTRUN_SECRETS_KEY", newKey()), db, "bridge-1", 2, "docker",
-                     "--api-url", apiUrl)) {
+             WorkerProcess w = WorkerProcess.startWith(Map.of("OUTRUN_SECRETS_KEY", newKey()), db, node, 2, "docker",
+                     "--api-url", apiUrl, "--lease-dir", leaseDir.toString())) {
+            // The pool full (2 per image: the node's slots), so that the run is served by one.
+            Await.until("a warm pool of 2 on " + node, Duration.ofSeconds(90), () -> pooled(node) == 2);
             Execution run = run(api, Submission.of("alice",
                     "curl -sS -X POST -d hello -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" \"$OUTRUN_API/v1/executions\"; echo;"
                             + " curl -sS -w '%{http_code}\\n' \"$OUTRUN_API/v1/executions\"; echo \"$OUTRUN_API\";"
                             + " echo \"${OUTRUN_ID_TOKEN-no-id-token}\";"
-                            + " curl -sS -m 3 " + apiUrl + "/direct >/dev/null 2>&1 || echo no-network\nno_such_command"));
+                            + " curl -sS -m 3 " + apiUrl + "/direct >/dev/null 2>&1 || echo no-network;"
+                            // Whose API directory the container mounts: a pooled container's own.
+                            + " grep -o 'pool-[0-9a-f-]*[.]api' /proc/self/mountinfo || echo fresh-container\nno_such_command"));
             String[] out = run.stdout().text().split("\n");
-            assertThat(out).as(run.stdout().text() + run.stderr().text()).hasSize(5);
+            assertThat(out).as(run.stdout().text() + run.stderr().text()).hasSize(6);
             assertThat(out[0]).isEqualTo("api saw POST /v1/executions hello");
             assertThat(out[1]).contains("\"code\":\"run_token_required\"").endsWith("401");
             assertThat(out[2]).isEqualTo("http://127.0.0.1:7171");
             assertThat(out[3]).isEqualTo("no-id-token");
             assertThat(out[4]).isEqualTo("no-network");
+            assertThat(out[5]).as("the run took a pooled container").startsWith("pool-").endsWith(".api");
+            Path poolDir = leaseDir.resolve(out[5]);
+            Await.until(poolDir + " removed with its container", Duration.ofSeconds(30), () -> !Files.exists(poolDir));
             // The user's line 2 is still line 2 with the relay in front of the command.
             assertThat(run.stderr().text()).contains("line 2: no_such_command");
             // Exactly one request reached the API: the one with the token, a JWT naming this run.
@@ -78,6 +95,16 @@ class ApiBridgeIT {
                     .withIdentityAudience("https://service.example"));
             String idClaims = new String(Base64.getUrlDecoder().decode(identified.stdout().text().strip()), StandardCharsets.UTF_8);
             assertThat(idClaims).contains("\"aud\":\"https://service.example\"").contains("\"execution_id\":\"" + identified.id());
+
+            // Each attempt's socket directory goes with its listener.
+            Path sockets = leaseDir.resolve("api-" + node);
+            Await.until("the attempts' socket directories removed", Duration.ofSeconds(30), () -> {
+                try (var left = Files.list(sockets)) {
+                    return left.findAny().isEmpty();
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
         } finally {
             stand.stop(0);
         }
@@ -102,6 +129,22 @@ class ApiBridgeIT {
         UUID id = api.service().submit(s).execution().id();
         return Await.until("execution " + id + " to end", Duration.ofSeconds(90),
                 () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
+    }
+
+    /** Pooled containers of node {@code node} (running or not). */
+    private static int pooled(String node) {
+        try {
+            Process p = new ProcessBuilder("docker", "ps", "-aq", "--filter", "label=outrun.pool=1", "--filter",
+                    "label=outrun.node=" + node).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            p.waitFor();
+            return out.isEmpty() ? 0 : out.split("\\s+").length;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static String newKey() {

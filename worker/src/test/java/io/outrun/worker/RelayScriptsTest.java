@@ -41,6 +41,7 @@ class RelayScriptsTest {
         assertThat(ApiAccess.RELAY).doesNotContain("\n")
                 .contains("TCP-LISTEN:" + ApiBridge.CONTAINER_PORT + ",")
                 .contains("UNIX-CONNECT:" + ApiBridge.CONTAINER_SOCKET + " ")
+                .contains("UNIX-CONNECT:/run/outrun-api/api.sock ")
                 .contains("/dev/tcp/127.0.0.1/" + ApiBridge.CONTAINER_PORT + ")")
                 .endsWith("; ");
         assertThat(ApiBridge.CONTAINER_URL).endsWith(":" + ApiBridge.CONTAINER_PORT);
@@ -65,6 +66,8 @@ class RelayScriptsTest {
                 "set -u",
                 "mount --bind " + run + " /run",
                 "ip link set lo up 2>/dev/null || true",
+                // The bridge's socket is alone in a directory (the container's mount).
+                "mkdir -p " + Path.of(ApiBridge.CONTAINER_SOCKET).getParent(),
                 // The stand-ins for the proxy and the bridge: each echoes what its relay brings it.
                 "socat UNIX-LISTEN:" + EgressProxy.CONTAINER_SOCKET + ",fork EXEC:cat </dev/null >/dev/null 2>&1 &",
                 "socat UNIX-LISTEN:" + ApiBridge.CONTAINER_SOCKET + ",fork EXEC:cat </dev/null >/dev/null 2>&1 &",

@@ -129,7 +129,8 @@ final class ContainerRecipe {
                 .withAttachStderr(true)
                 .withTty(false)
                 .withHostConfig(withLeaseFile(hostConfig(spec.limits(), workdir, imageVolumes), spec.leaseFile(),
-                        spec.limits().egressSocket(), spec.limits().apiSocket()));
+                        spec.limits().egressSocket(), spec.limits().apiSocket() == null ? null
+                                : spec.limits().apiSocket().toAbsolutePath().getParent()));
     }
 
     /**
@@ -137,10 +138,12 @@ final class ContainerRecipe {
      * {@link #create} gives a run with {@code limits} in the default workdir, started before its
      * run is known, so without the run's labels, environment and backstop: those arrive with
      * the command ({@link #pooledStdin}). Its lease file is the pool's own file for it, which the
-     * run's lease file becomes (a hard link) when a run takes the container.
+     * run's lease file becomes (a hard link) when a run takes the container. Likewise its API
+     * directory ({@code apiDir}, null: none) is the pool's own, empty until a run that has an API
+     * socket takes the container and its socket is linked in.
      */
     static CreateContainerCmd createPooled(DockerClient client, String image, Owner owner, String incarnation,
-                                           Limits limits, Path leaseFile, Collection<String> imageVolumes) {
+                                           Limits limits, Path leaseFile, Path apiDir, Collection<String> imageVolumes) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_OUTRUN, "1");
         owner.label(labels);
@@ -158,7 +161,7 @@ final class ContainerRecipe {
                 .withAttachStdout(true)
                 .withAttachStderr(true)
                 .withTty(false)
-                .withHostConfig(withLeaseFile(hostConfig(limits, DEFAULT_WORKDIR, imageVolumes), leaseFile));
+                .withHostConfig(withLeaseFile(hostConfig(limits, DEFAULT_WORKDIR, imageVolumes), leaseFile, null, apiDir));
     }
 
     /**
@@ -289,9 +292,12 @@ final class ContainerRecipe {
     /**
      * The lease file (read-only); for a run that asked for egress, the node's egress proxy
      * socket: the container's network stays none, so the socket is its only way out; and the
-     * attempt's API bridge socket, its way to Outrun's API alone.
+     * directory of the attempt's API bridge socket ({@value Limits#API_SOCKET_NAME}), its way to
+     * Outrun's API alone. A directory rather than the socket itself, so that a pooled container
+     * (mounts fixed at its create) gets its run's socket later, by a hard link into it. Read-only:
+     * connect(2) needs write permission on the socket file alone, which the mount does not take.
      */
-    static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket, Path apiSocket) {
+    static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket, Path apiDir) {
         java.util.List<Bind> binds = new java.util.ArrayList<>();
         if (leaseFile != null) {
             binds.add(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
@@ -299,8 +305,8 @@ final class ContainerRecipe {
         if (egressSocket != null) {
             binds.add(new Bind(egressSocket.toAbsolutePath().toString(), new Volume(EGRESS_SOCKET), AccessMode.rw));
         }
-        if (apiSocket != null) {
-            binds.add(new Bind(apiSocket.toAbsolutePath().toString(), new Volume(API_SOCKET), AccessMode.rw));
+        if (apiDir != null) {
+            binds.add(new Bind(apiDir.toAbsolutePath().toString(), new Volume(API_DIR), AccessMode.ro));
         }
         return binds.isEmpty() ? host : host.withBinds(binds);
     }
@@ -308,8 +314,9 @@ final class ContainerRecipe {
     /** Where a run that asked for egress finds its node's proxy socket. */
     public static final String EGRESS_SOCKET = "/run/outrun-egress.sock";
 
-    /** Where a run finds its attempt's API bridge socket (the worker's ApiBridge.CONTAINER_SOCKET). */
-    public static final String API_SOCKET = "/run/outrun-api.sock";
+    /** Where a run's API socket directory is mounted; the socket is {@link #API_SOCKET} (the worker's ApiBridge.CONTAINER_SOCKET). */
+    public static final String API_DIR = "/run/outrun-api";
+    public static final String API_SOCKET = API_DIR + "/" + Limits.API_SOCKET_NAME;
 
     static Map<String, String> labels(RunSpec spec, Owner owner) {
         Map<String, String> labels = new LinkedHashMap<>();

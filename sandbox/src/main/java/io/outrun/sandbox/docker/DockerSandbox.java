@@ -254,7 +254,7 @@ public final class DockerSandbox implements Sandbox {
             DockerRun run = new DockerRun(clients, watch, config, containerId, output, spec.timeout(), lossesAtStart,
                     r -> {
                         open.remove(r);
-                        WarmPool.deleteLeaseFile(warm.leaseFile());
+                        WarmPool.deleteFiles(warm);
                     });
             run.stdin(frames);
             open.add(run);

@@ -25,9 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Containers created and started ahead of need, per image, each waiting in its bootstrap for the
  * one run it will serve (see {@link ContainerRecipe#createPooled}). A run that fits the pool's
- * shape (its image, the node's default limits, the default workdir, an environment that can
- * travel as {@code export} lines) takes one and skips the create and start; any other run gets a
- * fresh container as before. A taken container is never given back: it is removed with its run.
+ * shape (its image, the node's default limits with or without an API socket of its own, the
+ * default workdir, an environment that can travel as {@code export} lines) takes one and skips
+ * the create and start; any other run gets a fresh container as before. A taken container is never given back: it is removed with its run.
  * The pool refills in the background, one container at a time, so a burst of takes never blocks
  * on creates.
  *
@@ -39,6 +39,16 @@ import org.slf4j.LoggerFactory;
  * deadline already written for the run is copied in. A renewal written to the run's old file
  * between the copy and the link is lost until the next one: the container then sees an earlier
  * deadline, which can only make it die early, never late.
+ *
+ * <p>API socket: likewise, each pooled container mounts a directory of its own,
+ * {@code pool-<uuid>.api} in the lease directory (0755: the sandbox user traverses it), at
+ * {@link ContainerRecipe#API_DIR}, empty while it waits. A run with an API bridge socket
+ * ({@link Limits#apiSocket}, under the lease directory: the same file system) that takes the
+ * container gets its socket hard-linked in there as {@value Limits#API_SOCKET_NAME}: a unix
+ * socket is found by its inode, so a connect through the link reaches the run's listener, and
+ * once the listener closes, nothing. Mounts of a pooled container and a fresh one then differ
+ * only for runs without an API socket, which see an empty read-only directory there. The
+ * directory goes with its container (with its lease file).
  *
  * <p>Labels: {@code outrun=1}, {@code outrun.node}, {@code outrun.incarnation} (the node
  * process) and {@code outrun.pool=1}; no execution or epoch, since those are not known when the
@@ -54,9 +64,12 @@ final class WarmPool implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
 
-    /** A started container waiting for its run, and the lease file it mounts. */
-    record Warm(String containerId, Path leaseFile) {
+    /** A started container waiting for its run, and the lease file and API directory it mounts (null: none). */
+    record Warm(String containerId, Path leaseFile, Path apiDir) {
     }
+
+    /** The suffix of a pooled container's API directory, after its lease file's name. */
+    static final String API_DIR_SUFFIX = ".api";
 
     private final DockerClients clients;
     private final ContainerRecipe.Owner owner;
@@ -104,8 +117,13 @@ final class WarmPool implements AutoCloseable {
      * in a fresh one.
      */
     boolean fits(RunSpec spec, String image) {
-        if (!idle.containsKey(image) || !limits.equals(spec.limits())) {
+        // The API socket is the run's own: linked into the container's API directory at the take.
+        if (!idle.containsKey(image) || !limits.equals(spec.limits().withApiSocket(null))) {
             return false;
+        }
+        Path apiSocket = spec.limits().apiSocket();
+        if (apiSocket != null && (leaseDir == null || !apiSocket.toAbsolutePath().normalize().startsWith(leaseDir.normalize()))) {
+            return false; // a hard link needs the same file system: the lease directory's
         }
         if (spec.workdir() != null && !spec.workdir().isBlank()
                 && !ContainerRecipe.DEFAULT_WORKDIR.equals(spec.workdir())) {
@@ -131,6 +149,17 @@ final class WarmPool implements AutoCloseable {
         refillSoon(image);
         if (warm == null) {
             return Optional.empty();
+        }
+        Path apiSocket = spec.limits().apiSocket();
+        if (apiSocket != null) {
+            try {
+                linkApiSocket(warm.apiDir(), apiSocket);
+            } catch (IOException e) {
+                log.warn("pooled container {}: cannot link the run's API socket ({}); using a fresh container",
+                        warm.containerId(), e.toString());
+                discard(warm);
+                return Optional.empty();
+            }
         }
         if (spec.leaseFile() != null) {
             try {
@@ -164,6 +193,14 @@ final class WarmPool implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             // Closing: nothing to name.
         }
+    }
+
+    /** The run's API socket appears in the pooled container's API directory: a hard link, under the name the container expects. */
+    static void linkApiSocket(Path apiDir, Path socket) throws IOException {
+        if (apiDir == null) {
+            throw new IOException("the pooled container has no API directory");
+        }
+        Files.createLink(apiDir.resolve(Limits.API_SOCKET_NAME), socket);
     }
 
     /** The run's lease file becomes the pooled container's: its current deadline first, then a link. */
@@ -217,26 +254,38 @@ final class WarmPool implements AutoCloseable {
 
     private Warm create(String image) throws IOException {
         Path leaseFile = null;
+        Path apiDir = null;
         if (leaseDir != null) {
             Files.createDirectories(leaseDir);
             leaseFile = leaseDir.resolve("pool-" + UUID.randomUUID());
             Files.write(leaseFile, new byte[0]);
             // The sandbox user (another uid) must read it, whatever this process's umask.
             Files.setPosixFilePermissions(leaseFile, PosixFilePermissions.fromString("rw-r--r--"));
+            // After the lease file, removed before it (deleteFiles): a directory without its lease
+            // file is a leftover (the worker's stale-file pruning relies on that).
+            apiDir = leaseFile.resolveSibling(leaseFile.getFileName() + API_DIR_SUFFIX);
+            try {
+                Files.createDirectory(apiDir);
+                // The sandbox user traverses it to the socket, whatever this process's umask.
+                Files.setPosixFilePermissions(apiDir, PosixFilePermissions.fromString("rwxr-xr-x"));
+            } catch (IOException e) {
+                deleteFiles(new Warm(null, leaseFile, apiDir));
+                throw e;
+            }
         }
         String id = null;
         try {
-            id = ContainerRecipe.createPooled(clients.control, image, owner, incarnation, limits, leaseFile,
+            id = ContainerRecipe.createPooled(clients.control, image, owner, incarnation, limits, leaseFile, apiDir,
                     volumesOf.apply(image)).exec().getId();
             clients.control.startContainerCmd(id).exec();
-            return new Warm(id, leaseFile);
+            return new Warm(id, leaseFile, apiDir);
         } catch (RuntimeException e) {
-            discard(new Warm(id, leaseFile));
+            discard(new Warm(id, leaseFile, apiDir));
             throw e;
         }
     }
 
-    /** Removes a pooled container nobody will use, and its lease file. */
+    /** Removes a pooled container nobody will use, and its files. */
     void discard(Warm warm) {
         if (warm.containerId() != null) {
             try {
@@ -245,17 +294,30 @@ final class WarmPool implements AutoCloseable {
                 log.debug("removing pooled container {} failed: {}", warm.containerId(), e.toString());
             }
         }
-        deleteLeaseFile(warm.leaseFile());
+        deleteFiles(warm);
     }
 
-    static void deleteLeaseFile(Path file) {
-        if (file == null) {
-            return;
+    /**
+     * Deletes a pooled container's lease file and API directory (with the run's socket link in
+     * it, if any), once the container is gone or going: the directory first, then the file.
+     */
+    static void deleteFiles(Warm warm) {
+        Path dir = warm.apiDir();
+        if (dir != null) {
+            try {
+                Files.deleteIfExists(dir.resolve(Limits.API_SOCKET_NAME));
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                log.debug("cannot delete pool API directory {}: {}", dir, e.toString());
+            }
         }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            log.debug("cannot delete pool lease file {}: {}", file, e.toString());
+        Path file = warm.leaseFile();
+        if (file != null) {
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException e) {
+                log.debug("cannot delete pool lease file {}: {}", file, e.toString());
+            }
         }
     }
 

@@ -79,6 +79,21 @@ class DockerSandboxIT {
     }
 
     /**
+     * Issue 31: a run's API bridge socket, alone in its directory, is at
+     * {@link ContainerRecipe#API_SOCKET} in its container (network none), and the command (the
+     * sandbox's user) connects to it; the mount is read-only.
+     */
+    @Test
+    void aRunReachesItsApiSocketInItsMountedDirectory() throws Exception {
+        try (ApiSocketStandIn api = ApiSocketStandIn.open()) {
+            Result r = run(spec("socat -u UNIX-CONNECT:" + ContainerRecipe.API_SOCKET + " - && id -u"
+                    + " && (touch " + ContainerRecipe.API_DIR + "/x 2>/dev/null && echo writable || echo read-only)")
+                    .withLimits(Limits.DEFAULTS.withApiSocket(api.socket())));
+            assertThat(r.out()).as(r.stderr().text()).isEqualTo(ApiSocketStandIn.GREETING + "\n10001\nread-only\n");
+        }
+    }
+
+    /**
      * Issue 25 #4: a command that kills every process it can see (its kill switch among them,
      * were it the same user) is still killed from inside once its lease's deadline passes, with
      * nobody renewing the lease, as after its worker's SIGKILL.

@@ -126,6 +126,31 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         }
     }
 
+    /**
+     * Issue 31's regression: every run of a node with an API bridge has a socket of its own, and
+     * still takes a pooled container; its socket is linked into the container's own API
+     * directory, which goes with the container.
+     */
+    @Test
+    void aRunWithAnApiSocketTakesAPooledContainerAndReachesItsSocket() throws Exception {
+        long before = sandbox.pooledRuns();
+        String poolDir;
+        try (ApiSocketStandIn api = ApiSocketStandIn.open()) {
+            Result r = run(spec("socat -u UNIX-CONNECT:" + ContainerRecipe.API_SOCKET + " - &&"
+                    + " grep -o 'pool-[0-9a-f-]*[.]api' /proc/self/mountinfo")
+                    .withLimits(Limits.DEFAULTS.withApiSocket(api.socket())));
+            String[] out = r.out().split("\n");
+            assertThat(out).as(r.out() + r.stderr().text()).hasSize(2);
+            assertThat(out[0]).isEqualTo(ApiSocketStandIn.GREETING);
+            poolDir = out[1];
+        }
+        assertThat(sandbox.pooledRuns()).isEqualTo(before + 1);
+        Path leaseDir = Path.of(System.getProperty("java.io.tmpdir"));
+        assertThat(leaseDir.resolve(poolDir)).as("the pooled container's API directory goes with it").doesNotExist();
+        assertThat(leaseDir.resolve(poolDir.substring(0, poolDir.length() - WarmPool.API_DIR_SUFFIX.length())))
+                .as("and its lease file").doesNotExist();
+    }
+
     @Test
     void aRunWithOtherLimitsGetsAFreshContainer() throws Exception {
         long before = sandbox.pooledRuns();
