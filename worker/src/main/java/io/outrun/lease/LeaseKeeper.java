@@ -155,16 +155,25 @@ public final class LeaseKeeper implements AutoCloseable {
      * nodes of several deployments on one host, and a SIGKILLed node never removes its own. A live
      * run's file is rewritten at every renewal and a warm pool's container gives up after an hour
      * idle, so a file untouched for longer than {@code age} belongs to nothing that still runs.
+     * Then a pooled container's API directory ({@code pool-<uuid>.api}) whose lease file
+     * ({@code pool-<uuid>}) is gone, and which is itself untouched for as long: the pool makes the
+     * directory after the file and removes it first, so it is a leftover (with the run's socket
+     * link in it, if any).
      *
-     * @return files removed
+     * @return files (and directories) removed
      */
     public int pruneStaleFiles(Duration age) {
         long before = System.currentTimeMillis() - age.toMillis();
         int removed = 0;
+        List<Path> poolDirs = new ArrayList<>();
         try (var files = Files.list(leaseDir)) {
             for (Path file : (Iterable<Path>) files::iterator) {
                 try {
-                    if (Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    String name = file.getFileName().toString();
+                    if (name.startsWith("pool-") && name.endsWith(POOL_API_DIR_SUFFIX)
+                            && Files.isDirectory(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        poolDirs.add(file);
+                    } else if (Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
                             && Files.getLastModifiedTime(file).toMillis() < before && Files.deleteIfExists(file)) {
                         removed++;
                     }
@@ -175,8 +184,31 @@ public final class LeaseKeeper implements AutoCloseable {
         } catch (IOException e) {
             LOG.debug("cannot list the lease directory {}: {}", leaseDir, e.toString());
         }
+        for (Path dir : poolDirs) {
+            String name = dir.getFileName().toString();
+            Path leaseFile = dir.resolveSibling(name.substring(0, name.length() - POOL_API_DIR_SUFFIX.length()));
+            try {
+                if (Files.exists(leaseFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        || Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis() >= before) {
+                    continue;
+                }
+                try (var inside = Files.list(dir)) {
+                    for (Path f : (Iterable<Path>) inside::iterator) {
+                        Files.deleteIfExists(f);
+                    }
+                }
+                if (Files.deleteIfExists(dir)) {
+                    removed++;
+                }
+            } catch (IOException e) {
+                LOG.debug("cannot prune pool API directory {}: {}", dir, e.toString());
+            }
+        }
         return removed;
     }
+
+    /** The warm pool's API directory of a pooled container is its lease file's name and this (the sandbox's WarmPool). */
+    static final String POOL_API_DIR_SUFFIX = ".api";
 
     /** How long a lease file may stay untouched before {@link #pruneStaleFiles} removes it. */
     public static final Duration STALE_FILE_AGE = Duration.ofMinutes(70);

@@ -95,7 +95,8 @@ class LeaseKeeperIT {
 
     /**
      * Issue 25 (low): lease files left by SIGKILLed nodes of any deployment sharing the directory
-     * are removed once untouched past the age; a live run's file, renewed meanwhile, stays.
+     * are removed once untouched past the age; a live run's file, renewed meanwhile, stays. So
+     * are pooled containers' API directories whose lease files are gone.
      */
     @Test
     void staleLeaseFilesAreRemovedAndALiveRunsFileStays() throws Exception {
@@ -109,10 +110,26 @@ class LeaseKeeperIT {
             Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
                     - LeaseKeeper.STALE_FILE_AGE.toMillis() - 60_000));
         }
-        assertThat(keeper.pruneStaleFiles(LeaseKeeper.STALE_FILE_AGE)).isEqualTo(2);
+        // A pooled container's API directory goes once its lease file is gone (with the run's
+        // socket link in it); one whose lease file is still there (a pooled run renews it) stays.
+        Path poolApi = Files.createDirectory(leaseDir.resolve(pool.getFileName() + ".api"));
+        Files.writeString(poolApi.resolve("api.sock"), "a stand-in for the run's socket link");
+        String taken = "pool-" + UUID.randomUUID();
+        Path takenFile = Files.writeString(leaseDir.resolve(taken), "000000000001\n");
+        Path takenApi = Files.createDirectory(leaseDir.resolve(taken + ".api"));
+        for (Path dir : List.of(poolApi, takenApi)) {
+            Files.setLastModifiedTime(dir, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
+                    - LeaseKeeper.STALE_FILE_AGE.toMillis() - 60_000));
+        }
+        assertThat(keeper.pruneStaleFiles(LeaseKeeper.STALE_FILE_AGE)).isEqualTo(3);
         assertThat(left).doesNotExist();
         assertThat(pool).doesNotExist();
+        assertThat(poolApi).doesNotExist();
+        assertThat(takenFile).exists();
+        assertThat(takenApi).isDirectory();
         assertThat(liveFile).exists();
+        Files.delete(takenApi);
+        Files.delete(takenFile);
         keeper.end(live);
     }
 
