@@ -85,6 +85,23 @@ public final class ApiBridge implements AutoCloseable {
         this.authority = api.getPort() > 0 ? api.getHost() + ":" + api.getPort() : api.getHost();
         this.basePath = api.getRawPath() == null ? "" : api.getRawPath(); // normalized: no trailing slash
         RunSocket.prepareDirectory(dir);
+        removeLeftovers(dir);
+    }
+
+    /**
+     * The attempt directories an earlier process of this node left (it was killed): their runs
+     * are over (their containers were this node's, cleaned at its start), and no listener of this
+     * process exists yet.
+     */
+    private static void removeLeftovers(Path dir) throws IOException {
+        try (java.util.stream.Stream<Path> left = Files.list(dir)) {
+            for (Path attempt : (Iterable<Path>) left::iterator) {
+                if (Files.isDirectory(attempt, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    Files.deleteIfExists(attempt.resolve(Limits.API_SOCKET_NAME));
+                    Files.deleteIfExists(attempt);
+                }
+            }
+        }
     }
 
     /** A bridge to {@code apiUrl} whose per-attempt sockets live in {@code dir} (a path the Docker engine sees). */

@@ -178,7 +178,8 @@ public final class AttemptRunner {
                 way = openEgress(execution, attempt);
                 spec = spec.withLimits(spec.limits().withEgressSocket(way.socket()));
             }
-            granted = api.grant(execution, execution.id() + "-" + attempt.lease().epoch());
+            // A short name: a unix socket's path has at most 107 bytes, and the lease dir and node id come first.
+            granted = api.grant(execution, execution.id().toString().substring(0, 8) + "-" + attempt.lease().epoch());
             spec = granted.applyTo(spec);
             memoryBytes = spec.limits().memoryBytes();
             run = sandbox.start(spec);

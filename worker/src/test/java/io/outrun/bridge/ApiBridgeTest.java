@@ -128,6 +128,17 @@ class ApiBridgeTest {
 
     /** A warm pool's container gets the socket by a hard link into its own directory: the listener answers through it. */
     @Test
+    void aRestartedNodeRemovesTheAttemptDirectoriesItsKilledProcessLeft(@TempDir Path dir) throws Exception {
+        Path api = dir.resolve("api");
+        java.nio.file.Files.createDirectories(api.resolve("0badf00d-3"));
+        java.nio.file.Files.writeString(api.resolve("0badf00d-3").resolve("api.sock"), "stale");
+        try (ApiBridge bridge = ApiBridge.start(api, apiUrl())) {
+            org.assertj.core.api.Assertions.assertThat(api.resolve("0badf00d-3")).doesNotExist();
+            org.assertj.core.api.Assertions.assertThat(api).isDirectory();
+        }
+    }
+
+    @Test
     void aHardLinkToTheSocketReachesTheListener(@TempDir Path dir) throws Exception {
         try (ApiBridge bridge = ApiBridge.start(dir.resolve("api"), apiUrl());
              ApiBridge.Listener run = bridge.open("run-1", "token-of-run-1")) {
