@@ -4,9 +4,9 @@
 #   ./mvnw -B -o -q install -DskipTests -DskipITs   # once: builds worker/target/outrun.jar
 #   sdk/test.sh
 #
-# It starts dev (host-process sandbox without bubblewrap, so that runs reach dev's API as
-# OUTRUN_API for the inside-a-run tests; a fresh data dir, a free loopback port, no dashboard),
-# installs the Python package into a fresh venv and the npm package (packed) into a fresh npm
+# It starts dev (host-process sandbox, under bubblewrap where it is installed: runs reach dev's
+# API as OUTRUN_API through its bridge, for the inside-a-run tests; a fresh data dir, a free
+# loopback port, no dashboard), installs the Python package into a fresh venv and the npm package (packed) into a fresh npm
 # project, all offline, runs both suites, and stops dev on exit. Exits non-zero if any fails.
 set -euo pipefail
 
@@ -40,7 +40,7 @@ PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 
 # --- outrun dev, in its own process group --------------------------------------------------
 mkdir -p "$TMP/data"
-setsid java -jar "$JAR" dev --sandbox process --bubblewrap off --data-dir "$TMP/data" --port "$PORT" --bind 127.0.0.1 \
+setsid java -jar "$JAR" dev --sandbox process --data-dir "$TMP/data" --port "$PORT" --bind 127.0.0.1 \
   --dashboard-port 0 >"$TMP/dev.log" 2>&1 </dev/null &
 DEV_PID=$!
 for _ in $(seq 1 180); do

@@ -45,6 +45,8 @@ public final class ApiAccess implements AutoCloseable {
     private final String whyNoIssuer;
     private final ApiBridge bridge;
     private final String directUrl;
+    /** Whether the relay connects to the socket at its host path (bubblewrap) rather than the container's. */
+    private final boolean hostPaths;
 
     /**
      * @param issuer      signs the runs' tokens; null: this node signs none, for {@code whyNoIssuer}
@@ -53,10 +55,19 @@ public final class ApiAccess implements AutoCloseable {
      *                    processes); null: runs cannot reach the API
      */
     public ApiAccess(TokenIssuer issuer, String whyNoIssuer, ApiBridge bridge, String directUrl) {
+        this(issuer, whyNoIssuer, bridge, directUrl, false);
+    }
+
+    /**
+     * @param hostPaths the runs see the bridge's sockets at their host paths (host processes
+     *                  under bubblewrap, without network), not at {@link ApiBridge#CONTAINER_SOCKET}
+     */
+    public ApiAccess(TokenIssuer issuer, String whyNoIssuer, ApiBridge bridge, String directUrl, boolean hostPaths) {
         this.issuer = issuer;
         this.whyNoIssuer = whyNoIssuer;
         this.bridge = bridge;
         this.directUrl = directUrl;
+        this.hostPaths = hostPaths;
     }
 
     /** A node whose runs get nothing of the API. */
@@ -66,14 +77,16 @@ public final class ApiAccess implements AutoCloseable {
 
     /** What one attempt was given; {@link #close} at the attempt's end ends its bridge connections. */
     public static final class Grant implements AutoCloseable {
-        static final Grant NONE = new Grant(Map.of(), null);
+        static final Grant NONE = new Grant(Map.of(), null, RELAY);
 
         private final Map<String, String> env;
         private final ApiBridge.Listener listener;
+        private final String relay;
 
-        Grant(Map<String, String> env, ApiBridge.Listener listener) {
+        Grant(Map<String, String> env, ApiBridge.Listener listener, String relay) {
             this.env = env;
             this.listener = listener;
+            this.relay = relay;
         }
 
         /** {@code spec} with the grant's variables over any of the same names, and the relay and socket for a bridged run. */
@@ -89,7 +102,7 @@ public final class ApiAccess implements AutoCloseable {
             }
             // On the command's first line (before the egress relay, if any), so that bash's line
             // numbers in its errors stay the user's.
-            return given.withCommand(RELAY + spec.command()).withLimits(spec.limits().withApiSocket(listener.socket()));
+            return given.withCommand(relay + spec.command()).withLimits(spec.limits().withApiSocket(listener.socket()));
         }
 
         /** Never the tokens. */
@@ -143,7 +156,20 @@ public final class ApiAccess implements AutoCloseable {
         } else if (directUrl != null) {
             env.put(API, directUrl);
         }
-        return new Grant(env, listener);
+        return new Grant(env, listener, listener != null && hostPaths ? hostRelay(listener.socket()) : RELAY);
+    }
+
+    /** The relay of a run that sees the socket at its host path (bubblewrap binds it there). */
+    static String hostRelay(java.nio.file.Path socket) {
+        return RELAY.replace(ApiBridge.CONTAINER_SOCKET, socket.toAbsolutePath().toString());
+    }
+
+    /**
+     * Whether a host path can stand in the relay's socat address as it is: socat splits its
+     * addresses at {@code ,} and {@code :}, and the relay line is not quoted for spaces.
+     */
+    public static boolean relayablePath(java.nio.file.Path dir) {
+        return dir.toAbsolutePath().toString().matches("[A-Za-z0-9/._+-]+");
     }
 
     @Override

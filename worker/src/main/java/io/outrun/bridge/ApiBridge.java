@@ -58,6 +58,8 @@ public final class ApiBridge implements AutoCloseable {
     private static final int IDLE_TIMEOUT_MS = 120_000;
 
     private final Path dir;
+    /** Whether the runs are containers (the sandbox's user owns the sockets) or host processes. */
+    private final boolean containers;
     private final String host;
     private final int port;
     private final boolean tls;
@@ -77,8 +79,9 @@ public final class ApiBridge implements AutoCloseable {
     });
     private volatile boolean closed;
 
-    private ApiBridge(Path dir, URI api) throws IOException {
+    private ApiBridge(Path dir, URI api, boolean containers) throws IOException {
         this.dir = dir;
+        this.containers = containers;
         this.tls = "https".equals(api.getScheme());
         this.host = api.getHost();
         this.port = api.getPort() > 0 ? api.getPort() : tls ? 443 : 80;
@@ -106,7 +109,15 @@ public final class ApiBridge implements AutoCloseable {
 
     /** A bridge to {@code apiUrl} whose per-attempt sockets live in {@code dir} (a path the Docker engine sees). */
     public static ApiBridge start(Path dir, String apiUrl) throws IOException {
-        return new ApiBridge(dir, URI.create(Issuer.normalize(apiUrl, "--api-url")));
+        return start(dir, apiUrl, true);
+    }
+
+    /**
+     * As {@link #start(Path, String)}; {@code containers} false: for host processes (bubblewrap),
+     * which run as the node's own user, so their sockets stay the node's.
+     */
+    public static ApiBridge start(Path dir, String apiUrl, boolean containers) throws IOException {
+        return new ApiBridge(dir, URI.create(Issuer.normalize(apiUrl, "--api-url")), containers);
     }
 
     /**
@@ -147,8 +158,11 @@ public final class ApiBridge implements AutoCloseable {
 
         private Listener(Path socket, String runToken) throws IOException {
             this.expected = ("Bearer " + runToken).getBytes(StandardCharsets.ISO_8859_1);
-            this.socket = RunSocket.open(socket, MAX_CONNECTIONS_PER_RUN, threads, (client, run) -> serve(client, run, expected),
-                    (client, run) -> full(client));
+            this.socket = containers
+                    ? RunSocket.open(socket, MAX_CONNECTIONS_PER_RUN, threads, (client, run) -> serve(client, run, expected),
+                            (client, run) -> full(client))
+                    : RunSocket.openForNodeUser(socket, MAX_CONNECTIONS_PER_RUN, threads,
+                            (client, run) -> serve(client, run, expected), (client, run) -> full(client));
         }
 
         /** The socket, {@value Limits#API_SOCKET_NAME} in the attempt's directory: what {@link Limits#apiSocket} names. */

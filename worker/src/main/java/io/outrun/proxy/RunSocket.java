@@ -49,7 +49,8 @@ public final class RunSocket implements AutoCloseable {
     private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
     private volatile boolean ended;
 
-    private RunSocket(Path path, int max, ExecutorService threads, Handler serve, Handler full) throws IOException {
+    private RunSocket(Path path, int max, ExecutorService threads, Handler serve, Handler full, boolean sandboxUser)
+            throws IOException {
         this.path = path;
         this.room = new Semaphore(max);
         this.threads = threads;
@@ -59,6 +60,11 @@ public final class RunSocket implements AutoCloseable {
         this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
         Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-------"));
+        if (!sandboxUser) {
+            // A host process (bubblewrap) runs as the node's own user: the node's own socket it is.
+            threads.execute(this::acceptLoop);
+            return;
+        }
         try {
             Files.setAttribute(path, "unix:uid", SANDBOX_UID);
             Files.setAttribute(path, "unix:gid", SANDBOX_UID);
@@ -76,7 +82,13 @@ public final class RunSocket implements AutoCloseable {
      */
     public static RunSocket open(Path path, int max, ExecutorService threads, Handler serve, Handler full)
             throws IOException {
-        return new RunSocket(path, max, threads, serve, full);
+        return new RunSocket(path, max, threads, serve, full, true);
+    }
+
+    /** As {@link #open}, for runs of the node's own user (host processes): the socket stays the node's, 0600. */
+    public static RunSocket openForNodeUser(Path path, int max, ExecutorService threads, Handler serve, Handler full)
+            throws IOException {
+        return new RunSocket(path, max, threads, serve, full, false);
     }
 
     /**

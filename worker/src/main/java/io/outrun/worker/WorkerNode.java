@@ -357,7 +357,8 @@ public final class WorkerNode implements AutoCloseable {
      * What this node's runs get of Outrun's API: tokens signed with the fleet's key when the node
      * has an issuer ({@code --public-url} or {@code --api-url}) and the secrets key that opens the
      * key; container runs reach {@code --api-url} through the node's bridge (their network stays
-     * none), host processes directly unless bubblewrap took their network.
+     * none), and so do host processes whose network bubblewrap took; other host processes reach
+     * it directly.
      */
     private io.outrun.bridge.ApiAccess startApi(WorkerConfig config, String node) {
         io.outrun.identity.TokenIssuer issuer = null;
@@ -372,18 +373,28 @@ public final class WorkerNode implements AutoCloseable {
         }
         io.outrun.bridge.ApiBridge bridge = null;
         String direct = null;
-        if (config.apiUrl() != null && "docker".equals(sandbox.name())) {
-            java.nio.file.Path dir = config.leaseDir().resolve("api-" + node);
+        java.nio.file.Path dir = config.leaseDir().resolve("api-" + node);
+        // Host processes under bubblewrap have no network: they reach the bridge's socket, bound
+        // into their namespace at its host path, through the same relay (socat on the host).
+        boolean isolated = sandbox instanceof io.outrun.sandbox.process.ProcessSandbox p && p.isIsolated()
+                && config.limits().network() == null;
+        boolean bridged = config.apiUrl() != null && ("docker".equals(sandbox.name())
+                || (isolated && java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/socat"))
+                        && io.outrun.bridge.ApiAccess.relayablePath(dir)));
+        if (bridged) {
             try {
-                bridge = io.outrun.bridge.ApiBridge.start(dir, config.apiUrl());
+                bridge = io.outrun.bridge.ApiBridge.start(dir, config.apiUrl(), "docker".equals(sandbox.name()));
             } catch (java.io.IOException e) {
                 throw new ConfigException("--api-url: cannot listen in " + dir + ": " + e.getMessage());
             }
-        } else if (config.apiUrl() != null && sandbox instanceof io.outrun.sandbox.process.ProcessSandbox p
-                && (!p.isIsolated() || config.limits().network() != null)) {
+        } else if (config.apiUrl() != null && sandbox instanceof io.outrun.sandbox.process.ProcessSandbox && !isolated) {
             direct = config.apiUrl();
+        } else if (config.apiUrl() != null && isolated) {
+            LOG.warn("runs under bubblewrap cannot reach the API: the bridge needs /usr/bin/socat and a lease dir path of"
+                    + " letters, digits and /._+- only ({})", dir);
         }
-        io.outrun.bridge.ApiAccess access = new io.outrun.bridge.ApiAccess(issuer, whyNot, bridge, direct);
+        io.outrun.bridge.ApiAccess access = new io.outrun.bridge.ApiAccess(issuer, whyNot, bridge, direct,
+                bridge != null && !"docker".equals(sandbox.name()));
         access.describe(sandbox.name());
         return access;
     }

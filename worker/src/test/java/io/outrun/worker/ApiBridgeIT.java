@@ -111,6 +111,43 @@ class ApiBridgeIT {
     }
 
     @Test
+    void aHostProcessUnderBubblewrapReachesTheApiThroughTheBridgeToo() throws Exception {
+        Requirements.binary("bwrap");
+        Requirements.binary("socat");
+        List<String> seen = new CopyOnWriteArrayList<>();
+        HttpServer stand = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+        stand.createContext("/", x -> {
+            seen.add(x.getRequestMethod() + " " + x.getRequestURI());
+            byte[] answer = ("api saw " + x.getRequestMethod() + " " + x.getRequestURI()).getBytes(StandardCharsets.UTF_8);
+            x.sendResponseHeaders(200, answer.length);
+            x.getResponseBody().write(answer);
+            x.close();
+        });
+        stand.start();
+        String apiUrl = "http://127.0.0.1:" + stand.getAddress().getPort();
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        String node = "bw-" + UUID.randomUUID().toString().substring(0, 8);
+        Path leaseDir = Files.createTempDirectory(Path.of("/tmp"), "olb-");
+        try (Core api = Core.open(db, "api");
+             WorkerProcess w = WorkerProcess.startWith(Map.of("OUTRUN_SECRETS_KEY", newKey()), db, node, 2, "process",
+                     "--bubblewrap", "on", "--api-url", apiUrl, "--lease-dir", leaseDir.toString())) {
+            Execution run = run(api, Submission.of("alice",
+                    "curl -sS -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" \"$OUTRUN_API/v1/executions/$OUTRUN_EXECUTION_ID\"; echo;"
+                            + " curl -sS -w '%{http_code}\\n' \"$OUTRUN_API/v1/executions\"; echo \"$OUTRUN_API\";"
+                            + " curl -sS -m 3 " + apiUrl + "/direct >/dev/null 2>&1 || echo no-network"));
+            String[] out = run.stdout().text().split("\n");
+            assertThat(out).as(run.stdout().text() + run.stderr().text()).hasSize(4);
+            assertThat(out[0]).isEqualTo("api saw GET /v1/executions/" + run.id());
+            assertThat(out[1]).contains("\"code\":\"run_token_required\"").endsWith("401");
+            assertThat(out[2]).isEqualTo("http://127.0.0.1:7171");
+            assertThat(out[3]).as("bubblewrap took its network").isEqualTo("no-network");
+            assertThat(seen).containsExactly("GET /v1/executions/" + run.id());
+        } finally {
+            stand.stop(0);
+        }
+    }
+
+    @Test
     void aNodeThatCannotSignFailsIdentityRunsAndRunsTheRestWithoutTheApi() throws Exception {
         DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
         try (Core api = Core.open(db, "api");

@@ -453,6 +453,9 @@ public final class ProcessSandbox implements Sandbox {
                     if (spec.leaseFile() != null) {
                         visible.add(spec.leaseFile());
                     }
+                    if (spec.limits().apiSocket() != null) {
+                        visible.add(spec.limits().apiSocket()); // the run's bridge to the API (issue 31), at its host path
+                    }
                     argv.addAll(isolation.argv(visible, workdir, spec.limits().network()));
                 }
                 // Isolated, the wrapper's own pid ($$ in the run's PID namespace) means nothing
