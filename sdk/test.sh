@@ -6,8 +6,8 @@
 #
 # It starts dev (host-process sandbox, under bubblewrap where it is installed: runs reach dev's
 # API as OUTRUN_API through its bridge, for the inside-a-run tests; a fresh data dir, a free
-# loopback port, no dashboard), installs the Python package into a fresh venv and the npm package (packed) into a fresh npm
-# project, all offline, runs both suites, and stops dev on exit. Exits non-zero if any fails.
+# loopback port, no dashboard), installs the Python package into a fresh venv and the npm
+# package (packed) into a fresh npm project, all offline, runs both suites, and stops dev on exit. Exits non-zero if any fails.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
