@@ -146,7 +146,7 @@ final class ExecutionRoutes {
             lastProgress.clear(); // bounded: a reset lets each run report once more
         }
         lastProgress.put(id, now);
-        java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), percent, message)
+        java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), run.run().leaseEpoch(), percent, message)
                 .orElseThrow(() -> RunScope.ended(run.run()));
         dashboard.report(run.jobId(), percent, message);
         ApiServer.json(ctx, 200, new io.outrun.http.wire.ProgressView(percent, message, at));

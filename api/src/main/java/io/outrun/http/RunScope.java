@@ -72,7 +72,7 @@ final class RunScope {
         }
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.RUN_SCOPE.prepare(c,
                 NamedSql.Args.of("run", run.executionId(), "owner", run.owner(), "attempt", run.attempt())
-                        .and("target", self ? null : target));
+                        .and("epoch", run.leaseEpoch()).and("target", self ? null : target));
              ResultSet rs = ps.executeQuery()) {
             if (!rs.next() || !rs.getBoolean("live")) {
                 throw ended(run);

@@ -82,11 +82,12 @@ public final class RunTokenVerifier {
             String subject = claims.getSubject();
             String execution = claims.getStringClaim("execution_id");
             Long attempt = claims.getLongClaim("attempt");
-            if (subject == null || !subject.startsWith("owner:") || execution == null || attempt == null) {
+            Long epoch = claims.getLongClaim(TokenIssuer.LEASE_EPOCH);
+            if (subject == null || !subject.startsWith("owner:") || execution == null || attempt == null || epoch == null) {
                 return Optional.empty();
             }
             return Optional.of(new RunPrincipal(subject.substring("owner:".length()), UUID.fromString(execution),
-                    attempt.intValue()));
+                    attempt.intValue(), epoch));
         } catch (JOSEException | ParseException | IllegalArgumentException e) {
             return Optional.empty();
         }

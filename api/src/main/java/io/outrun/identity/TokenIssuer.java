@@ -31,6 +31,11 @@ public final class TokenIssuer {
     /** The JOSE {@code typ} of run tokens (RFC 9068's access-token type). */
     public static final String RUN_TOKEN_TYPE = "at+jwt";
     static final Duration KEY_REFRESH = Duration.ofSeconds(60);
+    /**
+     * The run token's claim naming the claim (lease epoch) of its attempt: an attempt handed back
+     * keeps its number for its re-run, but never its epoch.
+     */
+    public static final String LEASE_EPOCH = "lease_epoch";
 
     private final SigningKeys keys;
     private final String issuer;
@@ -79,7 +84,7 @@ public final class TokenIssuer {
                 .claim("attempt", e.attempt())
                 .build();
         String api = sign(key, RUN_TOKEN_TYPE, new JWTClaimsSet.Builder(common).audience(apiAudience(issuer))
-                .jwtID(UUID.randomUUID().toString()).claim("scope", "run").build());
+                .jwtID(UUID.randomUUID().toString()).claim("scope", "run").claim(LEASE_EPOCH, e.leaseEpoch()).build());
         String id = null;
         if (e.identityAudience() != null) {
             id = sign(key, "JWT", new JWTClaimsSet.Builder(common).audience(e.identityAudience()).jwtID(UUID.randomUUID().toString())

@@ -81,15 +81,19 @@ public final class ExecutionsTable {
      * {@code :target} (null: none) is one of the run's children.
      */
     public static final NamedSql RUN_SCOPE = NamedSql.of("""
-            SELECT r.status = 'running' AND r.attempt = :attempt AS live, r.depth, r.job_id,
+            SELECT r.status = 'running' AND r.attempt = :attempt AND r.lease_epoch = :epoch
+                AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = r.id AND l.epoch = r.lease_epoch
+                  AND l.expires_at > now()) AS live, r.depth, r.job_id,
               (:target::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM executions c WHERE c.id = :target::uuid
                 AND c.parent_id = r.id AND c.owner = r.owner)) AS child
             FROM executions r WHERE r.id = :run AND r.owner = :owner""");
 
     /** The run's latest progress, while the attempt that reports it runs; no row: it does not. */
     public static final NamedSql PROGRESS = NamedSql.of("""
-            UPDATE executions SET progress_percent = :percent, progress_message = :message, progress_at = now()
-             WHERE id = :id AND owner = :owner AND status = 'running' AND attempt = :attempt
+            UPDATE executions e SET progress_percent = :percent, progress_message = :message, progress_at = now()
+             WHERE e.id = :id AND e.owner = :owner AND e.status = 'running' AND e.attempt = :attempt
+               AND e.lease_epoch = :epoch AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id
+                 AND l.epoch = e.lease_epoch AND l.expires_at > now())
             RETURNING progress_at""");
 
     /**

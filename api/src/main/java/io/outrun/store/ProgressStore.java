@@ -19,9 +19,9 @@ public final class ProgressStore {
     }
 
     /** Keeps {@code percent} and {@code message} as the run's latest; empty when that attempt no longer runs. */
-    public Optional<Instant> report(UUID id, String owner, int attempt, Integer percent, String message) {
+    public Optional<Instant> report(UUID id, String owner, int attempt, long epoch, Integer percent, String message) {
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.PROGRESS.prepare(c,
-                NamedSql.Args.of("id", id, "owner", owner, "attempt", attempt).and("percent", percent)
+                NamedSql.Args.of("id", id, "owner", owner, "attempt", attempt).and("epoch", epoch).and("percent", percent)
                         .and("message", message));
              ResultSet rs = ps.executeQuery()) {
             return rs.next() ? Optional.of(rs.getTimestamp(1).toInstant()) : Optional.empty();

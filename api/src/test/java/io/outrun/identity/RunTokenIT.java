@@ -150,6 +150,42 @@ class RunTokenIT {
     }
 
     @Test
+    void aHandedBackAttemptsTokenDoesNotComeBackWithItsRerun() throws Exception {
+        Run first = running("{\"command\": \"sleep 60\"}");
+        String old = first.tokens().apiToken();
+        assertThat(api.send("GET", "/v1/executions/" + first.id(), old, null).statusCode()).isEqualTo(200);
+        // A drain hands the run back without spending its attempt: the next claim has the same number.
+        Execution e = first.execution();
+        api.core().leases().drainBack(new Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseOwner())).orElseThrow();
+        Execution again = api.core().leases().claim(e.id(), "n/2", TTL).orElseThrow();
+        assertThat(again.attempt()).isEqualTo(e.attempt());
+        HttpResponse<String> revived = api.send("GET", "/v1/executions/" + first.id(), old, null);
+        assertThat(revived.statusCode()).as("the drained attempt's token: " + revived.body()).isEqualTo(401);
+        assertThat(code(revived)).isEqualTo("run_ended");
+        assertThat(api.send("POST", "/v1/executions/" + first.id() + "/progress", old, "{\"percent\": 5}").statusCode())
+                .isEqualTo(401);
+        Run second = new Run(again, issuer.issue(again, Instant.now()));
+        assertThat(api.send("GET", "/v1/executions/" + first.id(), second.tokens().apiToken(), null).statusCode()).isEqualTo(200);
+        finish(second);
+    }
+
+    @Test
+    void aTokenDiesWithItsLeaseBeforeTheReap() throws Exception {
+        Run run = running("{\"command\": \"sleep 60\"}");
+        String token = run.tokens().apiToken();
+        assertThat(api.send("GET", "/v1/executions/" + run.id(), token, null).statusCode()).isEqualTo(200);
+        // Its node stopped renewing (SIGKILLed): the lease ran out; no sweep has re-driven it yet.
+        try (var c = api.core().pool().getConnection(); var ps = c.prepareStatement(
+                "UPDATE leases SET expires_at = now() - interval '1 second' WHERE execution_id = ?")) {
+            ps.setObject(1, run.id());
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        HttpResponse<String> after = api.send("GET", "/v1/executions/" + run.id(), token, null);
+        assertThat(after.statusCode()).as(after.body()).isEqualTo(401);
+        assertThat(code(after)).isEqualTo("run_ended");
+    }
+
+    @Test
     void anIdentityTokenVerifiesAgainstTheJwksAndIsNoKeyToTheApi() throws Exception {
         Run run = running("{\"command\": \"sleep 60\", \"timeoutMs\": 120000, \"labels\": {\"team\": \"ml\"},"
                 + " \"identity\": {\"audience\": \"https://svc.example\"}}");

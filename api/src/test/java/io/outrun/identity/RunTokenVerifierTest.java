@@ -32,7 +32,7 @@ class RunTokenVerifierTest {
     @Test
     void aRunTokenOfAPublishedKeyNamesItsRun() throws Exception {
         RunPrincipal run = verifier.verify(token(key, "at+jwt", claims().build())).orElseThrow();
-        assertThat(run).isEqualTo(new RunPrincipal("alice", id, 2));
+        assertThat(run).isEqualTo(new RunPrincipal("alice", id, 2, 7));
     }
 
     @Test
@@ -43,6 +43,7 @@ class RunTokenVerifierTest {
         assertThat(verifier.verify(token(key, "at+jwt", claims().expirationTime(Date.from(Instant.now().minusSeconds(120)))
                 .build()))).as("expired past the skew").isEmpty();
         assertThat(verifier.verify(token(key, "at+jwt", claims().subject("alice").build()))).as("no owner: prefix").isEmpty();
+        assertThat(verifier.verify(token(key, "at+jwt", claims().claim("lease_epoch", null).build()))).as("no epoch").isEmpty();
         assertThat(verifier.verify(token(generate("k1"), "at+jwt", claims().build()))).as("another key, same kid").isEmpty();
         assertThat(verifier.verify(token(generate("k9"), "at+jwt", claims().build()))).as("an unknown kid").isEmpty();
         assertThat(verifier.verify("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.")).as("alg none").isEmpty();
@@ -63,7 +64,7 @@ class RunTokenVerifierTest {
     private JWTClaimsSet.Builder claims() {
         return new JWTClaimsSet.Builder().issuer("http://outrun.test").subject("owner:alice").audience("http://outrun.test/v1")
                 .expirationTime(Date.from(Instant.now().plusSeconds(60))).claim("execution_id", id.toString())
-                .claim("attempt", 2).claim("scope", "run");
+                .claim("attempt", 2).claim("lease_epoch", 7).claim("scope", "run");
     }
 
     private static String token(ECKey key, String type, JWTClaimsSet claims) throws Exception {
