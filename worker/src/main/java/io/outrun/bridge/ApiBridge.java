@@ -199,7 +199,7 @@ public final class ApiBridge implements AutoCloseable {
         int lineEnd = text.indexOf("\r\n");
         String[] requestLine = lineEnd < 0 ? new String[0] : text.substring(0, lineEnd).split(" ");
         // Origin form only (a path): an absolute URI would name another host than the API.
-        if (!text.endsWith("\r\n\r\n") || requestLine.length != 3 || !requestLine[0].matches("[A-Z]{1,16}")
+        if (!text.endsWith("\r\n\r\n") || !crlfFramed(text) || requestLine.length != 3 || !requestLine[0].matches("[A-Z]{1,16}")
                 || !requestLine[1].startsWith("/") || !requestLine[2].startsWith("HTTP/1.")) {
             answer(out, 400, "bad_request", "Not an HTTP/1.1 request to Outrun's API (a path, not a URL).",
                     "Send requests to $OUTRUN_API, e.g. curl -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" $OUTRUN_API/v1/executions.");
@@ -230,6 +230,30 @@ public final class ApiBridge implements AutoCloseable {
         } finally {
             run.untrack(upstream);
         }
+    }
+
+    /**
+     * True when every line of {@code head} ends with CRLF and holds no other control character
+     * than a tab, and no header line is folded: the API's parser takes a bare LF (or CR) as a
+     * line's end and a fold as part of the line before, so a head framed otherwise could carry
+     * headers, a second Authorization above all, that the bridge's check never saw.
+     */
+    static boolean crlfFramed(String head) {
+        for (int i = 0; i < head.length(); i++) {
+            char c = head.charAt(i);
+            if (c == '\r') {
+                if (i + 1 >= head.length() || head.charAt(i + 1) != '\n') {
+                    return false;
+                }
+                i++;
+                if (i + 1 < head.length() && (head.charAt(i + 1) == ' ' || head.charAt(i + 1) == '\t')) {
+                    return false; // obs-fold
+                }
+            } else if (c == '\n' || c == 0x7f || (c < 0x20 && c != '\t')) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** True when {@code headers} hold exactly one Authorization, and it is {@code expected} (compared in constant time). */
