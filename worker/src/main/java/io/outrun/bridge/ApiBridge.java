@@ -87,8 +87,62 @@ public final class ApiBridge implements AutoCloseable {
         this.port = api.getPort() > 0 ? api.getPort() : tls ? 443 : 80;
         this.authority = api.getPort() > 0 ? api.getHost() + ":" + api.getPort() : api.getHost();
         this.basePath = api.getRawPath() == null ? "" : api.getRawPath(); // normalized: no trailing slash
+        pruneDeadNodes(dir);
         RunSocket.prepareDirectory(dir);
         removeLeftovers(dir);
+    }
+
+    /**
+     * Removes what the bridges of other nodes that died left beside {@code dir} in the lease dir
+     * ({@link #removeLeftovers} sees only this node's own, and node ids are random per start by
+     * default): {@code api-<node>} directories, their attempts' directories and sockets. An
+     * attempt's socket nobody listens on refuses a connection; one that answers is a live node's
+     * (two nodes may share a lease dir) and stays. A live node whose directory went while empty
+     * makes it again at its next attempt ({@link #open}).
+     */
+    static int pruneDeadNodes(Path dir) {
+        Path own = dir.toAbsolutePath();
+        Path parent = own.getParent();
+        int removed = 0;
+        if (parent == null || !Files.isDirectory(parent)) {
+            return 0;
+        }
+        try (java.util.stream.Stream<Path> nodes = Files.list(parent)) {
+            for (Path node : (Iterable<Path>) nodes::iterator) {
+                if (!node.getFileName().toString().startsWith("api-") || node.equals(own)
+                        || !Files.isDirectory(node, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                try (java.util.stream.Stream<Path> attempts = Files.list(node)) {
+                    for (Path attempt : (Iterable<Path>) attempts::iterator) {
+                        Path socket = attempt.resolve(Limits.API_SOCKET_NAME);
+                        if (Files.isDirectory(attempt, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !listening(socket)) {
+                            Files.deleteIfExists(socket);
+                            Files.deleteIfExists(attempt);
+                            removed++;
+                        }
+                    }
+                    Files.deleteIfExists(node); // only when empty: a live node's attempts stay
+                } catch (IOException liveOrGone) {
+                    // Some node still serves a run there, or it went meanwhile.
+                }
+            }
+        } catch (IOException e) {
+            // Best effort: the next node start tries again.
+        }
+        return removed;
+    }
+
+    private static boolean listening(Path socket) {
+        if (!Files.exists(socket, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            c.connect(java.net.UnixDomainSocketAddress.of(socket));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**
@@ -137,6 +191,7 @@ public final class ApiBridge implements AutoCloseable {
         }
         // Its own directory, so that it alone is mounted into the run's container: 0755, for the
         // sandbox's user to reach the socket (which is that user's alone, see RunSocket).
+        RunSocket.prepareDirectory(dir); // another node's start may have pruned it while it was empty
         Files.createDirectories(own);
         Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwxr-xr-x"));
         try {

@@ -183,6 +183,34 @@ class ApiBridgeTest {
         }
     }
 
+    @Test
+    void aNodeStartingRemovesTheSocketsAndDirectoriesOfDeadNodesOnly(@TempDir Path leases) throws Exception {
+        // A node SIGKILLed mid-run: its directory and its attempt's socket stay, nobody listens.
+        Path dead = leases.resolve("api-node-dead");
+        Files.createDirectories(dead.resolve("0badf00d-1"));
+        try (var s = java.nio.channels.ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            s.bind(UnixDomainSocketAddress.of(dead.resolve("0badf00d-1").resolve(io.outrun.sandbox.Limits.API_SOCKET_NAME)));
+        }
+        Files.createDirectories(leases.resolve("api-node-idle"));
+        try (ApiBridge live = ApiBridge.start(leases.resolve("api-node-live"), apiUrl());
+             ApiBridge.Listener running = live.open("run-2", "t2");
+             ApiBridge fresh = ApiBridge.start(leases.resolve("api-node-new"), apiUrl())) {
+            assertThat(dead).doesNotExist();
+            assertThat(leases.resolve("api-node-idle")).doesNotExist();
+            assertThat(running.socket()).as("a live node's run keeps its socket").exists();
+            assertThat(exchange(running.socket(), "GET /v1/x HTTP/1.1\r\nAuthorization: Bearer t2\r\n\r\n"))
+                    .startsWith("HTTP/1.1 201");
+            // A live node whose (empty) directory was pruned makes it again for its next run.
+            running.close();
+            try (ApiBridge third = ApiBridge.start(leases.resolve("api-node-third"), apiUrl())) {
+                assertThat(leases.resolve("api-node-live")).doesNotExist();
+            }
+            try (ApiBridge.Listener next = live.open("run-3", "t3")) {
+                assertThat(next.socket()).exists();
+            }
+        }
+    }
+
     private static SocketChannel connect(Path socket) throws IOException {
         SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
         c.connect(UnixDomainSocketAddress.of(socket));
