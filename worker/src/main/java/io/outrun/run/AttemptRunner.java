@@ -201,21 +201,35 @@ public final class AttemptRunner {
         if (egressOfRun != null) {
             egressOfRun.noteRefusalsTo(run::noteStderr); // the owner reads why a host was not reached
         }
-        keeper.started(attempt, run);
-        // A run with stdin open gets what its owner wrote, from the first byte (a re-run attempt too).
-        StdinFeeds.Feed feed = execution.stdin().mode().open() ? stdin.start(execution.id(), run) : null;
+        StdinFeeds.Feed feed = null;
         try {
+            keeper.started(attempt, run);
+            // A run with stdin open gets what its owner wrote, from the first byte (a re-run attempt too).
+            feed = execution.stdin().mode().open() ? stdin.start(execution.id(), run) : null;
             return apply(execution, attempt, await(execution, attempt, run, files, memoryBytes));
         } finally {
-            if (feed != null) {
-                feed.close();
+            // Each closed whatever the one before threw: no listener of the run outlives it.
+            try {
+                if (feed != null) {
+                    feed.close();
+                }
+            } finally {
+                try {
+                    run.close();
+                } finally {
+                    try {
+                        if (egressOfRun != null) {
+                            egressOfRun.close(); // every connection of the run ends with it
+                        }
+                    } finally {
+                        try {
+                            apiOfRun.close(); // and its way to the API (its token is refused by the API from now on)
+                        } finally {
+                            keeper.end(attempt);
+                        }
+                    }
+                }
             }
-            run.close();
-            if (egressOfRun != null) {
-                egressOfRun.close(); // every connection of the run ends with it
-            }
-            apiOfRun.close(); // and its way to the API (its token is refused by the API from now on)
-            keeper.end(attempt);
         }
     }
 
