@@ -111,11 +111,43 @@ final class ExecutionRoutes {
                     + " lets children nest " + config.identity().maxChildDepth() + " deep (--max-child-depth).",
                     "Do the work in this run, or have its parent submit more children instead of nesting deeper.");
         }
+        requireWithinParent(run.held(), submission);
         java.util.Map<String, String> labels = new java.util.LinkedHashMap<>(submission.labels());
         labels.put(SubmissionParser.PARENT_LABEL, run.run().executionId().toString());
         boolean cancelWithParent = parsed.cancelWithParent() == null || parsed.cancelWithParent();
         return submission.withLabels(labels)
                 .withLineage(new io.outrun.execution.Lineage(run.run().executionId(), depth, cancelWithParent));
+    }
+
+    /**
+     * A child holds no more than its parent: the owner's secrets its parent was given, a network
+     * only if its parent has one, an identity only for its parent's audience, no workspace (the
+     * owner's files, which the parent's token cannot read either). Else code inside a run could
+     * reach, through a child, what its owner never gave it.
+     */
+    private static void requireWithinParent(RunScope.Held held, Submission child) {
+        java.util.List<String> beyond = child.inputs().secrets().stream().filter(s -> !held.secrets().contains(s)).toList();
+        if (!beyond.isEmpty()) {
+            throw exceedsParent("secrets", "names " + String.join(", ", beyond) + ", which this run was not given");
+        }
+        String network = child.resources().network();
+        if (network != null && !network.equals(held.network())) {
+            throw exceedsParent("network", "asks for " + network + ", which this run does not have");
+        }
+        if (child.identityAudience() != null && !child.identityAudience().equals(held.identityAudience())) {
+            throw exceedsParent("identity", held.identityAudience() == null ? "asks for an identity, which this run does not have"
+                    : "asks for audience " + child.identityAudience() + "; this run's identity is for " + held.identityAudience());
+        }
+        if (child.inputs().workspace() != null) {
+            throw exceedsParent("workspace", "names a workspace: a run's children use none (they would read the owner's"
+                    + " files, which the run's own token cannot)");
+        }
+    }
+
+    private static ApiError exceedsParent(String field, String why) {
+        return new ApiError(403, "exceeds_parent", field + ": this child " + why + ". A run's child holds no more than"
+                + " the run: the secrets it was given, its network, its identity's audience, no workspace.",
+                "Drop the field, or have the run's submitter give the run itself what its children need.");
     }
 
     /**

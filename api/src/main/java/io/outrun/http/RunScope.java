@@ -35,7 +35,11 @@ final class RunScope {
     private static final Pattern PROGRESS = Pattern.compile("^/v1/executions/([^/]+)/progress/?$");
 
     /** What the checked request may go on with: the run, its depth (its children are one deeper), its JobRunr job. */
-    record Allowed(RunPrincipal run, int depth, UUID jobId) {
+    record Allowed(RunPrincipal run, int depth, UUID jobId, Held held) {
+    }
+
+    /** What the run holds beyond its owner's name: a child of it may hold no more. */
+    record Held(String network, String identityAudience, java.util.Set<String> secrets) {
     }
 
     private final DataSource dataSource;
@@ -80,7 +84,11 @@ final class RunScope {
             if (!self && !rs.getBoolean("child")) {
                 throw ApiError.notFound(target == null ? "" : target.toString());
             }
-            return new Allowed(run, rs.getInt("depth"), rs.getObject("job_id", UUID.class));
+            java.sql.Array secrets = rs.getArray("secrets");
+            java.util.Set<String> held = secrets == null ? java.util.Set.of()
+                    : java.util.Set.of((String[]) secrets.getArray());
+            return new Allowed(run, rs.getInt("depth"), rs.getObject("job_id", UUID.class),
+                    new Held(rs.getString("network"), rs.getString("identity_audience"), held));
         } catch (SQLException e) {
             throw new StoreException("cannot check the scope of run " + run.executionId(), e);
         }

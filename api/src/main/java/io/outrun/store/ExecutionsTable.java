@@ -77,13 +77,16 @@ public final class ExecutionsTable {
     // --- a run token's (issue 31: io.outrun.http.RunScope, ProgressStore) ---
     /**
      * What a request made with a run token may do, in one read: whether the token's attempt still
-     * runs (the token dies with it), the run's depth (its children are one deeper), and whether
+     * runs (the token dies with it), the run's depth (its children are one deeper), what it holds
+     * (its network, identity, secrets: its children may hold no more), and whether
      * {@code :target} (null: none) is one of the run's children.
      */
     public static final NamedSql RUN_SCOPE = NamedSql.of("""
             SELECT r.status = 'running' AND r.attempt = :attempt AND r.lease_epoch = :epoch
                 AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = r.id AND l.epoch = r.lease_epoch
-                  AND l.expires_at > now()) AS live, r.depth, r.job_id,
+                  AND l.expires_at > now()) AS live, r.depth, r.job_id, r.network, r.identity_audience,
+              -- What the run itself holds: its children may hold no more (ExecutionRoutes.asChild).
+              coalesce((SELECT i.secrets FROM execution_inputs i WHERE i.execution_id = r.id), '{}') AS secrets,
               (:target::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM executions c WHERE c.id = :target::uuid
                 AND c.parent_id = r.id AND c.owner = r.owner)) AS child
             FROM executions r WHERE r.id = :run AND r.owner = :owner""");

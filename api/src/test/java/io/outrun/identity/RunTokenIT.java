@@ -244,6 +244,27 @@ class RunTokenIT {
     }
 
     @Test
+    void aChildHoldsNoMoreThanItsParent() throws Exception {
+        Run run = running("{\"command\": \"sleep 60\", \"identity\": {\"audience\": \"svc\"}}");
+        String token = run.tokens().apiToken();
+        for (String body : new String[] {
+                "{\"command\": \"true\", \"secrets\": [\"PROD_PW\"]}",
+                "{\"command\": \"true\", \"identity\": {\"audience\": \"other\"}}",
+                "{\"command\": \"true\", \"workspace\": \"data\"}"}) {
+            HttpResponse<String> r = api.send("POST", "/v1/executions", token, body);
+            assertThat(r.statusCode()).as(body + ": " + r.body()).isEqualTo(403);
+            assertThat(code(r)).isEqualTo("exceeds_parent");
+        }
+        HttpResponse<String> same = api.send("POST", "/v1/executions", token,
+                "{\"command\": \"true\", \"identity\": {\"audience\": \"svc\"}}");
+        assertThat(same.statusCode()).as(same.body()).isEqualTo(202);
+        // The owner itself is held to nothing of the kind.
+        assertThat(api.send("POST", "/v1/executions", api.aliceToken,
+                "{\"command\": \"true\", \"identity\": {\"audience\": \"other\"}}").statusCode()).isEqualTo(202);
+        finish(run);
+    }
+
+    @Test
     void cancellingTheParentCancelsItsChildrenAndTheirs() throws Exception {
         Run parent = running("{\"command\": \"sleep 60\"}");
         UUID queuedChild = UUID.fromString(json(api.send("POST", "/v1/executions", parent.tokens().apiToken(),
