@@ -505,10 +505,14 @@ class IdentityIT {
         // A new key signs only once published for SigningKeys.SIGN_AFTER (every JWKS has it by
         // then): made older here rather than waited for. A worker keeps the key it read for a
         // minute: a fresh one signs with the new key.
-        try (var c = pool.getConnection(); var ps = c.prepareStatement(
-                "UPDATE signing_keys SET created_at = now() - interval '31 seconds' WHERE kid = ?")) {
+        // The old key older still (a fleet's key, made long before): within a second of 30 s old
+        // itself, and newer than the new one, it would be the one picked.
+        try (var c = pool.getConnection(); var ps = c.prepareStatement("UPDATE signing_keys SET created_at = CASE"
+                + " WHEN kid = ? THEN now() - interval '31 seconds' ELSE now() - interval '1 hour' END WHERE kid IN (?, ?)")) {
             ps.setString(1, rotated.kid());
-            assertThat(ps.executeUpdate()).isEqualTo(1);
+            ps.setString(2, rotated.kid());
+            ps.setString(3, oldKid);
+            assertThat(ps.executeUpdate()).isEqualTo(2);
         }
         worker.close();
         worker = startWorker("identity-2");
