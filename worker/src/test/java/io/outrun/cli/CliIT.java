@@ -245,6 +245,13 @@ class CliIT {
     void insideARunTheCliReportsProgressAndSubmitsChildren() throws Exception {
         String id = client("run", "--", "sleep 60").out().strip();
         WorkerApiWait.until(api.alice(), id, v -> v.status().equals("running"));
+        // As if submitted with an identity for svc.example (this test's worker cannot sign, so it
+        // would fail such a run): its child may then ask for the same audience, no other.
+        try (var c = api.core().pool().getConnection(); var ps = c.prepareStatement(
+                "UPDATE executions SET identity_audience = 'https://svc.example' WHERE id = ?::uuid")) {
+            ps.setString(1, id);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
         var keys = new io.outrun.identity.SigningKeys(api.core().pool(),
                 io.outrun.secrets.SecretsKey.fromBase64(io.outrun.secrets.SecretsKey.generate(), "test"));
         var execution = api.core().submissions().find(java.util.UUID.fromString(id), io.outrun.store.OutputStore.Read.NONE)
