@@ -133,10 +133,8 @@ class ApiBridgeTest {
                     .isEqualTo("rwxr-xr-x");
             SocketChannel open = connect(run.socket());
             open.write(ByteBuffer.wrap("GET /hang HTTP/1.1\r\nAuthorization: Bearer t\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1)));
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (seen.isEmpty() && System.nanoTime() < until) {
-                Thread.sleep(20);
-            }
+            io.outrun.testing.Await.until("the request to reach the API", java.time.Duration.ofSeconds(10),
+                    () -> seen.isEmpty() ? null : true);
             assertThat(seen).as("the request reached the API").hasSize(1);
             run.close();
             assertThat(open.read(ByteBuffer.allocate(64))).as("closed with its attempt, before any answer").isEqualTo(-1);
@@ -170,15 +168,16 @@ class ApiBridgeTest {
             run.close();
             assertThat(link).as("the link stays until the pool removes it").exists();
             // The listening socket is closed as its accept thread lets go of it: a moment, not at once.
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            boolean refused = false;
-            while (!refused && System.nanoTime() < deadline) {
-                try (SocketChannel c = connect(link)) {
-                    Thread.sleep(20);
-                } catch (java.net.ConnectException e) {
-                    refused = true;
-                }
-            }
+            boolean refused = io.outrun.testing.Await.until("the link to lead nowhere once the attempt ended",
+                    java.time.Duration.ofSeconds(5), () -> {
+                        try (SocketChannel c = connect(link)) {
+                            return null;
+                        } catch (java.net.ConnectException e) {
+                            return true;
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    });
             assertThat(refused).as("but leads nowhere once the attempt ended").isTrue();
         }
     }

@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,14 +48,10 @@ class RelayScriptsTest {
 
     @Test
     void aCommandAfterBothRelaysReachesEachThroughItsPort(@TempDir Path run) throws Exception {
-        boolean ci = "true".equals(System.getenv("CI"));
-        boolean socat = run(List.of("bash", "-c", "command -v socat"), 10).exit == 0;
-        if (ci) {
-            assertThat(socat).as("socat (Debian package; .ci/run installs it)").isTrue();
-        }
-        Assumptions.assumeTrue(socat, "socat is not installed");
-        Assumptions.assumeTrue(run(List.of("unshare", "-rnmpf", "true"), 10).exit == 0 || ci,
-                "this machine cannot make user namespaces");
+        // Under CI=true either missing fails the test (Requirements), never skips it.
+        io.outrun.testing.Requirements.binary("socat");
+        io.outrun.testing.Requirements.require("the relay scripts' test", run(List.of("unshare", "-rnmpf", "true"), 10).exit == 0
+                ? null : "this machine cannot make user namespaces (unshare -rnmpf)");
         // The command: a request through each relay's port, an error naming its own line 2, and
         // a look for the relays' loop variable.
         String command = "exec 3<>/dev/tcp/127.0.0.1/" + EgressProxy.CONTAINER_PORT + "; echo egress >&3; read -r back <&3;"

@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -34,7 +33,7 @@ class BootstrapScriptTest {
     @BeforeAll
     static void needsNamespaces() {
         String why = StandInContainer.unusableBecause();
-        Assumptions.assumeTrue(why == null, () -> "bootstrap.sh's stand-in container: " + why);
+        io.outrun.testing.Requirements.require("bootstrap.sh's stand-in container", why);
     }
 
     @BeforeEach
@@ -157,7 +156,8 @@ class BootstrapScriptTest {
                 .send(ContainerRecipe.commandStdin(spec(command, Map.of())).readAllBytes())) {
             boolean held = within(Duration.ofSeconds(20),
                     () -> run.stdout().contains("started") && run.stderr().contains("fork: retry"));
-            Assumptions.assumeTrue(held, () -> "the pids limit did not hold here: " + run.stderr());
+            io.outrun.testing.Requirements.require("the kill switch with every pid held",
+                    held ? null : "the pids limit did not hold here: " + run.stderr());
             leaseUntil(now() - 1);
             long lapsed = System.nanoTime();
             assertThat(run.awaitExit(Duration.ofSeconds(20))).isEqualTo(137);
@@ -212,7 +212,8 @@ class BootstrapScriptTest {
 
     @Test
     void aTerminalRunsUnderScript() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/script")), "needs util-linux script");
+        io.outrun.testing.Requirements.require("the bootstrap's tty test", Files.isExecutable(Path.of("/usr/bin/script"))
+                ? null : "util-linux script is not installed");
         RunSpec spec = spec("[ -t 0 ] && [ -t 1 ] && echo terminal", Map.of()).withStdin(StdinMode.TTY);
         StdinFrames frames = new StdinFrames(ContainerRecipe.commandStdin(spec));
         frames.end();

@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +18,8 @@ class TtyScriptTest {
 
     @Test
     void theCommandBesideItRunsOnATerminalWithItsOwnStatus(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of(ProcessSandbox.SCRIPT_TOOL)), "needs util-linux script");
+        io.outrun.testing.Requirements.require("the tty shim test", Files.isExecutable(Path.of(ProcessSandbox.SCRIPT_TOOL))
+                ? null : "util-linux script is not installed");
         Path wrapper = ProcessSandbox.WRAPPER.writeTo(dir.resolve("outrun-run.sh"));
         Path script = ProcessSandbox.TTY.writeTo(dir.resolve("run-1.sh"));
         Files.writeString(ProcessSandbox.ttyCommand(script), "[ -t 0 ] && [ -t 1 ] && echo \"terminal ${0##*/}\"; exit 5\n");
