@@ -1,6 +1,6 @@
-import io.outrun.store.LeaseStore;
-import io.outrun.store.RedriveStore;
-import io.outrun.store.SqlText;
+import io.outrun.worker.lease.LeaseStore;
+import io.outrun.core.store.RedriveStore;
+import io.outrun.core.store.SqlText;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

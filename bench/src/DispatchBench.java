@@ -1,11 +1,11 @@
-import io.outrun.execution.Execution;
-import io.outrun.execution.Submission;
+import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.Submission;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
-import io.outrun.service.Core;
-import io.outrun.store.DatabaseConfig;
-import io.outrun.worker.WorkerConfig;
-import io.outrun.worker.WorkerNode;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.DatabaseConfig;
+import io.outrun.worker.node.WorkerConfig;
+import io.outrun.worker.node.WorkerNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

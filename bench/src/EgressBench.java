@@ -1,6 +1,6 @@
 import com.sun.net.httpserver.HttpServer;
 import io.outrun.egress.EgressPolicy;
-import io.outrun.proxy.EgressProxy;
+import io.outrun.worker.proxy.EgressProxy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

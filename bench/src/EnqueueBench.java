@@ -1,8 +1,8 @@
-import io.outrun.auth.TokenStore;
-import io.outrun.http.ApiConfig;
-import io.outrun.http.ApiNode;
-import io.outrun.service.Core;
-import io.outrun.store.DatabaseConfig;
+import io.outrun.api.auth.TokenStore;
+import io.outrun.api.http.ApiConfig;
+import io.outrun.api.http.ApiNode;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.DatabaseConfig;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;

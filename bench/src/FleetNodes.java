@@ -47,7 +47,7 @@ final class FleetNodes implements AutoCloseable {
         // Every run gets its run token and reaches the API (issue 31), as in a fleet with a secrets
         // key: the figures include signing a token per attempt and its key's reads.
         this.secretsKey = logs.resolve("secrets-key");
-        Files.writeString(secretsKey, io.outrun.secrets.SecretsKey.generate());
+        Files.writeString(secretsKey, io.outrun.core.secrets.SecretsKey.generate());
     }
 
     private final Path secretsKey;

@@ -1,6 +1,6 @@
-import io.outrun.dispatch.JobRunrStorage;
-import io.outrun.store.Database;
-import io.outrun.store.DatabaseConfig;
+import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.store.Database;
+import io.outrun.core.store.DatabaseConfig;
 import java.time.Instant;
 import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.server.JobActivator;

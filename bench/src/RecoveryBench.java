@@ -1,10 +1,10 @@
-import io.outrun.dispatch.JobRunrStorage;
-import io.outrun.execution.Execution;
-import io.outrun.execution.ExecutionStatus;
-import io.outrun.execution.Submission;
-import io.outrun.service.Core;
-import io.outrun.store.Database;
-import io.outrun.store.DatabaseConfig;
+import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.execution.Submission;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.Database;
+import io.outrun.core.store.DatabaseConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

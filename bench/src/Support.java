@@ -1,4 +1,4 @@
-import io.outrun.store.DatabaseConfig;
+import io.outrun.core.store.DatabaseConfig;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.sql.Connection;
@@ -18,7 +18,7 @@ final class Support {
 
     /**
      * JobRunr's storage as a plain JobRunr user has it, for the baselines: its servers take the
-     * enqueued jobs. (Outrun's own, {@code io.outrun.dispatch.JobRunrStorage}, hands its servers
+     * enqueued jobs. (Outrun's own, {@code io.outrun.core.books.JobRunrStorage}, hands its servers
      * no work: Outrun's nodes claim executions themselves.)
      */
     static org.jobrunr.storage.StorageProvider plainJobRunrStorage(javax.sql.DataSource pool,

@@ -1,13 +1,13 @@
-import io.outrun.dispatch.ExecutionRunner;
-import io.outrun.dispatch.JobRunrStorage;
-import io.outrun.execution.Submission;
+import io.outrun.core.books.ExecutionRunner;
+import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.execution.Submission;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
-import io.outrun.service.Core;
-import io.outrun.store.Database;
-import io.outrun.store.DatabaseConfig;
-import io.outrun.worker.WorkerConfig;
-import io.outrun.worker.WorkerNode;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.Database;
+import io.outrun.core.store.DatabaseConfig;
+import io.outrun.worker.node.WorkerConfig;
+import io.outrun.worker.node.WorkerNode;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -146,7 +146,7 @@ final class ThroughputBench {
 
     static Rate ours(Support.Pg pg, DatabaseConfig db, int executions, int nodes, List<Double> walPerExecution,
                      List<double[]> cpuPerExecution) throws Exception {
-        io.outrun.owner.OwnerLimits owners = io.outrun.owner.OwnerLimits.DEFAULTS;
+        io.outrun.core.owner.OwnerLimits owners = io.outrun.core.owner.OwnerLimits.DEFAULTS;
         try (Core api = Core.open(db, "bench-api", owners)) {
             long wal0 = pg.walBytes();
             for (int i = 0; i < executions; i++) {

@@ -118,7 +118,7 @@ public final class TestDatabase {
 
     /**
      * A fresh database with Outrun's migrations applied, as a node applies them
-     * ({@code io.outrun.store.Database.migrate}: same scripts, history table and baseline;
+     * ({@code io.outrun.core.store.Database.migrate}: same scripts, history table and baseline;
      * {@code TestDatabaseIT} in the api module checks that a node finds nothing left to do).
      */
     public static <T> T migrated(As<T> as) {

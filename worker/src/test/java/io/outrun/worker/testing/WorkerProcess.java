@@ -1,6 +1,6 @@
 package io.outrun.worker.testing;
 
-import io.outrun.store.DatabaseConfig;
+import io.outrun.core.store.DatabaseConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

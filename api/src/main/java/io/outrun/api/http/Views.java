@@ -1,0 +1,104 @@
+package io.outrun.api.http;
+
+import io.outrun.core.execution.Execution;
+import io.outrun.http.wire.ErrorInfo;
+import io.outrun.http.wire.ExecutionView;
+import io.outrun.http.wire.StreamText;
+import io.outrun.output.Captured;
+import java.time.Duration;
+import java.time.Instant;
+
+/** Turns stored executions into what the API shows. */
+final class Views {
+
+    /** Bytes of each stream a {@link OutputMode#TAIL} answer shows. */
+    static final int TAIL_BYTES = 4096;
+    /** Characters of the command a light answer shows (the caller sent the command; it rarely needs it back). */
+    static final int COMMAND_PREVIEW = 200;
+
+    private final Guidance guidance;
+
+    Views(Guidance guidance) {
+        this.guidance = guidance;
+    }
+
+    ExecutionView of(Execution e) {
+        return of(e, OutputMode.FULL);
+    }
+
+    ExecutionView of(Execution e, OutputMode mode) {
+        return of(e, mode, Channel.HTTP, null);
+    }
+
+    /** As the caller's channel reads it; {@code held}: the run holding the workspace a queued {@code e} waits for. */
+    ExecutionView of(Execution e, OutputMode mode, Channel ch, io.outrun.core.store.SubmissionStore.WorkspaceHeld held) {
+        Duration duration = e.duration(Instant.now());
+        ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
+        boolean complete = e.status().isTerminal();
+        // The position after everything printed so far: passed to /output, it gives only what follows.
+        String cursor = new OutputCursor(e.outputEpoch(), OutputSlicer.since(e.stdout(), Long.MAX_VALUE, complete).next(),
+                OutputSlicer.since(e.stderr(), Long.MAX_VALUE, complete).next()).encode();
+        String command = mode == OutputMode.FULL || e.command().length() <= COMMAND_PREVIEW ? e.command()
+                : e.command().substring(0, cutAt(e.command(), COMMAND_PREVIEW)) + "…";
+        return new ExecutionView(e.id().toString(), e.status().wire(), command, e.exitCode(), e.attempt(),
+                e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
+                duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
+                e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
+                guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
+                e.startsAt(), retry(e), webhook(e.webhook()),
+                e.lineage().isChild() ? e.lineage().parentId().toString() : null,
+                e.lineage().isChild() ? e.lineage().cancelWithParent() : null,
+                e.identityAudience() == null ? null : new io.outrun.http.wire.IdentityView(e.identityAudience()),
+                e.progress() == null ? null : new io.outrun.http.wire.ProgressView(e.progress().percent(),
+                        e.progress().message(), e.progress().at()));
+    }
+
+    private static io.outrun.http.wire.WebhookView webhook(io.outrun.core.execution.Webhook w) {
+        return w == null ? null : new io.outrun.http.wire.WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
+                w.lastStatus(), w.lastError(), w.lastAttemptAt(), w.nextAttemptAt(), w.deliveredAt());
+    }
+
+    private static io.outrun.http.wire.RetryView retry(Execution e) {
+        io.outrun.core.execution.Retry r = e.retry();
+        if (r == null) {
+            return null;
+        }
+        boolean waiting = e.status() == io.outrun.core.execution.ExecutionStatus.QUEUED && r.retries() > 0;
+        return new io.outrun.http.wire.RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
+                waiting ? e.enqueuedAt() : null);
+    }
+
+    private static io.outrun.http.wire.ResourcesView resources(Execution e) {
+        io.outrun.core.execution.Resources r = e.resources();
+        return r.isEmpty() ? null : new io.outrun.http.wire.ResourcesView(r.memoryMb(),
+                r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb(), r.network());
+    }
+
+    private static io.outrun.http.wire.StdinView stdin(Execution e) {
+        return e.stdin().mode().open()
+                ? new io.outrun.http.wire.StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
+    }
+
+    private static StreamText text(Captured c, OutputMode mode, boolean complete) {
+        return switch (mode) {
+            case FULL -> new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+            case NONE -> new StreamText(null, c.truncated(), c.totalBytes(), null);
+            case TAIL -> {
+                // What is kept fits: all of it, head and dropped-marker included.
+                if (c.head().length + c.tail().length <= TAIL_BYTES) {
+                    yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+                }
+                long from = OutputSlicer.charStart(c, Math.max(0, c.totalBytes() - TAIL_BYTES));
+                if (from == 0) {
+                    yield new StreamText(c.text(), c.truncated(), c.totalBytes(), null);
+                }
+                yield new StreamText(OutputSlicer.since(c, from, complete).text(), c.truncated(), c.totalBytes(), from);
+            }
+        };
+    }
+
+    /** Never cuts between the two halves of a surrogate pair. */
+    private static int cutAt(String s, int at) {
+        return Character.isLowSurrogate(s.charAt(at)) ? at - 1 : at;
+    }
+}

@@ -1,9 +1,0 @@
-package io.outrun.identity;
-
-/** A node cannot sign this run's tokens (no secrets key, or the current key sealed under another). */
-public final class IdentityUnavailableException extends RuntimeException {
-
-    public IdentityUnavailableException(String message) {
-        super(message);
-    }
-}

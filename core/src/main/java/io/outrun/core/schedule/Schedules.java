@@ -1,0 +1,150 @@
+package io.outrun.core.schedule;
+
+import io.outrun.core.books.Dispatcher;
+import io.outrun.core.execution.Submission;
+import io.outrun.core.store.ScheduleStore;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import org.jobrunr.scheduling.RecurringJobBuilder;
+
+/**
+ * An owner's recurring schedules (issue 28): each is a row (what to run, checked once, when the
+ * API took it) and a JobRunr recurring job (when), which the dashboard's Recurring Jobs page
+ * shows. {@code Firings} turns its firings into executions.
+ */
+public final class Schedules {
+
+    /**
+     * Every Outrun recurring job's id starts so; the rest is a hash of owner and name. The firings'
+     * look ({@code store.ScheduleStore}) and its index ({@code dispatch.JobRunrStorage}) match on it.
+     */
+    public static final String JOB_PREFIX = "outrun-schedule-";
+
+    private final ScheduleStore store;
+    private final Dispatcher dispatcher;
+
+    public Schedules(ScheduleStore store, Dispatcher dispatcher) {
+        this.store = store;
+        this.dispatcher = dispatcher;
+    }
+
+    /** What a create did: the schedule, and whether it is new (false: the same one existed). */
+    public record Created(ScheduleStore.Row row, boolean created) {
+    }
+
+    /** Why a create was refused. */
+    public static final class Refused extends RuntimeException {
+        public enum Why { EXISTS, TOO_MANY }
+
+        private final Why why;
+
+        Refused(Why why) {
+            super(why.name(), null, false, false);
+            this.why = why;
+        }
+
+        public Why why() {
+            return why;
+        }
+    }
+
+    /**
+     * Creates the schedule {@code name} firing on {@code cron} or every {@code everyMs}. A repeat of
+     * the very same schedule answers it; another one of that name is {@link Refused.Why#EXISTS}.
+     *
+     * @throws IllegalArgumentException a cron expression or zone JobRunr cannot use (with why)
+     */
+    public Created create(String owner, String name, String cron, Long everyMs, ZoneId zone, String overlap,
+                          Submission submission) {
+        String rid = JOB_PREFIX + hash(owner + "\n" + name);
+        RecurringJobBuilder job = RecurringJobBuilder.aRecurringJob().withId(rid)
+                .withName("schedule " + name + " of " + owner + ": " + preview(submission.command()))
+                // JobRunr keeps labels under 45 characters; the job's name carries both whole.
+                .withLabels(label("owner:" + owner), label("schedule:" + name))
+                .withAmountOfRetries(0)
+                .withZoneId(zone)
+                .<ScheduleFiring>withJobLambda(f -> f.fire(owner, name));
+        try {
+            job = cron != null ? job.withCron(cron) : job.withInterval(Duration.ofMillis(everyMs));
+        } catch (RuntimeException e) {
+            if (refusedByJobRunr(e)) {
+                throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
+            }
+            throw e;
+        }
+        ScheduleStore.Row asked = new ScheduleStore.Row(owner, name, rid, cron, everyMs, zone.getId(), overlap,
+                SubmissionJson.write(submission), null, null, null, 0, 0);
+        Optional<ScheduleStore.Row> made = store.insert(asked);
+        if (made.isEmpty()) {
+            Optional<ScheduleStore.Row> existing = store.get(owner, name);
+            if (existing.isPresent()) {
+                if (same(existing.get(), asked)) {
+                    // Made again (JobRunr's save is an upsert): a create cut short between the row and
+                    // its recurring job is completed by its repeat.
+                    dispatcher.scheduler().createRecurrently(job);
+                    return new Created(existing.get(), false);
+                }
+                throw new Refused(Refused.Why.EXISTS);
+            }
+            throw new Refused(Refused.Why.TOO_MANY);
+        }
+        try {
+            dispatcher.scheduler().createRecurrently(job);
+        } catch (RuntimeException e) {
+            store.delete(owner, name); // JobRunr refused it (its cron check): nothing is left half made
+            if (refusedByJobRunr(e)) {
+                throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
+            }
+            throw e;
+        }
+        return new Created(made.get(), true);
+    }
+
+    public List<ScheduleStore.Row> list(String owner) {
+        return store.list(owner);
+    }
+
+    /** Deletes the schedule and its recurring job: no firing after this runs anything. */
+    public boolean delete(String owner, String name) {
+        Optional<String> rid = store.delete(owner, name);
+        rid.ifPresent(id -> dispatcher.scheduler().deleteRecurringJob(id));
+        return rid.isPresent();
+    }
+
+    /** JobRunr's own refusals of a schedule (its cron parser, its interval and label checks). */
+    private static boolean refusedByJobRunr(RuntimeException e) {
+        return e instanceof org.jobrunr.scheduling.ScheduleException
+                || e instanceof org.jobrunr.scheduling.cron.InvalidCronExpressionException
+                || e instanceof IllegalArgumentException;
+    }
+
+    private static String label(String text) {
+        return text.length() < 45 ? text : text.substring(0, 43) + "…";
+    }
+
+    private static boolean same(ScheduleStore.Row a, ScheduleStore.Row b) {
+        return java.util.Objects.equals(a.cron(), b.cron()) && java.util.Objects.equals(a.everyMs(), b.everyMs())
+                && a.zone().equals(b.zone()) && a.overlap().equals(b.overlap())
+                && SubmissionJson.same(a.submissionJson(), b.submissionJson());
+    }
+
+    private static String preview(String command) {
+        String line = command.strip().replaceAll("\\s+", " ");
+        return line.length() <= 60 ? line : line.substring(0, 60) + "…";
+    }
+
+    private static String hash(String text) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d, 0, 12);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

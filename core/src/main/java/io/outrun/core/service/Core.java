@@ -1,0 +1,150 @@
+package io.outrun.core.service;
+
+import io.outrun.core.owner.OwnerLimits;
+import io.outrun.core.owner.OwnerStore;
+import io.outrun.core.owner.QueueGate;
+import com.zaxxer.hikari.HikariDataSource;
+import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.notify.Notifier;
+import io.outrun.core.redrive.RedriveSweep;
+import io.outrun.core.store.Database;
+import io.outrun.core.store.DatabaseConfig;
+import io.outrun.core.store.RedriveStore;
+import io.outrun.core.store.SubmissionStore;
+import org.jobrunr.storage.StorageProvider;
+import org.jobrunr.utils.mapper.JsonMapper;
+
+/**
+ * What every node role shares: its connection pool (migrated at open), the stores of executions,
+ * JobRunr's storage and the dispatcher, the re-drive sweep and the owner-facing service.
+ */
+public final class Core implements AutoCloseable {
+
+    private final DatabaseConfig config;
+    private final HikariDataSource pool;
+    private final SubmissionStore submissions;
+    private final RedriveStore redrives;
+    private final io.outrun.core.store.StdinStore stdin;
+    private final JsonMapper jsonMapper;
+    private final StorageProvider storage;
+    private final Dispatcher dispatcher;
+    private final RedriveSweep sweep;
+    private final ExecutionService service;
+    private final io.outrun.core.family.Children children;
+    private final OwnerStore owners;
+    private final OwnerLimits limits;
+    private final String deployment;
+
+    private Core(DatabaseConfig config, String name, OwnerLimits limits) {
+        this.config = config;
+        this.limits = limits;
+        // The effective settings, once per process (the password never appears: DatabaseConfig masks it).
+        org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}", config);
+        // Traces are set up (or found off) at the node's start: a bad OTEL_* setting stops it here.
+        io.outrun.core.trace.Tracing.process();
+        this.pool = Database.pool(config, name);
+        try {
+            // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
+            javax.sql.DataSource direct = Database.direct(config);
+            Database.migrate(direct);
+            this.deployment = Database.deployment(pool);
+            this.submissions = new SubmissionStore(pool);
+            this.redrives = new RedriveStore(pool);
+            this.stdin = new io.outrun.core.store.StdinStore(pool);
+            this.jsonMapper = JobRunrStorage.jsonMapper();
+            this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
+            this.dispatcher = new Dispatcher(storage, new Notifier(pool));
+            this.owners = new OwnerStore(pool);
+            this.sweep = new RedriveSweep(redrives, submissions, dispatcher);
+            this.children = new io.outrun.core.family.Children(pool, dispatcher);
+            this.service = new ExecutionService(submissions, stdin, dispatcher, sweep,
+                    new QueueGate(owners, limits.maxQueued()), children);
+        } catch (RuntimeException e) {
+            pool.close();
+            throw e;
+        }
+    }
+
+    /** Opens the pool, applies migrations (Outrun's, then JobRunr's) and wires the rest. */
+    public static Core open(DatabaseConfig config, String name) {
+        return new Core(config, name, OwnerLimits.DEFAULTS);
+    }
+
+    /** As {@link #open(DatabaseConfig, String)}, sharing the fleet between owners by {@code limits}. */
+    public static Core open(DatabaseConfig config, String name, OwnerLimits limits) {
+        return new Core(config, name, limits);
+    }
+
+    /** This deployment's id (one per database; V10): what the containers its nodes make carry. */
+    public String deployment() {
+        return deployment;
+    }
+
+    public DatabaseConfig config() {
+        return config;
+    }
+
+    public HikariDataSource pool() {
+        return pool;
+    }
+
+    /** Submissions, reads and cancels: an owner's side of its executions. */
+    public SubmissionStore submissions() {
+        return submissions;
+    }
+
+    /** Re-drive and the dashboard's changes: the sweep's side. */
+    public RedriveStore redrives() {
+        return redrives;
+    }
+
+    /** What owners write to their commands' stdin: written by the API, fed by workers. */
+    public io.outrun.core.store.StdinStore stdin() {
+        return stdin;
+    }
+
+    public JsonMapper jsonMapper() {
+        return jsonMapper;
+    }
+
+    public StorageProvider storage() {
+        return storage;
+    }
+
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    public RedriveSweep sweep() {
+        return sweep;
+    }
+
+    /** Children that end with their parents (issue 31). */
+    public io.outrun.core.family.Children children() {
+        return children;
+    }
+
+    public ExecutionService service() {
+        return service;
+    }
+
+    public OwnerStore owners() {
+        return owners;
+    }
+
+    /** How the fleet is shared between owners: the claim's default running cap, the submit's queued cap. */
+    public OwnerLimits limits() {
+        return limits;
+    }
+
+    @Override
+    public void close() {
+        try {
+            dispatcher.close();
+            storage.close();
+        } finally {
+            pool.close();
+        }
+    }
+}

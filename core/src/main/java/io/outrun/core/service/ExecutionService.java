@@ -1,0 +1,194 @@
+package io.outrun.core.service;
+
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.outrun.core.books.Dispatcher;
+import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.execution.Submission;
+import io.outrun.core.owner.QueueGate;
+import io.outrun.core.owner.TooManyQueuedException;
+import io.outrun.core.redrive.RedriveSweep;
+import io.outrun.core.store.Channels;
+import io.outrun.core.store.DiskFull;
+import io.outrun.core.store.OutputStore;
+import io.outrun.core.store.SubmissionStore;
+import io.outrun.core.store.SubmissionStore.CancelResult;
+import io.outrun.core.store.SubmissionStore.Inserted;
+import io.outrun.core.trace.AttemptTrace;
+import io.outrun.core.trace.TraceContext;
+import io.outrun.core.trace.Tracing;
+import java.util.Optional;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What owners can do with executions, whatever the transport (HTTP, CLI, tests). Every call is
+ * scoped to an owner: another owner's execution behaves exactly like one that does not exist.
+ */
+public final class ExecutionService {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
+
+    private final SubmissionStore store;
+    private final io.outrun.core.store.StdinStore stdin;
+    private final Dispatcher dispatcher;
+    private final RedriveSweep sweep;
+    private final QueueGate queueGate;
+    private final DiskFull diskFull = new DiskFull();
+    private final io.outrun.core.family.Children children;
+
+    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Dispatcher dispatcher,
+                            RedriveSweep sweep, QueueGate queueGate, io.outrun.core.family.Children children) {
+        this.children = children;
+        this.stdin = stdin;
+        this.queueGate = queueGate;
+        this.store = store;
+        this.dispatcher = dispatcher;
+        this.sweep = sweep;
+    }
+
+    /**
+     * Stores the execution, then enqueues its job (never the other way round: a crash in between
+     * leaves a queued row without a job, which the node that claims it writes), then wakes a node
+     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
+     * every submit's commit on PostgreSQL's notify lock).
+     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
+     *
+     * @throws TooManyQueuedException when the owner has as many queued executions as it may
+     * @throws DiskFull.Refused when the database's disk was seen full moments ago
+     */
+    /** The execution {@code owner} submitted under {@code idempotencyKey}, if any (no output read). */
+    public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
+        return store.findByIdempotencyKey(owner, idempotencyKey);
+    }
+
+    /** The books' dispatcher (schedules make their recurring jobs with it). */
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    public Inserted submit(Submission submission) {
+        return submit(submission, null);
+    }
+
+    /**
+     * As {@link #submit(Submission)}, in the trace {@code caller} names (its {@code traceparent}
+     * header; null: a new trace). The {@code execution.submit} span's context is kept with the row,
+     * so that every later step's span, on whichever node, joins that trace.
+     */
+    public Inserted submit(Submission submission, TraceContext caller) {
+        Tracing tracing = Tracing.process();
+        Span span = tracing.tracer().spanBuilder("execution.submit").setSpanKind(SpanKind.SERVER)
+                .setParent(tracing.parent(caller)).setAttribute(AttemptTrace.OWNER, submission.owner()).startSpan();
+        try {
+            Inserted inserted = admitAndInsert(submission, tracing.keep(span, caller));
+            span.setAttribute(AttemptTrace.EXECUTION_ID, inserted.execution().id().toString());
+            if (!inserted.created()) {
+                span.setAttribute("outrun.idempotent_repeat", true);
+            }
+            return inserted;
+        } catch (RuntimeException e) {
+            AttemptTrace.failed(span, e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    private Inserted admitAndInsert(Submission submission, TraceContext trace) {
+        // A repeat of an accepted submission is answered as accepted, full disk or full queue or not.
+        try {
+            diskFull.check();
+            queueGate.admit(submission.owner());
+        } catch (DiskFull.Refused | TooManyQueuedException refused) {
+            Optional<Execution> first = submission.idempotencyKey() == null ? Optional.empty()
+                    : store.findByIdempotencyKey(submission.owner(), submission.idempotencyKey());
+            if (first.isPresent()) {
+                return new Inserted(first.get(), false);
+            }
+            throw refused;
+        }
+        Inserted inserted;
+        try {
+            inserted = store.insert(submission, trace);
+        } catch (RuntimeException e) {
+            diskFull.note(e);
+            throw e;
+        }
+        if (inserted.created()) {
+            try {
+                Execution e = inserted.execution();
+                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
+                dispatcher.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
+            } catch (RuntimeException e) {
+                // The row is committed: the execution is accepted and must be answered as such. A
+                // node claims it at its next poll and writes its job then.
+                diskFull.note(e);
+                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
+                        + " its next poll", inserted.execution().id(), e.toString());
+            }
+        }
+        return inserted;
+    }
+
+    /** What this node knows of its database's disk (health and submits share it). */
+    public DiskFull diskFull() {
+        return diskFull;
+    }
+
+    /** Only the state, for a poll that waits: the reads before and after its wait re-drive, not each wake-up. */
+    public Optional<ExecutionStatus> status(UUID id, String owner) {
+        return store.statusOwned(id, owner);
+    }
+
+    /** Polls one execution with all its kept output; re-drives it first if its worker's lease has expired. */
+    public Optional<Execution> get(UUID id, String owner) {
+        return get(id, owner, OutputStore.Read.ALL);
+    }
+
+    /** As {@link #get(UUID, String)}, loading only the output {@code read} asks for. */
+    public Optional<Execution> get(UUID id, String owner, OutputStore.Read read) {
+        Optional<Execution> found = store.findOwned(id, owner, read);
+        if (found.isPresent() && found.get().status() == ExecutionStatus.RUNNING && sweep.sweepOne(id)) {
+            return store.findOwned(id, owner, read);
+        }
+        return found;
+    }
+
+    /**
+     * Appends to the stdin of the owner's queued or running execution (the node that runs it is
+     * woken in the same statement); {@code eof} ends it.
+     */
+    public io.outrun.core.store.StdinStore.Written writeStdin(UUID id, String owner, byte[] bytes, boolean eof) {
+        return stdin.write(id, owner, bytes, eof);
+    }
+
+    /** For a queued execution: the owner's running execution holding the workspace it waits for. */
+    public Optional<io.outrun.core.store.SubmissionStore.WorkspaceHeld> workspaceHolder(UUID id, String owner) {
+        return store.workspaceHolder(id, owner);
+    }
+
+    public CancelResult cancel(UUID id, String owner) {
+        CancelResult result = store.requestCancel(id, owner);
+        switch (result) {
+            case CANCELLED_WHILE_QUEUED -> {
+                store.find(id, OutputStore.Read.NONE).ifPresent(e -> {
+                    dispatcher.retire(e.jobId(), "cancelled by its owner");
+                    Tracing.process().mark(e.trace(), "execution.end", id, e.attempt(), ExecutionStatus.CANCELLED.wire());
+                });
+                // Wake anyone long-polling it: no worker will ever write this execution again.
+                dispatcher.wake(Channels.CHANGED, id.toString());
+            }
+            case REQUESTED -> dispatcher.wake(Channels.CANCEL, id.toString());
+            default -> { }
+        }
+        if (result == CancelResult.CANCELLED_WHILE_QUEUED || result == CancelResult.REQUESTED) {
+            // Its children end with it now, not at the sweeper's next look.
+            children.endChildrenOf(id);
+        }
+        return result;
+    }
+
+}

@@ -1,0 +1,31 @@
+package io.outrun.worker.cli;
+
+import io.outrun.client.OutrunClient;
+import io.outrun.http.wire.ExecutionView;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** Cancels a queued or running execution. */
+@Command(name = "cancel", mixinStandardHelpOptions = true, description = "Cancel a queued or running execution.")
+final class CancelCommand extends ClientCommand {
+
+    @Parameters(index = "0", paramLabel = "ID")
+    String id;
+
+    @Option(names = "--json", description = "Print the execution as JSON")
+    boolean json;
+
+    @Override
+    int run(OutrunClient client) {
+        ExecutionView v = client.cancel(id);
+        if (json) {
+            printJson(v);
+        } else if (v.finished()) {
+            out().println(v.executionId() + " " + v.status());
+        } else {
+            out().println(v.executionId() + " cancel requested; its worker kills it within seconds");
+        }
+        return 0;
+    }
+}
