@@ -1,5 +1,5 @@
 import com.sun.net.httpserver.HttpServer;
-import io.outrun.egress.EgressPolicy;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.worker.proxy.EgressProxy;
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,11 +2,11 @@ package io.outrun.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.outrun.http.wire.ExecutionPage;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.Json;
-import io.outrun.http.wire.OutputChunk;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.Json;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.SubmitRequest;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -145,7 +145,7 @@ public final class OutrunClient {
      * Appends {@code text} (UTF-8) to the stdin of an execution submitted with stdin open;
      * {@code eof} closes it after. The answer's cursor reads what the command printed since.
      */
-    public io.outrun.http.wire.StdinWritten writeStdin(String executionId, String text, boolean eof) {
+    public io.outrun.client.wire.StdinWritten writeStdin(String executionId, String text, boolean eof) {
         java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
         if (text != null && !text.isEmpty()) {
             body.put("text", text);
@@ -157,7 +157,7 @@ public final class OutrunClient {
     }
 
     /** As {@link #writeStdin(String, String, boolean)}, for any bytes (sent base64). */
-    public io.outrun.http.wire.StdinWritten writeStdin(String executionId, byte[] data, boolean eof) {
+    public io.outrun.client.wire.StdinWritten writeStdin(String executionId, byte[] data, boolean eof) {
         java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
         if (data != null && data.length > 0) {
             body.put("data", java.util.Base64.getEncoder().encodeToString(data));
@@ -168,10 +168,10 @@ public final class OutrunClient {
         return stdin(executionId, body);
     }
 
-    private io.outrun.http.wire.StdinWritten stdin(String executionId, java.util.Map<String, Object> body) {
+    private io.outrun.client.wire.StdinWritten stdin(String executionId, java.util.Map<String, Object> body) {
         return send(request("/v1/executions/" + encodePath(executionId) + "/stdin", Duration.ZERO)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.http.wire.StdinWritten.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.client.wire.StdinWritten.class);
     }
 
     public ExecutionView cancel(String executionId) {
@@ -186,7 +186,7 @@ public final class OutrunClient {
      * report per 250 ms per execution ({@link ApiException} {@code progress_too_fast}); the latest
      * shows in every poll as {@link ExecutionView#progress()}.
      */
-    public io.outrun.http.wire.ProgressView progress(String executionId, Integer percent, String message) {
+    public io.outrun.client.wire.ProgressView progress(String executionId, Integer percent, String message) {
         java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
         if (percent != null) {
             body.put("percent", percent);
@@ -196,7 +196,7 @@ public final class OutrunClient {
         }
         return send(request("/v1/executions/" + encodePath(executionId) + "/progress", Duration.ZERO)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.http.wire.ProgressView.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.client.wire.ProgressView.class);
     }
 
     /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */
@@ -231,10 +231,10 @@ public final class OutrunClient {
      * Sets this owner's secret {@code name} (an environment variable's name) to {@code value}; a run
      * that names it in {@link SubmitRequest#withSecrets} gets it as env, masked in its output.
      */
-    public io.outrun.http.wire.SecretList.Item putSecret(String name, String value) {
+    public io.outrun.client.wire.SecretList.Item putSecret(String name, String value) {
         return send(request("/v1/secrets/" + encodePath(name), Duration.ZERO).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofByteArray(encode(java.util.Map.of("value", value)))).build(),
-                io.outrun.http.wire.SecretList.Item.class);
+                io.outrun.client.wire.SecretList.Item.class);
     }
 
     /**
@@ -251,14 +251,14 @@ public final class OutrunClient {
      * labelled {@code schedule=NAME}. The same schedule again answers it; another of that name is an
      * {@link ApiException} {@code schedule_exists}.
      */
-    public io.outrun.http.wire.Schedule createSchedule(io.outrun.http.wire.Schedule.Request request) {
+    public io.outrun.client.wire.Schedule createSchedule(io.outrun.client.wire.Schedule.Request request) {
         return send(request("/v1/schedules", Duration.ZERO).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request))).build(), io.outrun.http.wire.Schedule.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request))).build(), io.outrun.client.wire.Schedule.class);
     }
 
     /** This owner's schedules, by name. */
-    public io.outrun.http.wire.Schedule.Listing schedules() {
-        return send(request("/v1/schedules", Duration.ZERO).GET().build(), io.outrun.http.wire.Schedule.Listing.class);
+    public io.outrun.client.wire.Schedule.Listing schedules() {
+        return send(request("/v1/schedules", Duration.ZERO).GET().build(), io.outrun.client.wire.Schedule.Listing.class);
     }
 
     /** Deletes a schedule: no later firing runs anything. An unknown one is {@code schedule_not_found}. */
@@ -267,8 +267,8 @@ public final class OutrunClient {
     }
 
     /** This owner's secrets: names and times, never values. */
-    public io.outrun.http.wire.SecretList secrets() {
-        return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.http.wire.SecretList.class);
+    public io.outrun.client.wire.SecretList secrets() {
+        return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.client.wire.SecretList.class);
     }
 
     /** Deletes this owner's secret {@code name}; an unknown one is an {@link ApiException} {@code secret_not_found}. */
@@ -277,9 +277,9 @@ public final class OutrunClient {
     }
 
     /** What was collected after the command ended, and what was not (with why). */
-    public io.outrun.http.wire.ArtifactList artifacts(String executionId) {
+    public io.outrun.client.wire.ArtifactList artifacts(String executionId) {
         return send(request("/v1/executions/" + encodePath(executionId) + "/artifacts", Duration.ZERO).GET().build(),
-                io.outrun.http.wire.ArtifactList.class);
+                io.outrun.client.wire.ArtifactList.class);
     }
 
     /**

@@ -1,7 +1,7 @@
 package io.outrun.sandbox;
 
 import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.time.Duration;
 import java.util.Optional;
 

@@ -48,12 +48,12 @@ public record RunSpec(
         Limits limits,
         Path leaseFile,
         io.outrun.sandbox.files.RunFiles files,
-        io.outrun.inputs.StdinMode stdin,
+        io.outrun.model.inputs.StdinMode stdin,
         Map<String, String> secrets) {
 
     public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
                    String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
-                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files, io.outrun.inputs.StdinMode stdin) {
+                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files, io.outrun.model.inputs.StdinMode stdin) {
         this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
                 limits, leaseFile, files, stdin, null);
     }
@@ -74,7 +74,7 @@ public record RunSpec(
 
     public RunSpec {
         files = files == null ? io.outrun.sandbox.files.RunFiles.NONE : files;
-        stdin = stdin == null ? io.outrun.inputs.StdinMode.NONE : stdin;
+        stdin = stdin == null ? io.outrun.model.inputs.StdinMode.NONE : stdin;
         Objects.requireNonNull(executionId, "executionId");
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(timeout, "timeout");
@@ -110,7 +110,7 @@ public record RunSpec(
                 maxOutputBytes, limits, leaseFile, newFiles, stdin, secrets);
     }
 
-    public RunSpec withStdin(io.outrun.inputs.StdinMode mode) {
+    public RunSpec withStdin(io.outrun.model.inputs.StdinMode mode) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
                 maxOutputBytes, limits, leaseFile, files, mode, secrets);
     }

@@ -1,6 +1,6 @@
 package io.outrun.sandbox;
 
-import io.outrun.inputs.StdinMode;
+import io.outrun.model.inputs.StdinMode;
 import io.outrun.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.outrun.api.http;
 
 import io.outrun.core.config.ConfigException;
-import io.outrun.inputs.Allowlist;
+import io.outrun.model.inputs.Allowlist;
 import java.time.Duration;
 import java.util.List;
 
@@ -56,9 +56,9 @@ public record ApiConfig(
         int maxWaiters,
         List<String> imageAllowlist,
         io.outrun.core.execution.Resources maxResources,
-        io.outrun.egress.EgressPolicy egress,
+        io.outrun.model.egress.EgressPolicy egress,
         io.outrun.core.secrets.SecretsKey secretsKey,
-        io.outrun.egress.EgressPolicy webhooks,
+        io.outrun.model.egress.EgressPolicy webhooks,
         io.outrun.core.identity.IdentityConfig identity) {
 
     public static final int DEFAULT_PORT = 8080;
@@ -138,8 +138,8 @@ public record ApiConfig(
             throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
         }
         maxResources = maxResources == null ? DEFAULT_MAX_RESOURCES : maxResources;
-        egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
-        webhooks = webhooks == null ? io.outrun.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
+        egress = egress == null ? io.outrun.model.egress.EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? io.outrun.model.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
         atLeast("--max-memory-mb", maxResources.memoryMb(), io.outrun.core.execution.Resources.MIN_MEMORY_MB);
         atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), io.outrun.core.execution.Resources.MIN_CPU_MILLIS);
         atLeast("--max-pids", maxResources.pids(), io.outrun.core.execution.Resources.MIN_PIDS);
@@ -200,7 +200,7 @@ public record ApiConfig(
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks, identity);
     }
 
-    public ApiConfig withEgress(io.outrun.egress.EgressPolicy value) {
+    public ApiConfig withEgress(io.outrun.model.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks, identity);
     }
@@ -212,7 +212,7 @@ public record ApiConfig(
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
-    public ApiConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
+    public ApiConfig withWebhooks(io.outrun.model.egress.EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
                 secretsKey, value, identity);

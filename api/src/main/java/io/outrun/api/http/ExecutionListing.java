@@ -2,9 +2,9 @@ package io.outrun.api.http;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import io.outrun.core.execution.ExecutionStatus;
-import io.outrun.http.wire.ExecutionPage;
-import io.outrun.http.wire.ExecutionSummary;
-import io.outrun.http.wire.Json;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.ExecutionSummary;
+import io.outrun.client.wire.Json;
 import io.outrun.core.store.ExecutionsTable;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.StoreException;

@@ -4,15 +4,15 @@ import io.javalin.http.Context;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
-import io.outrun.http.wire.StdinView;
-import io.outrun.http.wire.StdinWritten;
+import io.outrun.client.wire.StdinView;
+import io.outrun.client.wire.StdinWritten;
 import io.outrun.core.store.StdinStore;
-import io.outrun.http.wire.ExecutionPage;
-import io.outrun.http.wire.OutputChunk;
-import io.outrun.http.wire.StreamDelta;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.StreamDelta;
 import io.outrun.core.service.ExecutionService;
 import io.outrun.core.store.OutputStore;
-import io.outrun.http.wire.ExecutionView;
+import io.outrun.client.wire.ExecutionView;
 import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
 import io.outrun.core.store.SubmissionStore.Inserted;
@@ -181,7 +181,7 @@ final class ExecutionRoutes {
         java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), run.run().leaseEpoch(), percent, message)
                 .orElseThrow(() -> RunScope.ended(run.run()));
         dashboard.report(run.jobId(), percent, message);
-        ApiServer.json(ctx, 200, new io.outrun.http.wire.ProgressView(percent, message, at));
+        ApiServer.json(ctx, 200, new io.outrun.client.wire.ProgressView(percent, message, at));
     }
 
     static final long PROGRESS_EVERY_MS = 250;
@@ -227,14 +227,14 @@ final class ExecutionRoutes {
      * never reach into the fleet's own network.
      */
     private void requireWebhookAllowed(String webhook) {
-        io.outrun.egress.EgressPolicy allowed = config.webhooks();
+        io.outrun.model.egress.EgressPolicy allowed = config.webhooks();
         if (allowed.isEmpty()) {
             throw new ApiError(400, "webhook_not_allowed", "webhook: this server sends no webhooks (its operator has"
                     + " allowed no destination).", "Submit without `webhook` and poll or follow the execution, or ask the"
                     + " operator to allow your receiver with --webhook-allow.");
         }
         io.outrun.core.webhook.WebhookUrl url = io.outrun.core.webhook.WebhookUrl.parse(webhook);
-        io.outrun.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
+        io.outrun.model.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
         if (!decision.allowed()) {
             throw new ApiError(400, "webhook_not_allowed", "webhook: " + decision.refusal(),
                     "Use a receiver the operator allows, or submit without `webhook`.");

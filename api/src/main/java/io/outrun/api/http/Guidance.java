@@ -1,7 +1,7 @@
 package io.outrun.api.http;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 
 /**
  * What an agent should do next, in words, for each state. Agents act on this text, so it names

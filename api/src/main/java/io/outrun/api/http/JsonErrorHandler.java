@@ -1,8 +1,8 @@
 package io.outrun.api.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import io.outrun.http.wire.ErrorBody;
-import io.outrun.http.wire.Json;
+import io.outrun.client.wire.ErrorBody;
+import io.outrun.client.wire.Json;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.outrun.api.http;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.outrun.core.execution.RunInputs;
 import io.outrun.core.files.FilesConfig;
 import io.outrun.core.files.WorkspaceStore;
-import io.outrun.inputs.InputFile;
-import io.outrun.inputs.InputPath;
-import io.outrun.inputs.InputTar;
+import io.outrun.model.inputs.InputFile;
+import io.outrun.model.inputs.InputPath;
+import io.outrun.model.inputs.InputTar;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -184,7 +184,7 @@ final class RunInputsParser {
             String pattern;
             try {
                 pattern = InputPath.check(node.get(i).textValue());
-                io.outrun.inputs.ArtifactPattern.compile(pattern);
+                io.outrun.model.inputs.ArtifactPattern.compile(pattern);
             } catch (IllegalArgumentException e) {
                 throw ApiError.invalid(field, e.getMessage());
             }

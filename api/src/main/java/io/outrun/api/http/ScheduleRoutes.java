@@ -3,7 +3,7 @@ package io.outrun.api.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.http.Context;
 import io.outrun.core.execution.Submission;
-import io.outrun.http.wire.Json;
+import io.outrun.client.wire.Json;
 import io.outrun.core.schedule.Schedules;
 import io.outrun.core.store.ScheduleStore;
 import java.io.IOException;

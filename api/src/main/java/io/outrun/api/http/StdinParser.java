@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
-import io.outrun.http.wire.Json;
+import io.outrun.client.wire.Json;
 import io.outrun.core.store.StdinStore;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

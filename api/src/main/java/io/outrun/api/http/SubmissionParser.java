@@ -8,8 +8,8 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.core.execution.Resources;
 import io.outrun.core.execution.Submission;
-import io.outrun.http.wire.Json;
-import io.outrun.inputs.Workdir;
+import io.outrun.client.wire.Json;
+import io.outrun.model.inputs.Workdir;
 import java.io.IOException;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -335,10 +335,10 @@ final class SubmissionParser {
     }
 
     /** {@code "stdin": true} keeps the command's stdin open; {@code "tty": true} gives it a terminal (stdin open too). */
-    private static io.outrun.inputs.StdinMode stdinMode(JsonNode root) {
+    private static io.outrun.model.inputs.StdinMode stdinMode(JsonNode root) {
         boolean stdin = flag(root, "stdin");
         boolean tty = flag(root, "tty");
-        return tty ? io.outrun.inputs.StdinMode.TTY : stdin ? io.outrun.inputs.StdinMode.PIPE : io.outrun.inputs.StdinMode.NONE;
+        return tty ? io.outrun.model.inputs.StdinMode.TTY : stdin ? io.outrun.model.inputs.StdinMode.PIPE : io.outrun.model.inputs.StdinMode.NONE;
     }
 
     private static boolean flag(JsonNode root, String field) {
@@ -388,8 +388,8 @@ final class SubmissionParser {
         if (header == null) {
             return null;
         }
-        if (!io.outrun.http.wire.IdempotencyKey.valid(header)) {
-            throw ApiError.invalid("Idempotency-Key", "must be 1-" + io.outrun.http.wire.IdempotencyKey.MAX_LENGTH
+        if (!io.outrun.client.wire.IdempotencyKey.valid(header)) {
+            throw ApiError.invalid("Idempotency-Key", "must be 1-" + io.outrun.client.wire.IdempotencyKey.MAX_LENGTH
                     + " printable ASCII characters without spaces, e.g. a UUID");
         }
         return header;

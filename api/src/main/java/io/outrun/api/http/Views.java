@@ -1,10 +1,10 @@
 package io.outrun.api.http;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.http.wire.ErrorInfo;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.StreamText;
-import io.outrun.output.Captured;
+import io.outrun.client.wire.ErrorInfo;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.StreamText;
+import io.outrun.model.output.Captured;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -48,35 +48,35 @@ final class Views {
                 e.startsAt(), retry(e), webhook(e.webhook()),
                 e.lineage().isChild() ? e.lineage().parentId().toString() : null,
                 e.lineage().isChild() ? e.lineage().cancelWithParent() : null,
-                e.identityAudience() == null ? null : new io.outrun.http.wire.IdentityView(e.identityAudience()),
-                e.progress() == null ? null : new io.outrun.http.wire.ProgressView(e.progress().percent(),
+                e.identityAudience() == null ? null : new io.outrun.client.wire.IdentityView(e.identityAudience()),
+                e.progress() == null ? null : new io.outrun.client.wire.ProgressView(e.progress().percent(),
                         e.progress().message(), e.progress().at()));
     }
 
-    private static io.outrun.http.wire.WebhookView webhook(io.outrun.core.execution.Webhook w) {
-        return w == null ? null : new io.outrun.http.wire.WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
+    private static io.outrun.client.wire.WebhookView webhook(io.outrun.core.execution.Webhook w) {
+        return w == null ? null : new io.outrun.client.wire.WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
                 w.lastStatus(), w.lastError(), w.lastAttemptAt(), w.nextAttemptAt(), w.deliveredAt());
     }
 
-    private static io.outrun.http.wire.RetryView retry(Execution e) {
+    private static io.outrun.client.wire.RetryView retry(Execution e) {
         io.outrun.core.execution.Retry r = e.retry();
         if (r == null) {
             return null;
         }
         boolean waiting = e.status() == io.outrun.core.execution.ExecutionStatus.QUEUED && r.retries() > 0;
-        return new io.outrun.http.wire.RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
+        return new io.outrun.client.wire.RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
                 waiting ? e.enqueuedAt() : null);
     }
 
-    private static io.outrun.http.wire.ResourcesView resources(Execution e) {
+    private static io.outrun.client.wire.ResourcesView resources(Execution e) {
         io.outrun.core.execution.Resources r = e.resources();
-        return r.isEmpty() ? null : new io.outrun.http.wire.ResourcesView(r.memoryMb(),
+        return r.isEmpty() ? null : new io.outrun.client.wire.ResourcesView(r.memoryMb(),
                 r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb(), r.network());
     }
 
-    private static io.outrun.http.wire.StdinView stdin(Execution e) {
+    private static io.outrun.client.wire.StdinView stdin(Execution e) {
         return e.stdin().mode().open()
-                ? new io.outrun.http.wire.StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
+                ? new io.outrun.client.wire.StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
     }
 
     private static StreamText text(Captured c, OutputMode mode, boolean complete) {

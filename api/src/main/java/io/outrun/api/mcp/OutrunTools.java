@@ -14,12 +14,12 @@ import io.modelcontextprotocol.spec.McpSchema.ToolAnnotations;
 import io.outrun.client.ApiException;
 import io.outrun.client.OutrunClient;
 import io.outrun.client.UnreachableException;
-import io.outrun.http.wire.ExecutionPage;
-import io.outrun.http.wire.ExecutionSummary;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.Json;
-import io.outrun.http.wire.OutputChunk;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.ExecutionSummary;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.Json;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.SubmitRequest;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
@@ -295,7 +295,7 @@ public final class OutrunTools {
             request = request.withWaitMs(waitMs == null ? FOREGROUND_WAIT_MS : waitMs).withWaitFor(waitFor);
         }
         String key = args.string("idempotencyKey");
-        if (key != null && !io.outrun.http.wire.IdempotencyKey.valid(key)) {
+        if (key != null && !io.outrun.client.wire.IdempotencyKey.valid(key)) {
             throw new ToolArgs.InvalidArgument("idempotencyKey: must be 1-200 printable ASCII characters without"
                     + " spaces, e.g. a UUID");
         }
@@ -324,18 +324,18 @@ public final class OutrunTools {
                 retry.integer("backoffMs"), strings("retry.on", retry.listOf("on")));
     }
 
-    private static List<io.outrun.http.wire.InputFileSpec> inputFiles(List<?> items) {
+    private static List<io.outrun.client.wire.InputFileSpec> inputFiles(List<?> items) {
         if (items == null) {
             return null;
         }
-        List<io.outrun.http.wire.InputFileSpec> files = new java.util.ArrayList<>();
+        List<io.outrun.client.wire.InputFileSpec> files = new java.util.ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
             if (!(items.get(i) instanceof Map<?, ?> m) || !(m.get("path") instanceof String path)
                     || !(m.get("content") instanceof String content)) {
                 throw new ToolArgs.InvalidArgument("files[" + i + "]: must be {\"path\": string, \"content\": string}");
             }
             Object mode = m.get("mode");
-            files.add(new io.outrun.http.wire.InputFileSpec(path, content, (String) (m.get("encoding") instanceof String e ? e : null),
+            files.add(new io.outrun.client.wire.InputFileSpec(path, content, (String) (m.get("encoding") instanceof String e ? e : null),
                     mode == null ? null : String.valueOf(mode)));
         }
         return files;
@@ -356,11 +356,11 @@ public final class OutrunTools {
     }
 
     private ObjectNode listArtifacts(OutrunClient client, ToolArgs args) {
-        io.outrun.http.wire.ArtifactList list = client.artifacts(args.requiredString("executionId"));
+        io.outrun.client.wire.ArtifactList list = client.artifacts(args.requiredString("executionId"));
         ObjectNode answer = Json.mapper().createObjectNode();
         answer.put("executionId", list.executionId());
         ArrayNode rows = answer.putArray("artifacts");
-        for (io.outrun.http.wire.ArtifactList.Item a : list.artifacts()) {
+        for (io.outrun.client.wire.ArtifactList.Item a : list.artifacts()) {
             ObjectNode row = rows.addObject();
             row.put("name", a.name()).put("status", a.status()).put("size", a.size());
             if (a.sha256() != null) {
@@ -470,7 +470,7 @@ public final class OutrunTools {
         }
         Long asked = args.integer("waitMs");
         long waitMs = Math.min(asked == null ? STDIN_ANSWER_WAIT_MS : Math.max(0, asked), 30_000);
-        io.outrun.http.wire.StdinWritten written = client.writeStdin(id, text, eof);
+        io.outrun.client.wire.StdinWritten written = client.writeStdin(id, text, eof);
         String from = args.string("cursor") != null ? args.string("cursor") : written.cursor();
         // Its answer: the first output after the write, then whatever follows while it keeps
         // printing (a quiet spell or the wait ends it), at most TEXT_LIMIT bytes per stream.
@@ -642,8 +642,8 @@ public final class OutrunTools {
         ExecutionView tail = client.get(id, 0, "tail");
         boolean added = false;
         String[] names = {"stdoutTail", "stderrTail"};
-        io.outrun.http.wire.StreamDelta[] shown = {page.stdout(), page.stderr()};
-        io.outrun.http.wire.StreamText[] ends = {tail.stdout(), tail.stderr()};
+        io.outrun.client.wire.StreamDelta[] shown = {page.stdout(), page.stderr()};
+        io.outrun.client.wire.StreamText[] ends = {tail.stdout(), tail.stderr()};
         for (int i = 0; i < 2; i++) {
             long shownBytes = shown[i].text().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
             String text = ends[i].text();

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;

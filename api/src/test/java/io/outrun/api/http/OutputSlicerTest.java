@@ -2,7 +2,7 @@ package io.outrun.api.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.junit.jupiter.params.ParameterizedTest;

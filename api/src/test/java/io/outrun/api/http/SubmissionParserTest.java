@@ -122,7 +122,7 @@ class SubmissionParserTest {
                     assertThat(e.guidance()).contains("--egress-allow");
                 });
         SubmissionParser allowing = new SubmissionParser(ApiConfig.defaults("127.0.0.1", 0)
-                .withEgress(io.outrun.egress.EgressPolicy.parse(List.of("pypi.org"))));
+                .withEgress(io.outrun.model.egress.EgressPolicy.parse(List.of("pypi.org"))));
         assertThat(allowing.parse("{\"command\": \"x\", \"network\": \"egress\"}".getBytes(StandardCharsets.UTF_8), "o", null)
                 .submission().resources().egress()).isTrue();
         assertThat(parse("{\"command\": \"x\", \"network\": \"none\"}").submission().resources().isEmpty()).isTrue();

@@ -1,7 +1,7 @@
 package io.outrun.core.books;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.core.store.OutputStore;
 import io.outrun.core.store.SubmissionStore;
 import java.time.Duration;

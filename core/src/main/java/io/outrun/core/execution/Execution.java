@@ -1,6 +1,6 @@
 package io.outrun.core.execution;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;

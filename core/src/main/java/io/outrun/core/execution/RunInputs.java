@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * What a submission carries besides its command: input files, artifacts to collect, a workspace and secrets.
  *
- * @param filesTar  the input files as one tar (see {@code io.outrun.inputs.InputTar}), or
+ * @param filesTar  the input files as one tar (see {@code io.outrun.model.inputs.InputTar}), or
  *                  null when there are none; bounded by the API's input limit
  * @param artifacts paths or globs relative to the workdir, collected after the command ends
  * @param workspace the owner's workspace restored before the run and saved after it, or null

@@ -1,6 +1,6 @@
 package io.outrun.core.execution;
 
-import io.outrun.inputs.StdinMode;
+import io.outrun.model.inputs.StdinMode;
 
 /**
  * An execution's stdin as stored: its mode, the bytes its owner wrote so far (a write appends at

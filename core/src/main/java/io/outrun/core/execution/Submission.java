@@ -38,7 +38,7 @@ public record Submission(
         int maxAttempts,
         String idempotencyKey,
         RunInputs inputs,
-        io.outrun.inputs.StdinMode stdin,
+        io.outrun.model.inputs.StdinMode stdin,
         Resources resources,
         java.time.Instant startAt,
         Long delayMs,
@@ -49,7 +49,7 @@ public record Submission(
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
+                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources,
                       java.time.Instant startAt, Long delayMs, Retry retry, String webhook) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
                 stdin, resources, startAt, delayMs, retry, webhook, null, null);
@@ -58,7 +58,7 @@ public record Submission(
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources,
+                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources,
                       java.time.Instant startAt, Long delayMs) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
                 stdin, resources, startAt, delayMs, null, null);
@@ -66,14 +66,14 @@ public record Submission(
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin, Resources resources) {
+                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
                 stdin, resources, null, null, null, null);
     }
 
     public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
                       Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.inputs.StdinMode stdin) {
+                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin) {
         this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
                 stdin, null);
     }
@@ -92,7 +92,7 @@ public record Submission(
 
     public Submission {
         inputs = inputs == null ? RunInputs.NONE : inputs;
-        stdin = stdin == null ? io.outrun.inputs.StdinMode.NONE : stdin;
+        stdin = stdin == null ? io.outrun.model.inputs.StdinMode.NONE : stdin;
         resources = resources == null ? Resources.NONE : resources;
         lineage = lineage == null ? Lineage.ROOT : lineage;
         Objects.requireNonNull(owner, "owner");
@@ -123,7 +123,7 @@ public record Submission(
                 idempotencyKey, value, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }
 
-    public Submission withStdin(io.outrun.inputs.StdinMode value) {
+    public Submission withStdin(io.outrun.model.inputs.StdinMode value) {
         return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
                 idempotencyKey, inputs, value, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
     }

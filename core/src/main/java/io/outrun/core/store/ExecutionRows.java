@@ -5,7 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -189,7 +189,7 @@ public final class ExecutionRows {
         if (mode == null || mode.equals("none")) {
             return io.outrun.core.execution.StdinState.NONE;
         }
-        return new io.outrun.core.execution.StdinState(io.outrun.inputs.StdinMode.fromWire(mode), rs.getLong("stdin_bytes"),
+        return new io.outrun.core.execution.StdinState(io.outrun.model.inputs.StdinMode.fromWire(mode), rs.getLong("stdin_bytes"),
                 rs.getTimestamp("stdin_closed_at") != null);
     }
 

@@ -1,6 +1,6 @@
 package io.outrun.core.store;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

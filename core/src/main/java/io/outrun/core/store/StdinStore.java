@@ -2,7 +2,7 @@ package io.outrun.core.store;
 
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.StdinState;
-import io.outrun.inputs.StdinMode;
+import io.outrun.model.inputs.StdinMode;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

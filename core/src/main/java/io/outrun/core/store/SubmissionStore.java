@@ -5,7 +5,7 @@ import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.RunInputs;
 import io.outrun.core.execution.Submission;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package io.outrun.sandbox.capture;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -13,7 +13,7 @@ import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.script.BashScript;
-import io.outrun.inputs.Workdir;
+import io.outrun.model.inputs.Workdir;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

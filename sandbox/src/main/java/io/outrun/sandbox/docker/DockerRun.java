@@ -6,7 +6,7 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;

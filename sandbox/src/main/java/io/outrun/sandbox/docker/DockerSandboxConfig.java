@@ -1,6 +1,6 @@
 package io.outrun.sandbox.docker;
 
-import io.outrun.inputs.Allowlist;
+import io.outrun.model.inputs.Allowlist;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

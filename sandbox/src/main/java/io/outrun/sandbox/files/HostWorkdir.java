@@ -1,6 +1,6 @@
 package io.outrun.sandbox.files;
 
-import io.outrun.inputs.InputPath;
+import io.outrun.model.inputs.InputPath;
 
 import java.io.IOException;
 import java.io.InputStream;

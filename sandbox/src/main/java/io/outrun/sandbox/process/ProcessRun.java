@@ -4,7 +4,7 @@ import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

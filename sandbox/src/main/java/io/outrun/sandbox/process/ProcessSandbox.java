@@ -394,11 +394,11 @@ public final class ProcessSandbox implements Sandbox {
     @Override
     public Run start(RunSpec spec) {
         refuseUnencodable(spec);
-        if (spec.stdin() == io.outrun.inputs.StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
+        if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
             throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
                     + " (util-linux) on the node, which is missing");
         }
-        if (spec.stdin() == io.outrun.inputs.StdinMode.TTY && bubblewrap == null) {
+        if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY && bubblewrap == null) {
             // script gives the command a session of its own: outside a PID namespace a kill of the
             // run's process group would miss it, and whatever ignores SIGHUP would outlive the run.
             throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) on host processes needs"
@@ -424,7 +424,7 @@ public final class ProcessSandbox implements Sandbox {
             }
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
-            if (spec.stdin() == io.outrun.inputs.StdinMode.TTY) {
+            if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY) {
                 // The wrapper runs a shim that gives the command a pseudo-terminal (tty.sh); the
                 // command itself is the file beside it.
                 Files.writeString(ttyCommand(script), spec.command(), StandardCharsets.UTF_8);
@@ -447,7 +447,7 @@ public final class ProcessSandbox implements Sandbox {
                 java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
                 if (isolation != null) {
                     java.util.List<Path> visible = new java.util.ArrayList<>(java.util.List.of(wrapper, script));
-                    if (spec.stdin() == io.outrun.inputs.StdinMode.TTY) {
+                    if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY) {
                         visible.add(ttyCommand(script));
                     }
                     if (spec.leaseFile() != null) {

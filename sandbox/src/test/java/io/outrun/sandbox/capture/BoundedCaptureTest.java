@@ -1,6 +1,6 @@
 package io.outrun.sandbox.capture;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

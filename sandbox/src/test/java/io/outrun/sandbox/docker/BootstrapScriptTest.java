@@ -2,7 +2,7 @@ package io.outrun.sandbox.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.outrun.inputs.StdinMode;
+import io.outrun.model.inputs.StdinMode;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.script.ForeignLocale;
 import java.io.IOException;

@@ -7,7 +7,7 @@ import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.testing.Requirements;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -225,7 +225,7 @@ class DockerSandboxIT {
                 + " python3 -c 'import os, time\nkids = 0\nwhile True:\n  try:\n    if os.fork() == 0:\n      time.sleep(300)\n"
                 + "      os._exit(0)\n    kids += 1\n  except OSError:\n    break\nprint(\"held\", kids, flush=True)\ntime.sleep(300)';"
                 + " echo survived";
-        try (Run run = sandbox.start(spec(attack).withLeaseFile(lease).withStdin(io.outrun.inputs.StdinMode.PIPE))) {
+        try (Run run = sandbox.start(spec(attack).withLeaseFile(lease).withStdin(io.outrun.model.inputs.StdinMode.PIPE))) {
             Exit exit = run.awaitExit(Duration.ofSeconds(40)).orElseThrow(() -> new AssertionError(
                     "the run outlived its lease deadline: its kill switch was disabled; stdout: " + run.stdout().text()
                             + " stderr: " + run.stderr().text()));
@@ -285,7 +285,7 @@ class DockerSandboxIT {
     @Test
     void devStdinCanBeReopenedAfterTheLastWrite() throws Exception {
         try (Run run = sandbox.start(spec("sleep 1; timeout 10 cat /dev/stdin; echo \"rc=$?\"")
-                .withStdin(io.outrun.inputs.StdinMode.PIPE))) {
+                .withStdin(io.outrun.model.inputs.StdinMode.PIPE))) {
             run.writeStdin("hello\n".getBytes(StandardCharsets.UTF_8));
             run.closeStdin();
             Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();

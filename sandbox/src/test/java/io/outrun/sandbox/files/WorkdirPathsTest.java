@@ -1,9 +1,9 @@
 package io.outrun.sandbox.files;
 
-import io.outrun.inputs.ArtifactPattern;
-import io.outrun.inputs.InputPath;
-import io.outrun.inputs.InputFile;
-import io.outrun.inputs.InputTar;
+import io.outrun.model.inputs.ArtifactPattern;
+import io.outrun.model.inputs.InputPath;
+import io.outrun.model.inputs.InputFile;
+import io.outrun.model.inputs.InputTar;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -375,7 +375,7 @@ class ProcessSandboxTest {
     @Test
     void aTerminalIsRefusedWithoutBubblewrap() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> sandbox.start(RunSpec.of("true", Duration.ofSeconds(30))
-                        .withStdin(io.outrun.inputs.StdinMode.TTY)))
+                        .withStdin(io.outrun.model.inputs.StdinMode.TTY)))
                 .isInstanceOf(io.outrun.sandbox.RunRefusedException.class).hasMessageContaining("bubblewrap");
     }
 

@@ -24,7 +24,7 @@ import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.Lease;
 import io.outrun.worker.lease.LeaseStore;

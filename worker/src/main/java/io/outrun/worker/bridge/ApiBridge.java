@@ -1,6 +1,6 @@
 package io.outrun.worker.bridge;
 
-import io.outrun.http.wire.ErrorBody;
+import io.outrun.client.wire.ErrorBody;
 import io.outrun.core.identity.Issuer;
 import io.outrun.worker.proxy.RunSocket;
 import io.outrun.sandbox.Limits;

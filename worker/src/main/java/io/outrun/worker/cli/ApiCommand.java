@@ -55,7 +55,7 @@ final class ApiCommand implements Callable<Integer> {
             config = config.withImageAllowlist(imageAllow);
         }
         try {
-            config = config.withEgress(io.outrun.egress.EgressPolicy.parse(egressAllow));
+            config = config.withEgress(io.outrun.model.egress.EgressPolicy.parse(egressAllow));
         } catch (IllegalArgumentException e) {
             throw new io.outrun.core.config.ConfigException(e.getMessage());
         }

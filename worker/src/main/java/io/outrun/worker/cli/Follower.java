@@ -2,8 +2,8 @@ package io.outrun.worker.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.Json;
-import io.outrun.http.wire.OutputChunk;
+import io.outrun.client.wire.Json;
+import io.outrun.client.wire.OutputChunk;
 import java.io.PrintWriter;
 import java.time.Duration;
 

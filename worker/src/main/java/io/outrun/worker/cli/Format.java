@@ -26,7 +26,7 @@ final class Format {
     }
 
     /** A run's latest progress report: {@code 40% 2 of 5 shards (12 s ago)}. */
-    static String progress(io.outrun.http.wire.ProgressView p, java.time.Instant now) {
+    static String progress(io.outrun.client.wire.ProgressView p, java.time.Instant now) {
         StringBuilder text = new StringBuilder();
         if (p.percent() != null) {
             text.append(p.percent()).append('%');

@@ -1,7 +1,7 @@
 package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.ArtifactList;
+import io.outrun.client.wire.ArtifactList;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package io.outrun.worker.cli;
 
-import io.outrun.http.wire.InputFileSpec;
+import io.outrun.client.wire.InputFileSpec;
 import io.outrun.core.config.ConfigException;
 import java.io.IOException;
 import java.nio.file.Files;

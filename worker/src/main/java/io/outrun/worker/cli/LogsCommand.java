@@ -1,7 +1,7 @@
 package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.OutputChunk;
+import io.outrun.client.wire.OutputChunk;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

@@ -2,8 +2,8 @@ package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.ExecutionPage;
-import io.outrun.http.wire.ExecutionSummary;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.ExecutionSummary;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -3,7 +3,7 @@ package io.outrun.worker.cli;
 import io.outrun.client.ApiException;
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.ProgressView;
+import io.outrun.client.wire.ProgressView;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

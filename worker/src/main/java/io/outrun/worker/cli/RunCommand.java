@@ -2,8 +2,8 @@ package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.SubmitRequest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -71,9 +71,9 @@ public final class SandboxOptions {
     String network;
 
     /** The parsed --egress-allow (empty when not given). */
-    public io.outrun.egress.EgressPolicy egress() {
+    public io.outrun.model.egress.EgressPolicy egress() {
         try {
-            return io.outrun.egress.EgressPolicy.parse(egressAllow);
+            return io.outrun.model.egress.EgressPolicy.parse(egressAllow);
         } catch (IllegalArgumentException e) {
             throw new io.outrun.core.config.ConfigException(e.getMessage());
         }

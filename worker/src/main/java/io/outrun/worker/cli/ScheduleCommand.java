@@ -2,8 +2,8 @@ package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.Schedule;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.Schedule;
+import io.outrun.client.wire.SubmitRequest;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

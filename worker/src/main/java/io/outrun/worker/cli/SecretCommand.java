@@ -2,7 +2,7 @@ package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.SecretList;
+import io.outrun.client.wire.SecretList;
 import java.io.Console;
 import java.io.IOException;
 import java.io.InputStream;

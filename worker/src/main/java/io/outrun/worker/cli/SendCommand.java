@@ -2,8 +2,8 @@ package io.outrun.worker.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.core.config.ConfigException;
-import io.outrun.http.wire.OutputChunk;
-import io.outrun.http.wire.StdinWritten;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.StdinWritten;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

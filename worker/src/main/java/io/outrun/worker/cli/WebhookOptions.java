@@ -1,7 +1,7 @@
 package io.outrun.worker.cli;
 
 import io.outrun.core.config.ConfigException;
-import io.outrun.egress.EgressPolicy;
+import io.outrun.model.egress.EgressPolicy;
 import java.net.InetAddress;
 import java.util.List;
 import picocli.CommandLine.Option;

@@ -54,15 +54,15 @@ public record WorkerConfig(
         Path leaseDir,
         Limits limits,
         DashboardAccess dashboardAccess,
-        io.outrun.egress.EgressPolicy egress,
+        io.outrun.model.egress.EgressPolicy egress,
         io.outrun.core.secrets.SecretsKey secretsKey,
-        io.outrun.egress.EgressPolicy webhooks,
+        io.outrun.model.egress.EgressPolicy webhooks,
         String apiUrl,
         String publicUrl) {
 
     public WorkerConfig(String nodeId, int slots, Duration leaseTtl, Duration outputFlush, Duration sweepInterval,
                         Duration pollInterval, Duration cleanupInterval, int dashboardPort, int metricsPort, Path leaseDir,
-                        Limits limits, DashboardAccess dashboardAccess, io.outrun.egress.EgressPolicy egress) {
+                        Limits limits, DashboardAccess dashboardAccess, io.outrun.model.egress.EgressPolicy egress) {
         this(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort,
                 leaseDir, limits, dashboardAccess, egress, null, null, null, null);
     }
@@ -77,8 +77,8 @@ public record WorkerConfig(
     public static final Path DEFAULT_LEASE_DIR = Path.of(DEFAULT_LEASE_DIR_TEXT);
 
     public WorkerConfig {
-        egress = egress == null ? io.outrun.egress.EgressPolicy.NONE : egress;
-        webhooks = webhooks == null ? io.outrun.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
+        egress = egress == null ? io.outrun.model.egress.EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? io.outrun.model.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException("--node-id must be 1-64 characters of A-Z a-z 0-9 . _ -, got: " + nodeId);
         }
@@ -175,7 +175,7 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
-    public WorkerConfig withEgress(io.outrun.egress.EgressPolicy value) {
+    public WorkerConfig withEgress(io.outrun.model.egress.EgressPolicy value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
@@ -184,7 +184,7 @@ public record WorkerConfig(
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
-    public WorkerConfig withWebhooks(io.outrun.egress.EgressPolicy value) {
+    public WorkerConfig withWebhooks(io.outrun.model.egress.EgressPolicy value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, value, apiUrl, publicUrl);
     }
 

@@ -1,6 +1,6 @@
 package io.outrun.worker.proxy;
 
-import io.outrun.egress.EgressPolicy;
+import io.outrun.model.egress.EgressPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -2,7 +2,7 @@ package io.outrun.worker.webhook;
 
 import io.outrun.core.webhook.WebhookSignature;
 import io.outrun.core.webhook.WebhookUrl;
-import io.outrun.egress.EgressPolicy;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.core.secrets.SecretsKey;
 import io.outrun.core.store.WebhookStore;
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.outrun.worker.workdir;
 import io.outrun.core.files.ArtifactStore;
 import io.outrun.core.files.FilesConfig;
 import io.outrun.sandbox.Run;
-import io.outrun.inputs.ArtifactPattern;
+import io.outrun.model.inputs.ArtifactPattern;
 import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.core.store.Lease;
 import java.io.IOException;

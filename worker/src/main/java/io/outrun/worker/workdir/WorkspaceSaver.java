@@ -4,7 +4,7 @@ import io.outrun.core.files.ArtifactStore;
 import io.outrun.core.files.FilesConfig;
 import io.outrun.core.files.WorkspaceStore;
 import io.outrun.sandbox.Run;
-import io.outrun.inputs.InputTar;
+import io.outrun.model.inputs.InputTar;
 import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.core.store.Lease;
 import java.io.FilterOutputStream;

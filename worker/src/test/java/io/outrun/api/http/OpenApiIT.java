@@ -4,8 +4,8 @@ import io.outrun.worker.lease.LeaseStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.outrun.http.wire.Json;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.Json;
+import io.outrun.client.wire.SubmitRequest;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -3,9 +3,9 @@ package io.outrun.api.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.OutputChunk;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.SubmitRequest;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.worker.maintenance.RetentionStore;
@@ -217,7 +217,7 @@ class WorkerApiIT {
         OutputChunk page;
         do {
             page = api.alice().output(v.executionId(), cursor, 0, 7_000);
-            assertThat(page.stdout().text().replace(io.outrun.output.Captured.marker(page.stdout().droppedBytes()), ""))
+            assertThat(page.stdout().text().replace(io.outrun.model.output.Captured.marker(page.stdout().droppedBytes()), ""))
                     .hasSizeLessThanOrEqualTo(7_000);
             assertThat(page.done()).isEqualTo(!page.more());
             out.append(page.stdout().text());

@@ -8,7 +8,7 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
-import io.outrun.http.wire.Json;
+import io.outrun.client.wire.Json;
 import io.outrun.worker.testing.WorkerProcess;
 import java.time.Duration;
 import java.util.List;
@@ -338,7 +338,7 @@ final class McpScenario {
 
         String id = call("run_command", Map.of("command", "sleep 60", "background", true)).text("executionId");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        io.outrun.http.wire.ExecutionView v;
+        io.outrun.client.wire.ExecutionView v;
         while (!(v = api.alice().get(id, 1000)).status().equals("running")) {
             assertThat(v.finished()).as(v.status() + ": " + v.error()).isFalse();
             assertThat(System.nanoTime()).as("running within 30 s").isLessThan(deadline);
@@ -351,7 +351,7 @@ final class McpScenario {
                 .issue(execution, java.time.Instant.now()).apiToken();
         var run = api.client(runToken);
         run.progress(id, 40, "2 of 5 shards");
-        String child = run.submit(io.outrun.http.wire.SubmitRequest.of("sleep 60")).executionId();
+        String child = run.submit(io.outrun.client.wire.SubmitRequest.of("sleep 60")).executionId();
 
         Answer parent = call("get_execution", Map.of("executionId", id));
         assertThat(parent.json().path("progress").path("percent").asInt()).isEqualTo(40);

@@ -1,6 +1,6 @@
 package io.outrun.core.books;
 
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

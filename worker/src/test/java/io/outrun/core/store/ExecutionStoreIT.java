@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.nio.charset.StandardCharsets;

@@ -69,7 +69,7 @@ class PackageDependenciesTest {
     static void readTheCode() throws Exception {
         Map<String, Path> roots = new LinkedHashMap<>();
         roots.put("client", origin(OutrunClient.class));
-        roots.put("model", origin(io.outrun.output.Captured.class));
+        roots.put("model", origin(io.outrun.model.output.Captured.class));
         roots.put("sandbox", origin(Sandbox.class));
         roots.put("core", origin(Core.class));
         roots.put("api", origin(ApiServer.class));
@@ -113,6 +113,20 @@ class PackageDependenciesTest {
             }
         });
         assertThat(split).as("packages defined in more than one module").isEmpty();
+    }
+
+    /** A package's name says its module (io.outrun.core.store, io.outrun.worker.lease): where its code runs. */
+    @Test
+    void packagesSayTheirModule() {
+        List<String> wrong = new ArrayList<>();
+        moduleOf.forEach((pkg, module) -> {
+            String prefix = "io.outrun." + ("testkit".equals(module) ? "testing" : module);
+            if (!pkg.equals(prefix) && !pkg.startsWith(prefix + ".")) {
+                wrong.add(pkg + " (module " + module + ")");
+            }
+        });
+        assertThat(moduleOf).containsEntry("io.outrun.core.store", "core");
+        assertThat(wrong).as("packages whose name does not start with io.outrun.<module>").isEmpty();
     }
 
     @Test

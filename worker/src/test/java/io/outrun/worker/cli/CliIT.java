@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.api.http.ApiHarness;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.SubmitRequest;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.core.store.DatabaseConfig;

@@ -3,8 +3,8 @@ package io.outrun.worker.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.ExecutionView;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.SubmitRequest;
 import io.outrun.testing.Await;
 import io.outrun.worker.testing.DevProcess;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.client.OutrunClient;
-import io.outrun.http.wire.SubmitRequest;
+import io.outrun.client.wire.SubmitRequest;
 import io.outrun.core.logging.ExecutionMdc;
 import io.outrun.worker.testing.DevProcess;
 import java.io.PrintWriter;

@@ -264,12 +264,12 @@ class LeaseKeeperIT {
         }
 
         @Override
-        public io.outrun.output.Captured stdout() {
+        public io.outrun.model.output.Captured stdout() {
             return real.stdout();
         }
 
         @Override
-        public io.outrun.output.Captured stderr() {
+        public io.outrun.model.output.Captured stderr() {
             return real.stderr();
         }
 

@@ -3,7 +3,7 @@ package io.outrun.worker.lease;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.core.store.Chunk;
 import io.outrun.core.store.Lease;
 import java.io.ByteArrayOutputStream;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
 import io.outrun.api.auth.TokenStore;
-import io.outrun.egress.EgressPolicy;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.api.http.ApiConfig;
 import io.outrun.api.http.ApiNode;
 import io.outrun.core.owner.OwnerLimits;

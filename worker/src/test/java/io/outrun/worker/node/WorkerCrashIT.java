@@ -4,7 +4,7 @@ import io.outrun.worker.lease.LeaseStore;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
-import io.outrun.output.Captured;
+import io.outrun.model.output.Captured;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.core.store.Lease;

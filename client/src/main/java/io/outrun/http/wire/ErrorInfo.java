@@ -1,5 +1,0 @@
-package io.outrun.http.wire;
-
-/** A stable machine code and a message for people. */
-public record ErrorInfo(String code, String message) {
-}
