@@ -75,8 +75,8 @@ final class RecoveryBench {
                 a.kill();
                 Execution again = Support.await("second attempt's output", Duration.ofSeconds(120), 20, () -> api.submissions().find(id)
                         .filter(e -> e.attempt() == 2 && !e.stdout().text().isBlank()).orElse(null));
-                if (!again.leaseOwner().startsWith("bench-rec-b" + i + "/")) {
-                    throw new IllegalStateException("second attempt on " + again.leaseOwner());
+                if (!again.leaseHolder().startsWith("bench-rec-b" + i + "/")) {
+                    throw new IllegalStateException("second attempt on " + again.leaseHolder());
                 }
                 double s = (Support.epochMicros(again.stdout().text().lines().findFirst().orElseThrow()) - killed) / 1e6;
                 api.service().cancel(id, "bench");

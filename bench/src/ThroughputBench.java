@@ -214,7 +214,7 @@ final class ThroughputBench {
             long wal0 = pg.walBytes();
             for (int i = 0; i < executions; i++) {
                 // The very job a submit enqueues (same id scheme, name, label, lambda), no wake-up.
-                api.dispatcher().enqueue(UUID.randomUUID(), 1, "bench", "true");
+                api.books().enqueue(UUID.randomUUID(), 1, "bench", "true");
             }
             Support.CpuMeter cpu = Support.CpuMeter.start();
             try {

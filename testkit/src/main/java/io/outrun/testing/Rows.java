@@ -115,7 +115,7 @@ public final class Rows {
         private int maxAttempts = 3;
         private long timeoutMs = 60_000;
         private int maxOutputBytes = 1 << 20;
-        private String leaseOwner = "test-node/1";
+        private String leaseHolder = "test-node/1";
         private Duration leaseExpiresIn = Duration.ofSeconds(30);
         private Duration enqueuedAgo = Duration.ZERO;
         private String errorCode;
@@ -163,7 +163,7 @@ public final class Rows {
 
         /** A running row's lease holder (an incarnation, {@code node/random}) and how long its lease still runs (negative: expired). */
         public ExecutionRow lease(String owner, Duration expiresIn) {
-            this.leaseOwner = owner;
+            this.leaseHolder = owner;
             this.leaseExpiresIn = expiresIn;
             return this;
         }
@@ -187,19 +187,19 @@ public final class Rows {
             try (Connection c = rows.db.getConnection()) {
                 c.setAutoCommit(false);
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO executions (id, owner, command, timeout_ms,"
-                        + " max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,"
+                        + " max_output_bytes, status, attempt, max_attempts, lease_holder, lease_epoch, output_epoch,"
                         + " prev_output_epoch, enqueued_at, started_at, finished_at, exit_code, error_code)"
                         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() - ? * interval '1 millisecond',"
                         + " CASE WHEN ? THEN now() END, CASE WHEN ? THEN now() END, ?, ?)")) {
                     bind(ps, id, owner, command, timeoutMs, maxOutputBytes, status, attempt, maxAttempts,
-                            running ? leaseOwner : null, (long) attempt, (long) attempt, (long) attempt,
+                            running ? leaseHolder : null, (long) attempt, (long) attempt, (long) attempt,
                             enqueuedAgo.toMillis(), attempt > 0, terminal, exitCode, errorCode);
                     ps.executeUpdate();
                 }
                 if (running) {
-                    try (PreparedStatement ps = c.prepareStatement("INSERT INTO leases (execution_id, epoch, owner, expires_at)"
+                    try (PreparedStatement ps = c.prepareStatement("INSERT INTO leases (execution_id, epoch, holder, expires_at)"
                             + " VALUES (?, ?, ?, now() + ? * interval '1 millisecond')")) {
-                        bind(ps, id, (long) attempt, leaseOwner, leaseExpiresIn.toMillis());
+                        bind(ps, id, (long) attempt, leaseHolder, leaseExpiresIn.toMillis());
                         ps.executeUpdate();
                     }
                 }

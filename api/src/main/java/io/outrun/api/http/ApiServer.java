@@ -132,7 +132,7 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(18), webhooks::rotateSecret);
         handlers.put(ROUTES.get(19), executions::events);
         ScheduleRoutes schedules = executions.schedules(new io.outrun.core.schedule.Schedules(
-                new io.outrun.core.store.ScheduleStore(dataSource), service.dispatcher()));
+                new io.outrun.core.store.ScheduleStore(dataSource), service.books()));
         handlers.put(ROUTES.get(20), schedules::create);
         handlers.put(ROUTES.get(21), schedules::list);
         handlers.put(ROUTES.get(22), schedules::delete);

@@ -1,6 +1,6 @@
 package io.outrun.core.books;
 
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.books.JobFailure;
 import io.outrun.core.execution.Execution;
 import java.time.Duration;
@@ -50,7 +50,7 @@ public final class JobBooks implements AutoCloseable {
     static final Duration MISSING_GRACE = Duration.ofSeconds(5);
 
     private final StorageProvider storage;
-    private final Dispatcher dispatcher;
+    private final Books books;
     private final Supplier<BackgroundJobServer> server;
     private final Duration refresh;
     /** By JobRunr job id: every job this node keeps the books of now. */
@@ -64,10 +64,10 @@ public final class JobBooks implements AutoCloseable {
      * @param refresh how often a running job is saved again: below JobRunr's server timeout
      *                (poll interval × its multiplicand), after which its orphan check fails it
      */
-    public JobBooks(StorageProvider storage, Dispatcher dispatcher, Supplier<BackgroundJobServer> server,
+    public JobBooks(StorageProvider storage, Books books, Supplier<BackgroundJobServer> server,
                     Duration refresh) {
         this.storage = storage;
-        this.dispatcher = dispatcher;
+        this.books = books;
         this.server = server;
         this.refresh = refresh;
         this.writer = new Thread(this::writeLoop, "outrun-books");
@@ -212,7 +212,7 @@ public final class JobBooks implements AutoCloseable {
                 // The API stored the row and died before it enqueued the job: written here.
                 Execution c = entry.claimed;
                 LOG.warn("execution {} has no JobRunr job {}; writing it", c.id(), id);
-                dispatcher.enqueue(c.id(), c.dispatchSeq(), c.owner(), c.command(), c.attempt());
+                books.enqueue(c.id(), c.bookSeq(), c.owner(), c.command(), c.attempt());
                 entry.created = true;
             }
             return false;

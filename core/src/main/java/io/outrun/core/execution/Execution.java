@@ -8,7 +8,7 @@ import java.util.UUID;
 
 /**
  * One execution as stored: what was asked, where it stands, and what it printed so far.
- * {@code leaseOwner} is the incarnation (node id and per-process id) of the node that runs it;
+ * {@code leaseHolder} is the incarnation (node id and per-process id) of the node that runs it;
  * {@code leaseEpoch} names its current (or last) claim; {@code outputEpoch} the run whose output
  * it shows (output cursors name it); {@code leaseExpiresAt} is null unless it runs;
  * {@code enqueuedAt} is its place in its owner's queue and the time from which a worker may claim it
@@ -32,13 +32,13 @@ public record Execution(
         ExecutionStatus status,
         int attempt,
         int maxAttempts,
-        String leaseOwner,
+        String leaseHolder,
         long leaseEpoch,
         long outputEpoch,
         Instant leaseExpiresAt,
         boolean cancelRequested,
         String idempotencyKey,
-        int dispatchSeq,
+        int bookSeq,
         UUID jobId,
         Instant enqueuedAt,
         Instant createdAt,
@@ -68,7 +68,7 @@ public record Execution(
     /** The same execution with the output read for it. */
     public Execution withOutput(Captured out, Captured err) {
         return new Execution(id, owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, status, attempt,
-                maxAttempts, leaseOwner, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, dispatchSeq, jobId,
+                maxAttempts, leaseHolder, leaseEpoch, outputEpoch, leaseExpiresAt, cancelRequested, idempotencyKey, bookSeq, jobId,
                 enqueuedAt, createdAt, startedAt, finishedAt, exitCode, errorCode, errorMessage, out, err, stdin, resources,
                 startsAt, retry, webhook, trace, lineage, identityAudience, progress);
     }

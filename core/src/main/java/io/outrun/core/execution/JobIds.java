@@ -7,17 +7,17 @@ import java.util.UUID;
 
 /**
  * The UUID of the JobRunr job that carries one dispatch of an execution. The same formula is the
- * generated column {@code executions.job_id} (md5 of "id:dispatch_seq" read as a UUID), so the
+ * generated column {@code executions.job_id} (md5 of "id:book_seq" read as a UUID), so the
  * database and every node agree on it without asking each other.
  */
 public final class JobIds {
     private JobIds() {
     }
 
-    public static UUID of(UUID executionId, int dispatchSeq) {
+    public static UUID of(UUID executionId, int bookSeq) {
         try {
             byte[] md5 = MessageDigest.getInstance("MD5")
-                    .digest((executionId + ":" + dispatchSeq).getBytes(StandardCharsets.UTF_8));
+                    .digest((executionId + ":" + bookSeq).getBytes(StandardCharsets.UTF_8));
             long msb = 0;
             long lsb = 0;
             for (int i = 0; i < 8; i++) {

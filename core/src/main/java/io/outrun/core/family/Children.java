@@ -1,6 +1,6 @@
 package io.outrun.core.family;
 
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.ExecutionsTable;
 import io.outrun.core.store.NamedSql;
@@ -29,11 +29,11 @@ public final class Children {
     private static final Logger LOG = LoggerFactory.getLogger(Children.class);
 
     private final DataSource dataSource;
-    private final Dispatcher dispatcher;
+    private final Books books;
 
-    public Children(DataSource dataSource, Dispatcher dispatcher) {
+    public Children(DataSource dataSource, Books books) {
         this.dataSource = dataSource;
-        this.dispatcher = dispatcher;
+        this.books = books;
     }
 
     /** Cancels the live children of {@code parent} that end with it, and theirs; answers how many. */
@@ -54,10 +54,10 @@ public final class Children {
         }
         for (Ended e : ended) {
             if (e.cancelled()) {
-                dispatcher.retire(e.jobId(), "cancelled with its parent");
-                dispatcher.wake(Channels.CHANGED, e.id().toString());
+                books.retire(e.jobId(), "cancelled with its parent");
+                books.wake(Channels.CHANGED, e.id().toString());
             } else {
-                dispatcher.wake(Channels.CANCEL, e.id().toString());
+                books.wake(Channels.CANCEL, e.id().toString());
             }
         }
         if (!ended.isEmpty()) {

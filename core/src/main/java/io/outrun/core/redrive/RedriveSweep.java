@@ -1,6 +1,6 @@
 package io.outrun.core.redrive;
 
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.books.JobFailure;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
@@ -54,12 +54,12 @@ public final class RedriveSweep {
 
     private final RedriveStore store;
     private final SubmissionStore submissions;
-    private final Dispatcher dispatcher;
+    private final Books books;
 
-    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Dispatcher dispatcher) {
+    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Books books) {
         this.store = store;
         this.submissions = submissions;
-        this.dispatcher = dispatcher;
+        this.books = books;
     }
 
     /** What one sweep did. */
@@ -85,7 +85,7 @@ public final class RedriveSweep {
             }
         } while (moved.size() == BATCH);
         for (int i = 0; i < redriven; i++) {
-            dispatcher.wake(); // one node per execution, as a submission wakes
+            books.wake(); // one node per execution, as a submission wakes
         }
         int booksClosed = 0;
         List<LeftOpen> open;
@@ -129,7 +129,7 @@ public final class RedriveSweep {
         List<Redriven> moved = store.redriveExpired(id, 1);
         for (Redriven r : moved) {
             if (apply(r)) {
-                dispatcher.wake();
+                books.wake();
             }
         }
         return !moved.isEmpty();
@@ -144,8 +144,8 @@ public final class RedriveSweep {
         CancelResult result = submissions.requestCancelAsOperator(c.executionId(), ADMIN_CANCEL);
         LOG.warn("execution {}: its job {} was deleted on the dashboard; cancelling it ({})", c.executionId(), c.jobId(), result);
         switch (result) {
-            case CANCELLED_WHILE_QUEUED -> dispatcher.wake(Channels.CHANGED, c.executionId().toString());
-            case REQUESTED -> dispatcher.wake(Channels.CANCEL, c.executionId().toString());
+            case CANCELLED_WHILE_QUEUED -> books.wake(Channels.CHANGED, c.executionId().toString());
+            case REQUESTED -> books.wake(Channels.CANCEL, c.executionId().toString());
             default -> {
                 return false;
             }
@@ -159,7 +159,7 @@ public final class RedriveSweep {
      */
     private boolean endAgain(UUID jobId) {
         try {
-            Job job = dispatcher.storage().getJobById(jobId);
+            Job job = books.storage().getJobById(jobId);
             // Requeued means enqueued again after an end; a job that never ended is one whose
             // node's books are behind (they write within a second): theirs to end.
             if (!job.hasState(StateName.ENQUEUED) || job.getJobStates().stream().noneMatch(s -> s.getName() == StateName.SUCCEEDED
@@ -187,7 +187,7 @@ public final class RedriveSweep {
                 job.delete("superseded: execution " + found.get().id() + " is " + found.get().status().wire()
                         + " under JobRunr job " + found.get().jobId() + "; this job carries nothing." + NEVER_AGAIN);
             }
-            dispatcher.storage().save(job);
+            books.storage().save(job);
             LOG.warn("JobRunr job {} was requeued on the dashboard; it ended again as {}", jobId, job.getState());
             return true;
         } catch (JobNotFoundException | ConcurrentJobModificationException e) {
@@ -215,7 +215,7 @@ public final class RedriveSweep {
             summary.add(why);
         }
         summary.add("Its node stopped before it wrote this job's end; the fleet's sweep wrote it from the execution.");
-        boolean closed = dispatcher.closeLeftOpen(o.jobId(), o.status(), why, summary);
+        boolean closed = books.closeLeftOpen(o.jobId(), o.status(), why, summary);
         if (closed) {
             LOG.info("execution {} of {} ended {}, but its node stopped before writing JobRunr job {}; ended it",
                     o.executionId(), o.owner(), o.status().wire(), o.jobId());
@@ -231,11 +231,11 @@ public final class RedriveSweep {
         boolean redriven = r.status() == ExecutionStatus.QUEUED;
         String lost = "attempt " + r.attempt() + " lost its lease (its worker stopped renewing it); ";
         switch (r.status()) {
-            case QUEUED -> dispatcher.failLost(r.deadJobId(), lost + "re-driven as attempt " + (r.attempt() + 1)
+            case QUEUED -> books.failLost(r.deadJobId(), lost + "re-driven as attempt " + (r.attempt() + 1)
                     + " (JobRunr job " + r.newJobId() + ")");
-            case CANCELLED -> dispatcher.retire(r.deadJobId(), "cancelled by its owner; attempt " + r.attempt()
+            case CANCELLED -> books.retire(r.deadJobId(), "cancelled by its owner; attempt " + r.attempt()
                     + " lost its lease before it could confirm the command stopped");
-            default -> dispatcher.failLost(r.deadJobId(), lost + "reaped: no attempts remain, the execution ended "
+            default -> books.failLost(r.deadJobId(), lost + "reaped: no attempts remain, the execution ended "
                     + r.status().wire() + " (lease_expired)");
         }
         Tracing tracing = Tracing.process();
@@ -246,11 +246,11 @@ public final class RedriveSweep {
         }
         if (redriven) {
             LOG.warn("execution {} of {}: attempt {} lost its lease; re-driven", r.id(), r.owner(), r.attempt());
-            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
+            books.enqueue(r.id(), r.bookSeq(), r.owner(), r.command(), r.attempt() + 1);
         } else {
             LOG.warn("execution {} of {}: attempt {} lost its lease; ended {}", r.id(), r.owner(), r.attempt(), r.status().wire());
             // Long polls of it answer now: no worker will write this execution again.
-            dispatcher.wake(Channels.CHANGED, r.id().toString());
+            books.wake(Channels.CHANGED, r.id().toString());
         }
         return redriven;
     }

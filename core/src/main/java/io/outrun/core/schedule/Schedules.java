@@ -1,6 +1,6 @@
 package io.outrun.core.schedule;
 
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.execution.Submission;
 import io.outrun.core.store.ScheduleStore;
 import java.nio.charset.StandardCharsets;
@@ -27,11 +27,11 @@ public final class Schedules {
     public static final String JOB_PREFIX = "outrun-schedule-";
 
     private final ScheduleStore store;
-    private final Dispatcher dispatcher;
+    private final Books books;
 
-    public Schedules(ScheduleStore store, Dispatcher dispatcher) {
+    public Schedules(ScheduleStore store, Books books) {
         this.store = store;
-        this.dispatcher = dispatcher;
+        this.books = books;
     }
 
     /** What a create did: the schedule, and whether it is new (false: the same one existed). */
@@ -87,7 +87,7 @@ public final class Schedules {
                 if (same(existing.get(), asked)) {
                     // Made again (JobRunr's save is an upsert): a create cut short between the row and
                     // its recurring job is completed by its repeat.
-                    dispatcher.scheduler().createRecurrently(job);
+                    books.scheduler().createRecurrently(job);
                     return new Created(existing.get(), false);
                 }
                 throw new Refused(Refused.Why.EXISTS);
@@ -95,7 +95,7 @@ public final class Schedules {
             throw new Refused(Refused.Why.TOO_MANY);
         }
         try {
-            dispatcher.scheduler().createRecurrently(job);
+            books.scheduler().createRecurrently(job);
         } catch (RuntimeException e) {
             store.delete(owner, name); // JobRunr refused it (its cron check): nothing is left half made
             if (refusedByJobRunr(e)) {
@@ -113,7 +113,7 @@ public final class Schedules {
     /** Deletes the schedule and its recurring job: no firing after this runs anything. */
     public boolean delete(String owner, String name) {
         Optional<String> rid = store.delete(owner, name);
-        rid.ifPresent(id -> dispatcher.scheduler().deleteRecurringJob(id));
+        rid.ifPresent(id -> books.scheduler().deleteRecurringJob(id));
         return rid.isPresent();
     }
 

@@ -4,7 +4,7 @@ import io.outrun.core.owner.OwnerLimits;
 import io.outrun.core.owner.OwnerStore;
 import io.outrun.core.owner.QueueGate;
 import com.zaxxer.hikari.HikariDataSource;
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.books.JobRunrStorage;
 import io.outrun.core.notify.Notifier;
 import io.outrun.core.redrive.RedriveSweep;
@@ -17,7 +17,7 @@ import org.jobrunr.utils.mapper.JsonMapper;
 
 /**
  * What every node role shares: its connection pool (migrated at open), the stores of executions,
- * JobRunr's storage and the dispatcher, the re-drive sweep and the owner-facing service.
+ * JobRunr's storage and the books, the re-drive sweep and the owner-facing service.
  */
 public final class Core implements AutoCloseable {
 
@@ -28,7 +28,7 @@ public final class Core implements AutoCloseable {
     private final io.outrun.core.store.StdinStore stdin;
     private final JsonMapper jsonMapper;
     private final StorageProvider storage;
-    private final Dispatcher dispatcher;
+    private final Books books;
     private final RedriveSweep sweep;
     private final ExecutionService service;
     private final io.outrun.core.family.Children children;
@@ -54,11 +54,11 @@ public final class Core implements AutoCloseable {
             this.stdin = new io.outrun.core.store.StdinStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
-            this.dispatcher = new Dispatcher(storage, new Notifier(pool));
+            this.books = new Books(storage, new Notifier(pool));
             this.owners = new OwnerStore(pool);
-            this.sweep = new RedriveSweep(redrives, submissions, dispatcher);
-            this.children = new io.outrun.core.family.Children(pool, dispatcher);
-            this.service = new ExecutionService(submissions, stdin, dispatcher, sweep,
+            this.sweep = new RedriveSweep(redrives, submissions, books);
+            this.children = new io.outrun.core.family.Children(pool, books);
+            this.service = new ExecutionService(submissions, stdin, books, sweep,
                     new QueueGate(owners, limits.maxQueued()), children);
         } catch (RuntimeException e) {
             pool.close();
@@ -112,8 +112,8 @@ public final class Core implements AutoCloseable {
         return storage;
     }
 
-    public Dispatcher dispatcher() {
-        return dispatcher;
+    public Books books() {
+        return books;
     }
 
     public RedriveSweep sweep() {
@@ -141,7 +141,7 @@ public final class Core implements AutoCloseable {
     @Override
     public void close() {
         try {
-            dispatcher.close();
+            books.close();
             storage.close();
         } finally {
             pool.close();

@@ -2,7 +2,7 @@ package io.outrun.core.service;
 
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
@@ -33,19 +33,19 @@ public final class ExecutionService {
 
     private final SubmissionStore store;
     private final io.outrun.core.store.StdinStore stdin;
-    private final Dispatcher dispatcher;
+    private final Books books;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
     private final io.outrun.core.family.Children children;
 
-    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Dispatcher dispatcher,
+    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Books books,
                             RedriveSweep sweep, QueueGate queueGate, io.outrun.core.family.Children children) {
         this.children = children;
         this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
-        this.dispatcher = dispatcher;
+        this.books = books;
         this.sweep = sweep;
     }
 
@@ -64,9 +64,9 @@ public final class ExecutionService {
         return store.findByIdempotencyKey(owner, idempotencyKey);
     }
 
-    /** The books' dispatcher (schedules make their recurring jobs with it). */
-    public Dispatcher dispatcher() {
-        return dispatcher;
+    /** The books' books (schedules make their recurring jobs with it). */
+    public Books books() {
+        return books;
     }
 
     public Inserted submit(Submission submission) {
@@ -120,8 +120,8 @@ public final class ExecutionService {
         if (inserted.created()) {
             try {
                 Execution e = inserted.execution();
-                dispatcher.enqueue(e.id(), e.dispatchSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
-                dispatcher.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
+                books.enqueue(e.id(), e.bookSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
+                books.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.
@@ -175,13 +175,13 @@ public final class ExecutionService {
         switch (result) {
             case CANCELLED_WHILE_QUEUED -> {
                 store.find(id, OutputStore.Read.NONE).ifPresent(e -> {
-                    dispatcher.retire(e.jobId(), "cancelled by its owner");
+                    books.retire(e.jobId(), "cancelled by its owner");
                     Tracing.process().mark(e.trace(), "execution.end", id, e.attempt(), ExecutionStatus.CANCELLED.wire());
                 });
                 // Wake anyone long-polling it: no worker will ever write this execution again.
-                dispatcher.wake(Channels.CHANGED, id.toString());
+                books.wake(Channels.CHANGED, id.toString());
             }
-            case REQUESTED -> dispatcher.wake(Channels.CANCEL, id.toString());
+            case REQUESTED -> books.wake(Channels.CANCEL, id.toString());
             default -> { }
         }
         if (result == CancelResult.CANCELLED_WHILE_QUEUED || result == CancelResult.REQUESTED) {

@@ -5,11 +5,12 @@ import java.util.UUID;
 /**
  * The fence of every worker write: one claim of one execution. The epoch is taken anew by every
  * claim and never reused (not even by a hand-back), so {@code (executionId, epoch)} names exactly
- * one run; {@code owner} is the claiming node's incarnation (node id and a per-process id).
+ * one run; {@code holder} is the claiming node's incarnation (node id and a per-process id); the
+ * execution's owner (its tenant) is another thing.
  *
  * @param attempt the attempt number this run counts as (for people and logs, not for fencing)
  */
-public record Lease(UUID executionId, long epoch, int attempt, String owner) {
+public record Lease(UUID executionId, long epoch, int attempt, String holder) {
 
     /**
      * How long past a lease's expiry the sweep waits before it re-drives: longer than the time a

@@ -30,7 +30,7 @@ public final class OutputStore {
                 SELECT u.id, u.epoch, u.stream, u.off, u.off + octet_length(u.data), u.data
                   FROM unnest(:ids::uuid[], :epochs::int8[], :streams::int2[], :offsets::int8[], :datas::bytea[])
                     AS u(id, epoch, stream, off, data)
-                  JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.owner = :owner AND l.expires_at > now()
+                  JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.holder = :holder AND l.expires_at > now()
                 ON CONFLICT (execution_id, epoch, stream, start_offset) DO UPDATE
                   SET data = EXCLUDED.data, end_offset = EXCLUDED.end_offset
                   WHERE EXCLUDED.end_offset >= execution_output.end_offset
@@ -48,7 +48,7 @@ public final class OutputStore {
                   AS d(id, epoch, out_below, err_below)
              WHERE e.id = d.id AND o.execution_id = d.id AND o.epoch = d.epoch
                -- Fenced like the append: a stale flush never deletes what it does not replace.
-               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.owner = :owner
+               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.holder = :holder
                  AND l.expires_at > now())
                AND o.start_offset >= e.max_output_bytes / 2
                AND o.end_offset <= CASE o.stream WHEN 1 THEN d.out_below ELSE d.err_below END""");
@@ -63,19 +63,19 @@ public final class OutputStore {
     }
 
     /**
-     * Appends under the leases they name (epoch, owner, not expired), in one statement for all
+     * Appends under the leases they name (epoch, holder, not expired), in one statement for all
      * runs; a chunk of a lost lease is not written. A repeated flush (its answer was lost) is
      * idempotent: a chunk at an offset already stored replaces it unless it is shorter.
      *
      * @return the executions some output of which was written
      */
-    public static Set<UUID> append(Connection c, String owner, Collection<OutputUpdate> updates) throws SQLException {
+    public static Set<UUID> append(Connection c, String holder, Collection<OutputUpdate> updates) throws SQLException {
         List<Chunk> chunks = new ArrayList<>();
         updates.forEach(u -> chunks.addAll(u.chunks()));
         Set<UUID> written = new HashSet<>();
         if (!chunks.isEmpty()) {
             // The append and its NOTIFY (long polls of these executions read the new bytes) in one round trip.
-            NamedSql.Args args = NamedSql.Args.of("owner", owner)
+            NamedSql.Args args = NamedSql.Args.of("holder", holder)
                     .and("ids", c.createArrayOf("uuid", chunks.stream().map(Chunk::executionId).toArray()))
                     .and("epochs", c.createArrayOf("int8", chunks.stream().map(Chunk::epoch).toArray()))
                     .and("streams", c.createArrayOf("int2", chunks.stream().map(k -> (short) k.stream()).toArray()))
@@ -89,18 +89,18 @@ public final class OutputStore {
                 }
             }
         }
-        drop(c, owner, updates);
+        drop(c, holder, updates);
         return written;
     }
 
     /** Deletes stored tail chunks that fell out of the kept tail (rare: once per tail's worth of output). */
-    private static void drop(Connection c, String owner, Collection<OutputUpdate> updates) throws SQLException {
+    private static void drop(Connection c, String holder, Collection<OutputUpdate> updates) throws SQLException {
         List<OutputUpdate> dropping = updates.stream()
                 .filter(u -> u.dropStdoutBelow() > 0 || u.dropStderrBelow() > 0).toList();
         if (dropping.isEmpty()) {
             return;
         }
-        NamedSql.Args args = NamedSql.Args.of("owner", owner)
+        NamedSql.Args args = NamedSql.Args.of("holder", holder)
                 .and("ids", c.createArrayOf("uuid", dropping.stream().map(u -> u.lease().executionId()).toArray()))
                 .and("epochs", c.createArrayOf("int8", dropping.stream().map(u -> u.lease().epoch()).toArray()))
                 .and("out_below", c.createArrayOf("int8", dropping.stream().map(OutputUpdate::dropStdoutBelow).toArray()))

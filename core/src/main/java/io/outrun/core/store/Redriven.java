@@ -9,15 +9,15 @@ import java.util.UUID;
  * {@code failed} once none remain.
  */
 public record Redriven(UUID id, String owner, String command, ExecutionStatus status, int attempt,
-                       int dispatchSeq) {
+                       int bookSeq) {
 
     /** The JobRunr job of the attempt that died. */
     public UUID deadJobId() {
-        return JobIds.of(id, status == ExecutionStatus.QUEUED ? dispatchSeq - 1 : dispatchSeq);
+        return JobIds.of(id, status == ExecutionStatus.QUEUED ? bookSeq - 1 : bookSeq);
     }
 
     /** The JobRunr job that carries the new dispatch (only when re-queued). */
     public UUID newJobId() {
-        return JobIds.of(id, dispatchSeq);
+        return JobIds.of(id, bookSeq);
     }
 }

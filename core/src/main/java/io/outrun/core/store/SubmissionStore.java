@@ -119,7 +119,7 @@ public final class SubmissionStore {
         return new Execution(rs.getObject("id", UUID.class), s.owner(), s.command(), s.image(), s.workdir(),
                 s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
                 ExecutionStatus.fromWire(rs.getString("status")), 0, s.maxAttempts(), null,
-                none, none, null, false, s.idempotencyKey(), rs.getInt("dispatch_seq"), rs.getObject("job_id", UUID.class),
+                none, none, null, false, s.idempotencyKey(), rs.getInt("book_seq"), rs.getObject("job_id", UUID.class),
                 ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
                 new Captured(new byte[0], new byte[0], 0),
                 new Captured(new byte[0], new byte[0], 0), io.outrun.core.execution.StdinState.of(s.stdin()), s.resources(),

@@ -63,7 +63,7 @@ class BooksLeftOpenIT {
                 .ended(exitCode, errorCode).insert();
         rows.update("UPDATE executions SET finished_at = now() - ? * interval '1 second' WHERE id = ?", secondsAgo, id);
         Execution e = api.submissions().find(id).orElseThrow();
-        api.dispatcher().enqueue(id, e.dispatchSeq(), "alice", "true");
+        api.books().enqueue(id, e.bookSeq(), "alice", "true");
         return e;
     }
 }

@@ -3,7 +3,7 @@ package io.outrun.worker.attempt;
 import io.outrun.core.books.BookEntry;
 import io.outrun.core.books.JobBooks;
 import io.outrun.core.books.Summary;
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.JobIds;
@@ -68,7 +68,7 @@ public final class AttemptRunner {
     private final StdinFeeds stdin;
     private final LeaseStore leases;
     private final SubmissionStore submissions;
-    private final Dispatcher dispatcher;
+    private final Books booksWriter;
     private final Sandbox sandbox;
     private final LeaseKeeper keeper;
     private final String node;
@@ -90,7 +90,7 @@ public final class AttemptRunner {
     /** Signs each attempt's tokens and opens its way to Outrun's API (issue 31). */
     private final io.outrun.worker.bridge.ApiAccess api;
 
-    public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Dispatcher dispatcher, Sandbox sandbox,
+    public AttemptRunner(LeaseStore leases, SubmissionStore submissions, Books booksWriter, Sandbox sandbox,
                          LeaseKeeper keeper, String node, Duration ttl, Function<Execution, RunSpec> specs,
                          NodeMetrics metrics, JobBooks books, WorkdirBridge workdirs, Integer defaultMaxRunning,
                          StdinFeeds stdin, io.outrun.worker.proxy.EgressProxy egress,
@@ -102,7 +102,7 @@ public final class AttemptRunner {
         this.stdin = stdin;
         this.leases = leases;
         this.submissions = submissions;
-        this.dispatcher = dispatcher;
+        this.booksWriter = booksWriter;
         this.sandbox = sandbox;
         this.keeper = keeper;
         this.node = node;
@@ -148,10 +148,10 @@ public final class AttemptRunner {
             Optional<Redriven> back = leases.handBack(Attempt.leaseOf(e), "its node stopped before the run started",
                     Duration.ZERO);
             back.filter(r -> r.status() == ExecutionStatus.QUEUED).ifPresent(r -> {
-                dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1);
-                dispatcher.wake();
+                booksWriter.enqueue(r.id(), r.bookSeq(), r.owner(), r.command(), r.attempt() + 1);
+                booksWriter.wake();
             });
-            dispatcher.retire(e.jobId(), "handed back: its node stopped before the run started (no attempt spent)");
+            booksWriter.retire(e.jobId(), "handed back: its node stopped before the run started (no attempt spent)");
             LOG.info("execution {}: handed back unstarted, its node stops", e.id());
         } catch (RuntimeException ex) {
             LOG.warn("execution {}: could not hand it back ({}); its lease expires and the sweep re-drives it", e.id(),
@@ -457,12 +457,12 @@ public final class AttemptRunner {
         String attempt = "attempt " + execution.attempt() + " " + what;
         if (r.status() == ExecutionStatus.QUEUED) {
             // SCHEDULED on the dashboard while it waits out a pause (a backoff, a hand-back's wait).
-            dispatcher.enqueue(r.id(), r.dispatchSeq(), r.owner(), r.command(), r.attempt() + 1,
+            booksWriter.enqueue(r.id(), r.bookSeq(), r.owner(), r.command(), r.attempt() + 1,
                     pause.isZero() ? null : java.time.Instant.now().plus(pause));
             if (pause.isZero()) {
-                dispatcher.wake();
+                booksWriter.wake();
             }
-            UUID next = JobIds.of(r.id(), r.dispatchSeq());
+            UUID next = JobIds.of(r.id(), r.bookSeq());
             String why = attempt + "; the execution continues" + (spent ? " as attempt " + (r.attempt() + 1) : "")
                     + " as JobRunr job " + next;
             books.ended(job, spent ? BookEntry.failed(why, () -> List.of(why)) : BookEntry.deleted(why, () -> List.of(why)));
@@ -471,7 +471,7 @@ public final class AttemptRunner {
             books.ended(job, now.map(e -> mirror(e, execution.attempt(), attempt))
                     .orElse(BookEntry.deleted(attempt, () -> List.of(attempt))));
         }
-        dispatcher.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
+        booksWriter.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
     }
 
     /** The end of the job of attempt {@code attempt} of {@code e}, as {@code e} ended. */
@@ -492,7 +492,7 @@ public final class AttemptRunner {
         Instant finished = c.startedAt() == null ? null : Instant.now();
         return new Execution(c.id(), c.owner(), c.command(), c.image(), c.workdir(), c.env(), c.labels(),
                 c.timeoutMs(), c.maxOutputBytes(), o.status(), c.attempt(), c.maxAttempts(), null,
-                c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.dispatchSeq(),
+                c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.bookSeq(),
                 c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
                 o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
                 new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources(), c.startsAt(), c.retry(),
@@ -596,7 +596,7 @@ public final class AttemptRunner {
         redriven(execution, retried.moved(), failure + "; retried (retry " + (retry.retries() + 1) + " of "
                 + retry.maxRetries() + ", after " + pause.toMillis() + " ms)", true, pause);
         if (!pause.isZero()) {
-            dispatcher.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
+            booksWriter.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
         }
         return retried;
     }

@@ -64,7 +64,7 @@ public final class Attempt {
     }
 
     public static Lease leaseOf(Execution claimed) {
-        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseHolder());
     }
 
     public io.outrun.core.trace.AttemptTrace trace() {

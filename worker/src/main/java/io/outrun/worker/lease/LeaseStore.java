@@ -37,7 +37,7 @@ public final class LeaseStore {
     public static final int MAX_HANDBACKS = 20;
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
-            UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
+            UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE holder = :incarnation""");
 
     private final DataSource dataSource;
 
@@ -72,27 +72,27 @@ public final class LeaseStore {
     }
 
     /**
-     * Claims up to {@code slots} queued executions for the node incarnation {@code owner}, fairly
+     * Claims up to {@code slots} queued executions for the node incarnation {@code holder}, fairly
      * between owners, under running caps ({@code owners.max_running}, else
      * {@code defaultMaxRunning}; null: none) and workspace exclusivity: see {@link ExecutionsTable#CLAIM}. One
      * statement, so at most one node ever wins a row and no owner ever runs more than its cap.
      */
-    public Batch claim(String owner, int slots, Duration ttl, Integer defaultMaxRunning) {
-        return claim(null, owner, slots, ttl, defaultMaxRunning);
+    public Batch claim(String holder, int slots, Duration ttl, Integer defaultMaxRunning) {
+        return claim(null, holder, slots, ttl, defaultMaxRunning);
     }
 
     /** Claims this very execution if it is claimable now (tests and tools); empty otherwise. */
-    public Optional<Execution> claim(UUID id, String owner, Duration ttl) {
-        return claim(id, owner, ttl, null);
+    public Optional<Execution> claim(UUID id, String holder, Duration ttl) {
+        return claim(id, holder, ttl, null);
     }
 
     /** As {@link #claim(UUID, String, Duration)}, under the operator's default running cap. */
-    public Optional<Execution> claim(UUID id, String owner, Duration ttl, Integer defaultMaxRunning) {
-        return claim(id, owner, 1, ttl, defaultMaxRunning).claimed().stream().findFirst().map(Claimed::execution);
+    public Optional<Execution> claim(UUID id, String holder, Duration ttl, Integer defaultMaxRunning) {
+        return claim(id, holder, 1, ttl, defaultMaxRunning).claimed().stream().findFirst().map(Claimed::execution);
     }
 
-    private Batch claim(UUID onlyId, String owner, int slots, Duration ttl, Integer defaultMaxRunning) {
-        NamedSql.Args args = NamedSql.Args.of("only_id", onlyId, "default_max_running", defaultMaxRunning, "owner", owner)
+    private Batch claim(UUID onlyId, String holder, int slots, Duration ttl, Integer defaultMaxRunning) {
+        NamedSql.Args args = NamedSql.Args.of("only_id", onlyId, "default_max_running", defaultMaxRunning, "holder", holder)
                 .and("slots", slots)
                 .and("ttl_ms", ttl.toMillis());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.CLAIM.prepare(c, args)) {
@@ -113,7 +113,7 @@ public final class LeaseStore {
             }
             return new Batch(won, picked, more, nextDueMs);
         } catch (SQLException e) {
-            throw new StoreException("cannot claim executions for " + owner, e);
+            throw new StoreException("cannot claim executions for " + holder, e);
         }
     }
 
@@ -150,7 +150,7 @@ public final class LeaseStore {
             try {
                 if (withOutput) {
                     // Fenced by the lease row, which the end's trigger removes: append first.
-                    OutputStore.append(c, lease.owner(), List.of(outcome.output()));
+                    OutputStore.append(c, lease.holder(), List.of(outcome.output()));
                 }
                 boolean ended;
                 boolean ownerQueued = false;
@@ -252,7 +252,7 @@ public final class LeaseStore {
                     }
                 }
                 if (withOutput) {
-                    OutputStore.append(tx, lease.owner(), List.of(outcome.output()));
+                    OutputStore.append(tx, lease.holder(), List.of(outcome.output()));
                 }
                 Optional<Redriven> moved = Departure.RETRY.apply(tx, Departure.Rows.BY_LEASE, outcome.errorCode(), "%7$s", why,
                         fence(lease, pause)).stream().findFirst();

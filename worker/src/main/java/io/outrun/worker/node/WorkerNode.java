@@ -140,11 +140,11 @@ public final class WorkerNode implements AutoCloseable {
         server.start();
         // A running job not saved for JobRunr's server timeout (4 polls, 60 s) is failed as an
         // orphan: the books save each running job again every 2 polls.
-        this.books = new JobBooks(core.storage(), core.dispatcher(), () -> this.server, jobRunrPoll().multipliedBy(2));
+        this.books = new JobBooks(core.storage(), core.books(), () -> this.server, jobRunrPoll().multipliedBy(2));
         this.serverWatch = new ServerWatch(server, node);
         Integer defaultMaxRunning = core.limits().maxRunning();
         StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
-        AttemptRunner runner = new AttemptRunner(leases, core.submissions(), core.dispatcher(), sandbox, keeper,
+        AttemptRunner runner = new AttemptRunner(leases, core.submissions(), core.books(), sandbox, keeper,
                 node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
                 new WorkdirBridge(core.pool(), FilesConfig.active(),
                         Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
@@ -152,7 +152,7 @@ public final class WorkerNode implements AutoCloseable {
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> leases.claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
-                runner::run, runner::handBackUnstarted, leaseKeeper::isDraining, () -> core.dispatcher().relayWake(wakeChannel));
+                runner::run, runner::handBackUnstarted, leaseKeeper::isDraining, () -> core.books().relayWake(wakeChannel));
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
@@ -186,7 +186,7 @@ public final class WorkerNode implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         io.outrun.worker.schedule.Firings firings = new io.outrun.worker.schedule.Firings(new io.outrun.core.store.ScheduleStore(core.pool()),
-                core.submissions(), core.service(), core.dispatcher());
+                core.submissions(), core.service(), core.books());
         this.maintenance = new Maintenance("outrun-maintenance")
                 // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
                 .add(Periodic.of("re-drive sweep", config.sweepInterval(), () -> {
@@ -322,7 +322,7 @@ public final class WorkerNode implements AutoCloseable {
             // On the command's first line, so bash's line numbers in its errors stay the user's.
             command = EGRESS_RELAY + command;
         }
-        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseOwner(), command, e.image(), e.workdir(),
+        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseHolder(), command, e.image(), e.workdir(),
                 env, Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), runLimits, null)
                 .withStdin(e.stdin().mode());
     }

@@ -1,7 +1,7 @@
 package io.outrun.worker.schedule;
 
 import io.outrun.core.schedule.SubmissionJson;
-import io.outrun.core.books.Dispatcher;
+import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.Submission;
 import io.outrun.core.owner.TooManyQueuedException;
@@ -31,13 +31,13 @@ public final class Firings {
     private final ScheduleStore schedules;
     private final SubmissionStore executions;
     private final ExecutionService service;
-    private final Dispatcher dispatcher;
+    private final Books books;
 
-    public Firings(ScheduleStore schedules, SubmissionStore executions, ExecutionService service, Dispatcher dispatcher) {
+    public Firings(ScheduleStore schedules, SubmissionStore executions, ExecutionService service, Books books) {
         this.schedules = schedules;
         this.executions = executions;
         this.service = service;
-        this.dispatcher = dispatcher;
+        this.books = books;
     }
 
     /** One pass: the firings enqueued now, in batches, for at most 4 s. Returns how many it handled. */
@@ -69,7 +69,7 @@ public final class Firings {
     private void fire(ScheduleStore.Firing f) {
         Optional<ScheduleStore.Row> found = schedules.byRecurringJob(f.recurringJobId());
         if (found.isEmpty()) {
-            dispatcher.endFiring(f.jobId(), false, "its schedule was deleted: nothing was run");
+            books.endFiring(f.jobId(), false, "its schedule was deleted: nothing was run");
             return;
         }
         ScheduleStore.Row s = found.get();
@@ -80,14 +80,14 @@ public final class Firings {
             if (!already.get().id().equals(s.lastExecutionId())) {
                 schedules.fired(s.recurringJobId(), already.get().id());
             }
-            dispatcher.endFiring(f.jobId(), true, "fired execution " + already.get().id());
+            books.endFiring(f.jobId(), true, "fired execution " + already.get().id());
             return;
         }
         if (s.overlap().equals("skip") && s.lastExecutionId() != null) {
             Optional<io.outrun.core.execution.ExecutionStatus> last = executions.statusOwned(s.lastExecutionId(), s.owner());
             if (last.isPresent() && !last.get().isTerminal()) {
                 schedules.skipped(s.recurringJobId());
-                dispatcher.endFiring(f.jobId(), true, "skipped: execution " + s.lastExecutionId() + " of the previous"
+                books.endFiring(f.jobId(), true, "skipped: execution " + s.lastExecutionId() + " of the previous"
                         + " firing is still " + last.get().wire() + " (overlap: skip)");
                 LOG.info("schedule {} of {}: firing skipped, execution {} still {}", s.name(), s.owner(),
                         s.lastExecutionId(), last.get().wire());
@@ -103,21 +103,21 @@ public final class Firings {
             inserted = service.submit(submission);
         } catch (TooManyQueuedException full) {
             schedules.skipped(s.recurringJobId());
-            dispatcher.endFiring(f.jobId(), false, "not run: the owner's queue is full (" + full.queued() + " queued)");
+            books.endFiring(f.jobId(), false, "not run: the owner's queue is full (" + full.queued() + " queued)");
             return;
         }
         Execution e = inserted.execution();
         if (schedules.byRecurringJob(s.recurringJobId()).isEmpty()) {
             // Deleted while this firing was being made: its owner was told no firing runs after it.
             service.cancel(e.id(), s.owner());
-            dispatcher.endFiring(f.jobId(), false, "its schedule was deleted as it fired: execution " + e.id()
+            books.endFiring(f.jobId(), false, "its schedule was deleted as it fired: execution " + e.id()
                     + " was cancelled");
             return;
         }
         if (inserted.created()) {
             schedules.fired(s.recurringJobId(), e.id()); // once, whichever sweeper made it
         }
-        dispatcher.endFiring(f.jobId(), true, "fired execution " + e.id());
+        books.endFiring(f.jobId(), true, "fired execution " + e.id());
         LOG.info("schedule {} of {} fired execution {}", s.name(), s.owner(), e.id());
     }
 }

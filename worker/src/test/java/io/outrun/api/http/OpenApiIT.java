@@ -149,7 +149,7 @@ class OpenApiIT {
         assertThat(seen).contains("200", "202", "400", "403", "404", "405", "429");
         // The attempt ends: its token is refused on every route it reached.
         io.outrun.core.execution.Execution e = chain.get(0);
-        new LeaseStore(api.core().pool()).finish(new io.outrun.core.store.Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseOwner()),
+        new LeaseStore(api.core().pool()).finish(new io.outrun.core.store.Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseHolder()),
                 io.outrun.core.store.Outcome.withoutOutput(io.outrun.core.execution.ExecutionStatus.SUCCEEDED, 0, null, null));
         seen = assertDeclared(List.of(new Call("GET", "/v1/executions/" + runId, run, null, null, Map.of()),
                 new Call("POST", progress, run, "{\"percent\":99}", "application/json", Map.of())));

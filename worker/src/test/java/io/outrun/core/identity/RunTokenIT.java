@@ -157,7 +157,7 @@ class RunTokenIT {
         assertThat(api.send("GET", "/v1/executions/" + first.id(), old, null).statusCode()).isEqualTo(200);
         // A drain hands the run back without spending its attempt: the next claim has the same number.
         Execution e = first.execution();
-        new LeaseStore(api.core().pool()).drainBack(new Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseOwner())).orElseThrow();
+        new LeaseStore(api.core().pool()).drainBack(new Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseHolder())).orElseThrow();
         Execution again = new LeaseStore(api.core().pool()).claim(e.id(), "n/2", TTL).orElseThrow();
         assertThat(again.attempt()).isEqualTo(e.attempt());
         HttpResponse<String> revived = api.send("GET", "/v1/executions/" + first.id(), old, null);
@@ -351,7 +351,7 @@ class RunTokenIT {
 
     private void finish(Run run) {
         Execution e = run.execution();
-        new LeaseStore(api.core().pool()).finish(new Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseOwner()),
+        new LeaseStore(api.core().pool()).finish(new Lease(e.id(), e.leaseEpoch(), e.attempt(), e.leaseHolder()),
                 Outcome.withoutOutput(ExecutionStatus.SUCCEEDED, 0, null, null));
     }
 }

@@ -186,6 +186,6 @@ class OwnerCapsIT {
     }
 
     private static Lease lease(Execution run) {
-        return new Lease(run.id(), run.leaseEpoch(), run.attempt(), run.leaseOwner());
+        return new Lease(run.id(), run.leaseEpoch(), run.attempt(), run.leaseHolder());
     }
 }

@@ -87,7 +87,7 @@ class ExecutionStoreIT {
 
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.RUNNING);
-        assertThat(row.leaseOwner()).isEqualTo("b");
+        assertThat(row.leaseHolder()).isEqualTo("b");
         assertThat(row.stdout().totalBytes()).isZero();
         assertThat(leases.finish(lease(second), new Outcome(ExecutionStatus.SUCCEEDED, 0, null, null, output(lease(second), "ok"), 2, 0)).written()).isTrue();
         assertThat(submissions.find(id).orElseThrow().stdout().text()).isEqualTo("ok");
@@ -161,7 +161,7 @@ class ExecutionStoreIT {
         Redriven back = leases.handBack(lease(first), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
-        assertThat(back.dispatchSeq()).isEqualTo(2);
+        assertThat(back.bookSeq()).isEqualTo(2);
         assertThat(leases.handBack(lease(first), "engine restarting", Duration.ZERO)).as("fenced").isEmpty();
 
         Execution again = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
@@ -234,11 +234,11 @@ class ExecutionStoreIT {
         // Walk a legal path to the wanted state, as the system would.
         switch (status) {
             case QUEUED -> { }
-            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_owner='x' WHERE id='" + id + "'");
+            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_holder='x' WHERE id='" + id + "'");
             case CANCELLED -> exec("UPDATE executions SET status='cancelled', finished_at=now() WHERE id='" + id + "'");
             default -> {
                 force(id, ExecutionStatus.RUNNING);
-                exec("UPDATE executions SET status='" + status.wire() + "', finished_at=now(), lease_owner=NULL WHERE id='" + id + "'");
+                exec("UPDATE executions SET status='" + status.wire() + "', finished_at=now(), lease_holder=NULL WHERE id='" + id + "'");
             }
         }
     }
@@ -246,9 +246,9 @@ class ExecutionStoreIT {
     private boolean tryMove(UUID id, ExecutionStatus to) {
         try {
             exec("UPDATE executions SET status='" + to.wire() + "',"
-                    + (to.isTerminal() ? " finished_at=now(), lease_owner=NULL" : " finished_at=NULL")
-                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_owner='y'" : "")
-                    + (to == ExecutionStatus.QUEUED ? ", lease_owner=NULL" : "")
+                    + (to.isTerminal() ? " finished_at=now(), lease_holder=NULL" : " finished_at=NULL")
+                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_holder='y'" : "")
+                    + (to == ExecutionStatus.QUEUED ? ", lease_holder=NULL" : "")
                     + " WHERE id='" + id + "'");
             return true;
         } catch (SQLException e) {
@@ -262,7 +262,7 @@ class ExecutionStoreIT {
     }
 
     private static Lease lease(Execution claimed) {
-        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+        return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseHolder());
     }
 
     private static OutputUpdate output(Lease lease, String stdout) {

@@ -49,7 +49,7 @@ class LeaseEdgesIT {
     void finishInTheGraceEndsTheRunButDropsItsLastOutput() throws SQLException {
         UUID id = submissions.insert(Submission.of("o", "echo hello")).execution().id();
         Execution claimed = leases.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
-        Lease lease = new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner());
+        Lease lease = new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseHolder());
         Rows.on(pool).expireLease(id, Duration.ofSeconds(1));
         byte[] out = "hello world".getBytes(StandardCharsets.UTF_8);
         OutputUpdate last = new OutputUpdate(lease, List.of(new Chunk(id, lease.epoch(), Chunk.STDOUT, 0, out)), 0, 0);
@@ -71,7 +71,7 @@ class LeaseEdgesIT {
     void aDrainedRunAndItsRerunShareTheAttemptTheCursorNames() throws SQLException {
         UUID id = submissions.insert(Submission.of("o", "echo")).execution().id();
         Execution first = leases.claim(id, "n/1", Duration.ofSeconds(30)).orElseThrow();
-        Lease l1 = new Lease(id, first.leaseEpoch(), first.attempt(), first.leaseOwner());
+        Lease l1 = new Lease(id, first.leaseEpoch(), first.attempt(), first.leaseHolder());
         append(l1, "first run: 20 bytes\n");
         // A reader's cursor after reading the first run: (attempt 1, stdout 20).
         int cursorAttempt = submissions.find(id).orElseThrow().attempt();
@@ -79,7 +79,7 @@ class LeaseEdgesIT {
         assertThat(leases.drainBack(l1)).map(Redriven::status).contains(ExecutionStatus.QUEUED);
 
         Execution second = leases.claim(id, "n/2", Duration.ofSeconds(30)).orElseThrow();
-        Lease l2 = new Lease(id, second.leaseEpoch(), second.attempt(), second.leaseOwner());
+        Lease l2 = new Lease(id, second.leaseEpoch(), second.attempt(), second.leaseHolder());
         append(l2, "second run starts here and goes on\n");
         Execution e = submissions.findOwned(id, "o", OutputStore.Read.since(cursorStdout, 0)).orElseThrow();
         System.out.printf("LEASE EDGE cursor: cursor attempt %d, now attempt %d epoch %d->%d; read since %d: '%s'%n",
@@ -91,7 +91,7 @@ class LeaseEdgesIT {
 
     private void append(Lease lease, String text) throws SQLException {
         try (Connection c = pool.getConnection()) {
-            OutputStore.append(c, lease.owner(), List.of(new OutputUpdate(lease,
+            OutputStore.append(c, lease.holder(), List.of(new OutputUpdate(lease,
                     List.of(new Chunk(lease.executionId(), lease.epoch(), Chunk.STDOUT, 0, text.getBytes(StandardCharsets.UTF_8))), 0, 0)));
         }
     }

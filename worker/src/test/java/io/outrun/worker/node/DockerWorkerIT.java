@@ -86,7 +86,7 @@ class DockerWorkerIT {
                     "--pool-size", "0")) {
                 Await.until("attempt 2 running on b", Duration.ofSeconds(40), () -> {
                     Execution e = api.submissions().find(id).orElseThrow();
-                    return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && e.leaseOwner().startsWith("docker-b/");
+                    return e.status() == ExecutionStatus.RUNNING && e.attempt() == 2 && e.leaseHolder().startsWith("docker-b/");
                 });
                 Await.until("only attempt 2's container left", Duration.ofSeconds(20),
                         () -> containers(id).equals(List.of("2")));

@@ -52,7 +52,7 @@ class DrainIT {
                 assertThat(a.log()).contains("execution " + shortOne + " attempt 1 ended succeeded");
 
                 Execution longAgain = Await.until("the long one runs on b", Duration.ofSeconds(30), () -> api.submissions().find(longOne)
-                        .filter(e -> e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith("drain-b/")).orElse(null));
+                        .filter(e -> e.status() == ExecutionStatus.RUNNING && e.leaseHolder().startsWith("drain-b/")).orElse(null));
                 assertThat(longAgain.attempt()).as("handed back without spending an attempt").isEqualTo(1);
                 assertThat(a.log()).contains("handed back by its draining node");
 
@@ -80,7 +80,7 @@ class DrainIT {
 
     private static boolean running(Core api, UUID id) {
         Execution e = api.submissions().find(id).orElseThrow();
-        return e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith("drain-a/") && e.stdout().totalBytes() > 0;
+        return e.status() == ExecutionStatus.RUNNING && e.leaseHolder().startsWith("drain-a/") && e.stdout().totalBytes() > 0;
     }
 
     private static String[] concat(String[] a, String[] b) {

@@ -103,7 +103,7 @@ class ExecutionLifecycleIT {
         Execution done = Await.until("done", Duration.ofSeconds(20), () -> terminal(row.id()));
         assertThat(done.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
         assertThat(done.stdout().text()).isEqualTo("recovered\n");
-        assertThat(done.dispatchSeq()).as("the same dispatch: nothing was re-dispatched").isEqualTo(1);
+        assertThat(done.bookSeq()).as("the same dispatch: nothing was re-dispatched").isEqualTo(1);
         Await.until("its job written by the node, ended as the execution", Duration.ofSeconds(20), () -> {
             try {
                 return api.storage().getJobById(row.jobId()).getState().name().equals("SUCCEEDED");

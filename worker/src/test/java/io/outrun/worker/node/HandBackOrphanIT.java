@@ -35,7 +35,7 @@ class HandBackOrphanIT {
             // The node claimed it (epoch 1), its start "failed", it handed it back: same node id, same attempt number.
             Execution claimed = Await.until("claimable", Duration.ofSeconds(10),
                     () -> new LeaseStore(api.pool()).claim(id, node + "/earlier", Duration.ofSeconds(30)).orElse(null));
-            new LeaseStore(api.pool()).handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseOwner()), "start timed out", Duration.ZERO)
+            new LeaseStore(api.pool()).handBack(new Lease(id, claimed.leaseEpoch(), claimed.attempt(), claimed.leaseHolder()), "start timed out", Duration.ZERO)
                     .orElseThrow();
             // ...but the engine did start that container, and nothing removed it.
             String orphan = docker("run", "-d", "--label", "outrun=1", "--label", "outrun.execution=" + id,

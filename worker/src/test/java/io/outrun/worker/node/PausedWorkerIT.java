@@ -145,7 +145,7 @@ class PausedWorkerIT {
     private static void awaitRunningOn(Core api, List<UUID> ids, String ownerPrefix) throws InterruptedException {
         Await.until("all running on " + ownerPrefix, Duration.ofSeconds(60), () -> ids.stream().allMatch(id -> {
             Execution e = api.submissions().find(id).orElseThrow();
-            return e.status() == ExecutionStatus.RUNNING && e.leaseOwner().startsWith(ownerPrefix)
+            return e.status() == ExecutionStatus.RUNNING && e.leaseHolder().startsWith(ownerPrefix)
                     && e.stdout().totalBytes() > 0;
         }));
     }

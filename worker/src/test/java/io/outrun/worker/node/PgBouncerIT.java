@@ -44,7 +44,7 @@ class PgBouncerIT {
                 Await.until("all running", Duration.ofSeconds(30), () -> ids.stream()
                         .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
                 Map<UUID, Boolean> onA = new HashMap<>();
-                ids.forEach(id -> onA.put(id, api.submissions().find(id).orElseThrow().leaseOwner().startsWith("bouncer-a/")));
+                ids.forEach(id -> onA.put(id, api.submissions().find(id).orElseThrow().leaseHolder().startsWith("bouncer-a/")));
                 assertThat(onA.values()).contains(true);
                 a.kill();
                 Map<UUID, Execution> done = new HashMap<>();

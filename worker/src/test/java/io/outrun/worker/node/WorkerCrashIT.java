@@ -53,7 +53,7 @@ class WorkerCrashIT {
             Map<UUID, Long> epochAtKill = new HashMap<>();
             ids.forEach(id -> {
                 Execution running = api.submissions().find(id).orElseThrow();
-                ownerAtKill.put(id, running.leaseOwner());
+                ownerAtKill.put(id, running.leaseHolder());
                 epochAtKill.put(id, running.leaseEpoch());
             });
             assertThat(ownerAtKill.values()).anyMatch(o -> o.startsWith("node-a/"));

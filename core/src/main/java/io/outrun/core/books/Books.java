@@ -35,9 +35,9 @@ import static org.jobrunr.scheduling.JobBuilder.aJob;
  * the row's current dispatch, so a repeat is a no-op; a crash in between leaves a row without a
  * job, which the node that claims it writes. JobRunr's retries are off: attempts are Outrun's.
  */
-public final class Dispatcher {
+public final class Books {
 
-    private static final Logger LOG = LoggerFactory.getLogger(Dispatcher.class);
+    private static final Logger LOG = LoggerFactory.getLogger(Books.class);
     private static final int LABEL_MAX = 45;
 
     private final JobScheduler scheduler;
@@ -51,7 +51,7 @@ public final class Dispatcher {
         return t;
     });
 
-    public Dispatcher(StorageProvider storage, Notifier notifier) {
+    public Books(StorageProvider storage, Notifier notifier) {
         this.storage = storage;
         // JobRunr's own default (JobRunr.configure()): analyses the job lambda's bytecode once per call
         // site, not on every enqueue as the bare JobScheduler(storage) does (a quarter of a submit's CPU).
@@ -64,16 +64,16 @@ public final class Dispatcher {
     }
 
     /** Enqueues the job of a queued execution's current dispatch (its book; it wakes nobody). */
-    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command) {
-        enqueue(executionId, dispatchSeq, owner, command, 1);
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command) {
+        enqueue(executionId, bookSeq, owner, command, 1);
     }
 
     /**
      * As {@link #enqueue(UUID, int, String, String)}, for the given attempt (1 for a first run),
      * which the job's name on the dashboard carries from the second on.
      */
-    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
-        scheduler.create(job(executionId, dispatchSeq, owner, command, attempt));
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command, int attempt) {
+        scheduler.create(job(executionId, bookSeq, owner, command, attempt));
     }
 
     /**
@@ -81,23 +81,23 @@ public final class Dispatcher {
      * SCHEDULED on the dashboard until then, when JobRunr enqueues it; the claim that runs it is
      * Outrun's, by the row's own time. Null or past: enqueued now.
      */
-    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, java.time.Instant startsAt) {
-        enqueue(executionId, dispatchSeq, owner, command, 1, startsAt);
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command, java.time.Instant startsAt) {
+        enqueue(executionId, bookSeq, owner, command, 1, startsAt);
     }
 
     /** As {@link #enqueue(UUID, int, String, String, java.time.Instant)}, for the given attempt. */
-    public void enqueue(UUID executionId, int dispatchSeq, String owner, String command, int attempt,
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command, int attempt,
                         java.time.Instant startsAt) {
-        JobBuilder job = job(executionId, dispatchSeq, owner, command, attempt);
+        JobBuilder job = job(executionId, bookSeq, owner, command, attempt);
         if (startsAt != null && startsAt.isAfter(java.time.Instant.now())) {
             job = job.scheduleAt(startsAt);
         }
         scheduler.create(job);
     }
 
-    private static JobBuilder job(UUID executionId, int dispatchSeq, String owner, String command, int attempt) {
+    private static JobBuilder job(UUID executionId, int bookSeq, String owner, String command, int attempt) {
         return aJob()
-                .withId(JobIds.of(executionId, dispatchSeq))
+                .withId(JobIds.of(executionId, bookSeq))
                 .withName(jobName(owner, command, attempt))
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
