@@ -11,7 +11,7 @@ final class ProgressBody {
     }
 
     static JsonNode read(byte[] body) {
-        JsonNode root = SubmissionParser.readObject(body, "{\"percent\": 40, \"message\": \"2 of 5 shards\"}");
+        JsonNode root = JsonFields.readObject(body, "{\"percent\": 40, \"message\": \"2 of 5 shards\"}");
         for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!name.equals("percent") && !name.equals("message")) {

@@ -44,24 +44,24 @@ final class ScheduleRoutes {
         String owner = ApiServer.owner(ctx);
         ExecutionRoutes.requireJson(ctx.header("Content-Type"));
         JsonNode root = read(BodyReader.read(ctx, maxBodyBytes));
-        String name = SubmissionParser.string(root, "name", 64);
+        String name = JsonFields.string(root, "name", 64);
         if (name == null || !name.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
             throw ApiError.invalid("name", "is required: 1-64 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit");
         }
-        String cron = SubmissionParser.string(root, "cron", 200);
+        String cron = JsonFields.string(root, "cron", 200);
         Long everyMs = root.has("everyMs") ? everyMs(root.get("everyMs")) : null;
         if ((cron == null) == (everyMs == null)) {
             throw ApiError.invalid("cron", "give exactly one of `cron` (\"0 * * * *\": minute hour day month weekday,"
                     + " or with seconds first) and `everyMs` (at least 5000)");
         }
         ZoneId zone;
-        String tz = SubmissionParser.string(root, "timezone", 64);
+        String tz = JsonFields.string(root, "timezone", 64);
         try {
             zone = tz == null ? ZoneId.of("UTC") : ZoneId.of(tz);
         } catch (DateTimeException e) {
             throw ApiError.invalid("timezone", "is not a time zone such as UTC or Europe/Paris");
         }
-        String overlap = SubmissionParser.string(root, "overlap", 16);
+        String overlap = JsonFields.string(root, "overlap", 16);
         if (overlap == null) {
             overlap = "skip";
         } else if (!overlap.equals("skip") && !overlap.equals("queue")) {
@@ -148,7 +148,7 @@ final class ScheduleRoutes {
     }
 
     private static JsonNode read(byte[] body) {
-        JsonNode root = SubmissionParser.readObject(body, "{\"name\": \"nightly\", \"cron\": \"0 3 * * *\","
+        JsonNode root = JsonFields.readObject(body, "{\"name\": \"nightly\", \"cron\": \"0 3 * * *\","
                 + " \"submission\": {\"command\": \"make nightly\"}}");
         for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String n = names.next();
