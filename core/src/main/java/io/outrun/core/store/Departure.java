@@ -21,18 +21,18 @@ import javax.sql.DataSource;
 public enum Departure {
     // Retries (issue 28) are attempts of their own, counted apart: a lost attempt's budget is
     // max_attempts plus the retries made.
-    ABANDON(ExecutionsTable.ABANDON_BY_LEASE, ExecutionsTable.ABANDON_EXPIRED, Messages.CANCELLED_WORKER_LOST),
+    ABANDON(ExecutionsDepartures.ABANDON_BY_LEASE, ExecutionsDepartures.ABANDON_EXPIRED, Messages.CANCELLED_WORKER_LOST),
     /** Counted against LeaseStore.MAX_HANDBACKS (the 20 written in its statement; DepartureTest holds them equal). */
-    HAND_BACK(ExecutionsTable.HAND_BACK_BY_LEASE, null, Messages.CANCELLED_BEFORE_START),
+    HAND_BACK(ExecutionsDepartures.HAND_BACK_BY_LEASE, null, Messages.CANCELLED_BEFORE_START),
     /** A started run its draining node killed: like a hand back, but not counted as one. */
-    DRAIN(ExecutionsTable.DRAIN_BY_LEASE, null, Messages.CANCELLED_WHILE_DRAINING),
+    DRAIN(ExecutionsDepartures.DRAIN_BY_LEASE, null, Messages.CANCELLED_WHILE_DRAINING),
     /**
      * A failed attempt its execution's retry policy runs again (issue 28): re-queued after its
      * backoff and counted as a retry (a retry is an attempt beyond max_attempts, so lease
      * re-drives keep their own budget); {@code :why} is kept as what the last retried attempt
      * ended with. A cancel requested meanwhile is handled before this (LeaseStore#retry).
      */
-    RETRY(ExecutionsTable.RETRY_BY_LEASE, null, Messages.CANCELLED_WORKER_LOST);
+    RETRY(ExecutionsDepartures.RETRY_BY_LEASE, null, Messages.CANCELLED_WORKER_LOST);
 
     /** Which running rows a departure moves. */
     public enum Rows {
@@ -74,7 +74,7 @@ public enum Departure {
     /**
      * Moves the rows {@code rows} picks out of {@code running}.
      *
-     * @param failTemplate the failure message (see {@link ExecutionsTable#ABANDON_BY_LEASE} for its arguments)
+     * @param failTemplate the failure message (see {@link ExecutionsDepartures#ABANDON_BY_LEASE} for its arguments)
      * @param why          the caller's text, kept in a failure message; null: "nothing"
      * @param whereArgs    the values of {@code rows}' own names, and {@code delay_ms}: how long a
      *                     re-queued row waits before it may be claimed again (0: at once)

@@ -3,12 +3,12 @@ package io.outrun.core.store;
 import java.util.List;
 
 /**
- * The {@code executions} table's statements, every one of them, whichever class runs it: the
- * submission, the claim, the end, the departures, the cancel, the reads, stdin, retention, the
- * listing and the fleet's counts. It holds statements and nothing else; the stores ({@link
- * SubmissionStore}, {@code LeaseStore}, {@link Departure}, {@link RedriveStore}, {@link
- * StdinStore}, {@code RetentionStore}, and outside this package the artifact, owner and HTTP
- * classes) bind, run and map them. A statement lives here when the first table it changes is
+ * The {@code executions} table's statements, whichever class runs them: the submission, the
+ * claim, the end, the cancel, the reads, stdin, retention, the listing and the fleet's counts;
+ * its departures are in {@link ExecutionsDepartures}, the rest of the table's home. It holds
+ * statements and nothing else; the stores ({@link SubmissionStore}, {@code LeaseStore}, {@link
+ * RedriveStore}, {@link StdinStore}, {@code RetentionStore}, and outside this package the
+ * artifact, owner and HTTP classes) bind, run and map them. A statement lives here when the first table it changes is
  * {@code executions} (after a {@code WITH}, the main statement's table; when that is a
  * {@code SELECT}, the first table its parts change), or, for a read, when the rows it returns
  * or counts are executions (see CONTRIBUTING.md, "SQL").
@@ -132,12 +132,13 @@ public final class ExecutionsTable {
              LIMIT 100""");
 
     // --- a row as read (ExecutionRows.read) ---
-    /*
+    /**
      * A row as read: its own columns (the same list, without "e.", is what the claim's RETURNING
      * names), its lease's expiry and, while it runs, how far each stream's stored output reaches.
-     * One statement per way of finding the row, written out whole.
+     * Written once; each way of finding the row is a statement of its own, this text and its
+     * WHERE joined at class load (CONTRIBUTING.md, "SQL").
      */
-    public static final NamedSql READ_BY_ID = NamedSql.of("""
+    private static final String ROW = """
             SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
               e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_holder, e.lease_epoch, e.output_epoch,
               e.cancel_requested_at, e.idempotency_key, e.book_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
@@ -153,44 +154,14 @@ public final class ExecutionsTable {
               -- V20: its completion webhook, if it has one (a probe of the webhooks key)
               (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
             FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.id = :id""");
+            """;
+
+    public static final NamedSql READ_BY_ID = NamedSql.of(ROW + "WHERE e.id = :id");
 
     /** Someone else's execution answers exactly like a missing one. */
-    public static final NamedSql READ_OWNED = NamedSql.of("""
-            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_holder, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.book_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
-              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
-              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
-              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
-              e.parent_id, e.depth, e.cancel_with_parent, e.identity_audience, e.progress_percent, e.progress_message, e.progress_at,
-              l.expires_at AS lease_expires_at,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
-              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
-              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
-            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.id = :id AND e.owner = :owner""");
+    public static final NamedSql READ_OWNED = NamedSql.of(ROW + "WHERE e.id = :id AND e.owner = :owner");
 
-    public static final NamedSql READ_BY_KEY = NamedSql.of("""
-            SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_holder, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.book_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
-              e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
-              e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
-              e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
-              e.parent_id, e.depth, e.cancel_with_parent, e.identity_audience, e.progress_percent, e.progress_message, e.progress_at,
-              l.expires_at AS lease_expires_at,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 1 ORDER BY o.start_offset DESC LIMIT 1) AS stdout_end,
-              (SELECT o.end_offset FROM execution_output o WHERE o.execution_id = e.id AND o.epoch = e.output_epoch
-                 AND o.stream = 2 ORDER BY o.start_offset DESC LIMIT 1) AS stderr_end,
-              -- V20: its completion webhook, if it has one (a probe of the webhooks key)
-              (SELECT row_to_json(w)::text FROM webhooks w WHERE w.execution_id = e.id) AS webhook_json
-            FROM executions e LEFT JOIN leases l ON l.execution_id = e.id
-            WHERE e.owner = :owner AND e.idempotency_key = :key""");
+    public static final NamedSql READ_BY_KEY = NamedSql.of(ROW + "WHERE e.owner = :owner AND e.idempotency_key = :key");
 
     // --- a worker's: the claim and the writes fenced by its lease (LeaseStore) ---
     /**
@@ -417,104 +388,6 @@ public final class ExecutionsTable {
             + ((v & PAGE_AFTER) != 0 ? " AND (created_at, id) < (:after_created, :after_id)" : "")
             // One row more than asked tells whether another page follows.
             + " ORDER BY created_at DESC, id DESC LIMIT :limit")).toList();
-
-    // --- the departures (Departure), by the lease (LeaseStore) or expired (RedriveStore) ---
-    /**
-     * How a running row leaves running other than by its own end ({@link Departure}): one
-     * statement per departure and rows, written out (no text is put together at run time). Each is the same update: the decision
-     * {@code CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN <attempts left>
-     * THEN 'queued' ELSE 'failed' END}, repeated in each column it decides, evaluated on the
-     * locked, current row; a hand back spends no attempt back ({@code attempt - 1}) and shows the
-     * previous attempt's output again ({@code output_epoch = prev_output_epoch}); a retry counts
-     * itself and keeps {@code :why} as the last failure. {@code :fail_template} is a format()
-     * template whose arguments are attempt, max attempts, lease owner, lease expiry, hand-backs
-     * so far, dispatch, and {@code :why}; {@code :delay_ms} is how long a re-queued row waits
-     * before it may be claimed again (0: at once). {@code DepartureTest} holds each statement to
-     * the rules above.
-     */
-    public static final NamedSql ABANDON_BY_LEASE = NamedSql.of("""
-            UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END),
-              attempt = e.attempt - 0, handbacks = e.handbacks + 0,
-              book_seq = e.book_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
-            WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""");
-
-    public static final NamedSql HAND_BACK_BY_LEASE = NamedSql.of("""
-            UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END),
-              attempt = e.attempt - 1, handbacks = e.handbacks + 1,
-              output_epoch = e.prev_output_epoch, started_at = NULL,
-              book_seq = e.book_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.handbacks + 1 < 20 THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
-            WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""");
-
-    public static final NamedSql DRAIN_BY_LEASE = NamedSql.of("""
-            UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END),
-              attempt = e.attempt - 1, handbacks = e.handbacks + 0,
-              output_epoch = e.prev_output_epoch, started_at = NULL,
-              book_seq = e.book_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN true THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
-            WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""");
-
-    public static final NamedSql RETRY_BY_LEASE = NamedSql.of("""
-            UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END),
-              attempt = e.attempt - 0, handbacks = e.handbacks + 0,
-              retries = e.retries + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END, last_failure = :why::text,
-              book_seq = e.book_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.retries < e.retry_max THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
-            WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
-              AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
-                AND l.expires_at > now())
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""");
-
-    public static final NamedSql ABANDON_EXPIRED = NamedSql.of("""
-            UPDATE executions e SET status = (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END),
-              attempt = e.attempt - 0, handbacks = e.handbacks + 0,
-              book_seq = e.book_seq + CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN 1 ELSE 0 END,
-              enqueued_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
-              finished_at = CASE WHEN ((CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) = 'queued') THEN NULL ELSE now() END,
-              error_code = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
-              error_message = CASE (CASE WHEN e.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN e.attempt < e.max_attempts + e.retries THEN 'queued' ELSE 'failed' END) WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
-            WHERE e.status = 'running' AND e.id IN (SELECT execution_id FROM leases
-              WHERE expires_at < now() - :grace_ms * interval '1 millisecond'
-                AND (:only_id::uuid IS NULL OR execution_id = :only_id::uuid)
-              ORDER BY expires_at LIMIT :limit FOR UPDATE SKIP LOCKED)
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""");
 
     private ExecutionsTable() {
     }

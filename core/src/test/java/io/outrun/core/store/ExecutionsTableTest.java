@@ -5,10 +5,10 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The row's column list is written out in each statement that returns a whole row (every
- * statement is one literal, CONTRIBUTING.md "SQL"); {@link ExecutionRows#map} reads them by name,
- * so the copies must not drift: a column added to one read and not another would fail only on
- * the path that uses it.
+ * The reads of a whole row share one column list ({@code ExecutionsTable.ROW}); the claim's
+ * RETURNING writes the same columns out (it names them without {@code e.}). {@link
+ * ExecutionRows#map} reads them by name, so they must not drift: a column added to the reads and
+ * not the claim would fail only on the path that uses it.
  */
 class ExecutionsTableTest {
 

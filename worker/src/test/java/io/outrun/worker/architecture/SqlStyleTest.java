@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /**
  * One SQL style (CONTRIBUTING.md, "SQL"), checked on every build: every statement in main code is
  * a {@code NamedSql} whose text is a literal (no {@code +}, {@code formatted} or {@code replace}
- * at run time), nothing prepares a statement but {@code NamedSql}, and only the few classes
+ * at run time; the two exceptions fixed at class load are {@code ExecutionsTable}'s, documented there), nothing prepares a statement but {@code NamedSql}, and only the few classes
  * that run a fixed statement with no parameter use a plain {@code Statement}.
  */
 class SqlStyleTest {
@@ -44,7 +44,10 @@ class SqlStyleTest {
                 // The listing's filter mixes: built once at class load from fixed text (documented there).
                 boolean listing = name.equals("ExecutionsTable.java")
                         && code.lastIndexOf("PAGE = ", at) > code.lastIndexOf(';', at);
-                String after = literalEnd(code, at);
+                // The reads of a whole row: one column list (ROW) fixed at class load, each with its WHERE.
+                int arg = at + (code.substring(at).length() - code.substring(at).stripLeading().length());
+                boolean rowRead = name.equals("ExecutionsTable.java") && code.startsWith("ROW + ", arg);
+                String after = literalEnd(code, rowRead ? arg + "ROW + ".length() : at);
                 if (after == null || (!after.startsWith(")") && !listing)) {
                     int line = code.substring(0, at).split("\n", -1).length;
                     wrong.add(file + ":" + line + ": NamedSql.of takes a text block or literal, whole");
@@ -72,7 +75,7 @@ class SqlStyleTest {
         // Tests run in the worker module's directory; its parent holds every module.
         Path root = Path.of("").toAbsolutePath().getParent();
         List<Path> files = new ArrayList<>();
-        for (String module : List.of("api", "worker")) {
+        for (String module : List.of("core", "api", "worker")) {
             Path sources = root.resolve(module).resolve("src/main/java");
             assertThat(sources).isDirectory();
             try (Stream<Path> walk = Files.walk(sources)) {
