@@ -107,10 +107,13 @@ final class SubmissionParser {
                 throw ApiError.invalid("env." + secret, "is also named in `secrets`: the secret sets it; drop one");
             }
         }
-        Submission submission = new Submission(owner, command, image, workdir, env, labels, timeoutMs, (int) outputBytes,
-                maxAttempts, idempotencyKey(idempotencyKey), runInputs, stdinMode(root), resources(root));
-        return new Parsed(start(root, submission).withRetry(retry(root.get("retry"))).withWebhook(webhook(root))
-                .withIdentityAudience(identityAudience(root)), waitMs, waitForOutput, clampedWait(root, waitMs),
+        Submission.Builder submission = Submission.builder().owner(owner).command(command).image(image).workdir(workdir)
+                .env(env).labels(labels).timeoutMs(timeoutMs).maxOutputBytes((int) outputBytes).maxAttempts(maxAttempts)
+                .idempotencyKey(idempotencyKey(idempotencyKey)).inputs(runInputs).stdin(stdinMode(root))
+                .resources(resources(root));
+        start(root, submission);
+        return new Parsed(submission.retry(retry(root.get("retry"))).webhook(webhook(root))
+                .identityAudience(identityAudience(root)).build(), waitMs, waitForOutput, clampedWait(root, waitMs),
                 cancelWithParent(root));
     }
 
@@ -235,7 +238,7 @@ final class SubmissionParser {
      * the execution is stored now and claimable from then on. Refused, not clamped, beyond
      * {@link #MAX_DELAY_MS}: a start moved earlier than asked would surprise.
      */
-    private static Submission start(JsonNode root, Submission s) {
+    private static void start(JsonNode root, Submission.Builder s) {
         boolean delay = root.hasNonNull("delayMs");
         boolean at = root.hasNonNull("startAt");
         if (delay && at) {
@@ -246,7 +249,10 @@ final class SubmissionParser {
             if (ms > MAX_DELAY_MS) {
                 throw ApiError.invalid("delayMs", "must be at most " + MAX_DELAY_MS + " (30 days), got " + ms);
             }
-            return ms == 0 ? s : s.withStart(null, ms);
+            if (ms > 0) {
+                s.delayMs(ms);
+            }
+            return;
         }
         if (at) {
             JsonNode node = root.get("startAt");
@@ -260,9 +266,8 @@ final class SubmissionParser {
             if (!node.isTextual() || instant.isAfter(java.time.Instant.now().plusMillis(MAX_DELAY_MS))) {
                 throw ApiError.invalid("startAt", "must be at most 30 days from now, got " + node.asText());
             }
-            return s.withStart(instant, null);
+            s.startAt(instant);
         }
-        return s;
     }
 
     /**

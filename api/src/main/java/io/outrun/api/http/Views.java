@@ -40,17 +40,21 @@ final class Views {
                 OutputSlicer.since(e.stderr(), Long.MAX_VALUE, complete).next()).encode();
         String command = mode == OutputMode.FULL || e.command().length() <= COMMAND_PREVIEW ? e.command()
                 : e.command().substring(0, cutAt(e.command(), COMMAND_PREVIEW)) + "…";
-        return new ExecutionView(e.id().toString(), e.status().wire(), command, e.exitCode(), e.attempt(),
-                e.maxAttempts(), e.cancelRequested(), e.createdAt(), e.startedAt(), e.finishedAt(),
-                duration == null ? null : Math.max(0, duration.toMillis()), e.timeoutMs(), e.maxOutputBytes(),
-                e.labels(), text(e.stdout(), mode, complete), text(e.stderr(), mode, complete), error,
-                guidance.forExecution(e, ch, held), cursor, stdin(e), resources(e), null,
-                e.startsAt(), retry(e), webhook(e.webhook()),
-                e.lineage().isChild() ? e.lineage().parentId().toString() : null,
-                e.lineage().isChild() ? e.lineage().cancelWithParent() : null,
-                e.identityAudience() == null ? null : new io.outrun.client.wire.IdentityView(e.identityAudience()),
-                e.progress() == null ? null : new io.outrun.client.wire.ProgressView(e.progress().percent(),
-                        e.progress().message(), e.progress().at()));
+        return ExecutionView.builder()
+                .executionId(e.id().toString()).status(e.status().wire()).command(command).exitCode(e.exitCode())
+                .attempt(e.attempt()).maxAttempts(e.maxAttempts()).cancelRequested(e.cancelRequested())
+                .createdAt(e.createdAt()).startedAt(e.startedAt()).finishedAt(e.finishedAt())
+                .durationMs(duration == null ? null : Math.max(0, duration.toMillis()))
+                .timeoutMs(e.timeoutMs()).maxOutputBytes(e.maxOutputBytes()).labels(e.labels())
+                .stdout(text(e.stdout(), mode, complete)).stderr(text(e.stderr(), mode, complete)).error(error)
+                .guidance(guidance.forExecution(e, ch, held)).cursor(cursor).stdin(stdin(e)).resources(resources(e))
+                .startsAt(e.startsAt()).retry(retry(e)).webhook(webhook(e.webhook()))
+                .parentId(e.lineage().isChild() ? e.lineage().parentId().toString() : null)
+                .cancelWithParent(e.lineage().isChild() ? e.lineage().cancelWithParent() : null)
+                .identity(e.identityAudience() == null ? null : new io.outrun.client.wire.IdentityView(e.identityAudience()))
+                .progress(e.progress() == null ? null : new io.outrun.client.wire.ProgressView(e.progress().percent(),
+                        e.progress().message(), e.progress().at()))
+                .build();
     }
 
     private static io.outrun.client.wire.WebhookView webhook(io.outrun.core.execution.Webhook w) {

@@ -291,7 +291,7 @@ class ApiIT {
                     assertThat(e.httpStatus()).isEqualTo(409);
                     assertThat(e.code()).isEqualTo("idempotency_key_reused");
                 });
-        SubmitRequest longer = new SubmitRequest("echo once", 99_000L, null, null, null, null, null, null, null, null);
+        SubmitRequest longer = SubmitRequest.of("echo once").withTimeoutMs(99_000L);
         assertThatThrownBy(() -> api.alice().submit(longer, key)).as("same command, other limits")
                 .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo("idempotency_key_reused"));
         assertThat(api.alice().list(null, 100, null).executions()).filteredOn(s -> s.command().equals("echo once")).hasSize(1);

@@ -19,10 +19,17 @@ class GuidanceTest {
 
     private static Execution execution(ExecutionStatus status, int attempt, int maxAttempts, boolean cancelRequested,
                                        int maxOutputBytes, Integer exitCode, String errorCode, Captured out, Captured err) {
-        return new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, maxOutputBytes,
-                status, attempt, maxAttempts, null, attempt, attempt, null, cancelRequested, null, 1, UUID.randomUUID(), null, Instant.now(),
-                attempt > 0 ? Instant.now() : null, status.isTerminal() ? Instant.now() : null, exitCode, errorCode,
-                errorCode == null ? null : "message", out, err, null, null, null, null, null, null, null, null, null);
+        return base().maxOutputBytes(maxOutputBytes).status(status).attempt(attempt).maxAttempts(maxAttempts)
+                .leaseEpoch(attempt).outputEpoch(attempt).cancelRequested(cancelRequested)
+                .startedAt(attempt > 0 ? Instant.now() : null).finishedAt(status.isTerminal() ? Instant.now() : null)
+                .exitCode(exitCode).errorCode(errorCode).errorMessage(errorCode == null ? null : "message")
+                .stdout(out).stderr(err).build();
+    }
+
+    /** An execution of alice's, as a submit with the defaults stores it. */
+    private static Execution.Builder base() {
+        return Execution.builder().id(UUID.randomUUID()).owner("alice").command("cmd").env(Map.of()).labels(Map.of())
+                .timeoutMs(600_000L).bookSeq(1).jobId(UUID.randomUUID()).createdAt(Instant.now());
     }
 
     private static Captured text(String s) {
@@ -154,9 +161,10 @@ class GuidanceTest {
 
     @Test
     void aCancelFromTheDashboardDoesNotBlameTheOwner() {
-        Execution byAdmin = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
-                ExecutionStatus.CANCELLED, 0, 3, null, 0, 0, null, true, null, 1, UUID.randomUUID(), null, Instant.now(),
-                null, Instant.now(), null, "cancelled", io.outrun.core.redrive.RedriveSweep.ADMIN_CANCEL, Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null, null, null, null);
+        Execution byAdmin = base().maxOutputBytes(1000).status(ExecutionStatus.CANCELLED).maxAttempts(3)
+                .cancelRequested(true).finishedAt(Instant.now()).errorCode("cancelled")
+                .errorMessage(io.outrun.core.redrive.RedriveSweep.ADMIN_CANCEL).stdout(Captured.EMPTY).stderr(Captured.EMPTY)
+                .build();
         assertThat(guidance.forExecution(byAdmin)).contains("by an operator from the dashboard").contains("not by you");
         String byOwner = guidance.forExecution(execution(ExecutionStatus.CANCELLED, 1, 3, true, 1000, null, "cancelled",
                 Captured.EMPTY, Captured.EMPTY));
@@ -201,10 +209,10 @@ class GuidanceTest {
 
     @Test
     void aProcessKilledForMemoryIsNamedEvenWhenTheCommandWentOn() {
-        Execution ok = new Execution(UUID.randomUUID(), "alice", "cmd", null, null, Map.of(), Map.of(), 600_000L, 1000,
-                ExecutionStatus.SUCCEEDED, 1, 3, null, 1, 1, null, false, null, 1, UUID.randomUUID(), null, Instant.now(),
-                Instant.now(), Instant.now(), 0, null, io.outrun.core.store.Outcome.MEMORY_KILL_NOTE
-                + " (512 MiB); the command went on without it.", Captured.EMPTY, Captured.EMPTY, null, null, null, null, null, null, null, null, null);
+        Execution ok = base().maxOutputBytes(1000).status(ExecutionStatus.SUCCEEDED).attempt(1).maxAttempts(3)
+                .leaseEpoch(1).outputEpoch(1).startedAt(Instant.now()).finishedAt(Instant.now()).exitCode(0)
+                .errorMessage(io.outrun.core.store.Outcome.MEMORY_KILL_NOTE + " (512 MiB); the command went on without it.")
+                .stdout(Captured.EMPTY).stderr(Captured.EMPTY).build();
         assertThat(guidance.forExecution(ok)).contains("killed by the kernel for using more memory").contains("512 MiB")
                 .contains("use less memory");
         Execution failed = execution(ExecutionStatus.FAILED, 1, 3, false, 1000, 3, "command_failed", Captured.EMPTY,

@@ -66,14 +66,239 @@ public record ExecutionView(
 
     /** The same answer, saying that the wait asked for was clamped to {@code usedMs}. */
     public ExecutionView withWaitMsClamped(Long usedMs) {
-        return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested, createdAt,
-                startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr, error, guidance,
-                cursor, stdin, resources, usedMs, startsAt, retry, webhook, parentId, cancelWithParent,
-                identity, progress);
+        return toBuilder().waitMsClamped(usedMs).build();
     }
 
     /** True once the status can no longer change. */
     public boolean finished() {
         return status != null && !status.equals("queued") && !status.equals("running");
+    }
+
+    /** A builder with every component null, zero or false; the server sets what it shows. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this executionView's components, to change a few. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.executionId = executionId;
+        b.status = status;
+        b.command = command;
+        b.exitCode = exitCode;
+        b.attempt = attempt;
+        b.maxAttempts = maxAttempts;
+        b.cancelRequested = cancelRequested;
+        b.createdAt = createdAt;
+        b.startedAt = startedAt;
+        b.finishedAt = finishedAt;
+        b.durationMs = durationMs;
+        b.timeoutMs = timeoutMs;
+        b.maxOutputBytes = maxOutputBytes;
+        b.labels = labels;
+        b.stdout = stdout;
+        b.stderr = stderr;
+        b.error = error;
+        b.guidance = guidance;
+        b.cursor = cursor;
+        b.stdin = stdin;
+        b.resources = resources;
+        b.waitMsClamped = waitMsClamped;
+        b.startsAt = startsAt;
+        b.retry = retry;
+        b.webhook = webhook;
+        b.parentId = parentId;
+        b.cancelWithParent = cancelWithParent;
+        b.identity = identity;
+        b.progress = progress;
+        return b;
+    }
+
+    /** Builds a {@link ExecutionView} by naming its components. */
+    public static final class Builder {
+        private String executionId;
+        private String status;
+        private String command;
+        private Integer exitCode;
+        private int attempt;
+        private int maxAttempts;
+        private boolean cancelRequested;
+        private Instant createdAt;
+        private Instant startedAt;
+        private Instant finishedAt;
+        private Long durationMs;
+        private long timeoutMs;
+        private int maxOutputBytes;
+        private Map<String, String> labels;
+        private StreamText stdout;
+        private StreamText stderr;
+        private ErrorInfo error;
+        private String guidance;
+        private String cursor;
+        private StdinView stdin;
+        private ResourcesView resources;
+        private Long waitMsClamped;
+        private Instant startsAt;
+        private RetryView retry;
+        private WebhookView webhook;
+        private String parentId;
+        private Boolean cancelWithParent;
+        private IdentityView identity;
+        private ProgressView progress;
+
+        private Builder() {
+        }
+
+        public Builder executionId(String value) {
+            this.executionId = value;
+            return this;
+        }
+
+        public Builder status(String value) {
+            this.status = value;
+            return this;
+        }
+
+        public Builder command(String value) {
+            this.command = value;
+            return this;
+        }
+
+        public Builder exitCode(Integer value) {
+            this.exitCode = value;
+            return this;
+        }
+
+        public Builder attempt(int value) {
+            this.attempt = value;
+            return this;
+        }
+
+        public Builder maxAttempts(int value) {
+            this.maxAttempts = value;
+            return this;
+        }
+
+        public Builder cancelRequested(boolean value) {
+            this.cancelRequested = value;
+            return this;
+        }
+
+        public Builder createdAt(Instant value) {
+            this.createdAt = value;
+            return this;
+        }
+
+        public Builder startedAt(Instant value) {
+            this.startedAt = value;
+            return this;
+        }
+
+        public Builder finishedAt(Instant value) {
+            this.finishedAt = value;
+            return this;
+        }
+
+        public Builder durationMs(Long value) {
+            this.durationMs = value;
+            return this;
+        }
+
+        public Builder timeoutMs(long value) {
+            this.timeoutMs = value;
+            return this;
+        }
+
+        public Builder maxOutputBytes(int value) {
+            this.maxOutputBytes = value;
+            return this;
+        }
+
+        public Builder labels(Map<String, String> value) {
+            this.labels = value;
+            return this;
+        }
+
+        public Builder stdout(StreamText value) {
+            this.stdout = value;
+            return this;
+        }
+
+        public Builder stderr(StreamText value) {
+            this.stderr = value;
+            return this;
+        }
+
+        public Builder error(ErrorInfo value) {
+            this.error = value;
+            return this;
+        }
+
+        public Builder guidance(String value) {
+            this.guidance = value;
+            return this;
+        }
+
+        public Builder cursor(String value) {
+            this.cursor = value;
+            return this;
+        }
+
+        public Builder stdin(StdinView value) {
+            this.stdin = value;
+            return this;
+        }
+
+        public Builder resources(ResourcesView value) {
+            this.resources = value;
+            return this;
+        }
+
+        public Builder waitMsClamped(Long value) {
+            this.waitMsClamped = value;
+            return this;
+        }
+
+        public Builder startsAt(Instant value) {
+            this.startsAt = value;
+            return this;
+        }
+
+        public Builder retry(RetryView value) {
+            this.retry = value;
+            return this;
+        }
+
+        public Builder webhook(WebhookView value) {
+            this.webhook = value;
+            return this;
+        }
+
+        public Builder parentId(String value) {
+            this.parentId = value;
+            return this;
+        }
+
+        public Builder cancelWithParent(Boolean value) {
+            this.cancelWithParent = value;
+            return this;
+        }
+
+        public Builder identity(IdentityView value) {
+            this.identity = value;
+            return this;
+        }
+
+        public Builder progress(ProgressView value) {
+            this.progress = value;
+            return this;
+        }
+
+        public ExecutionView build() {
+            return new ExecutionView(executionId, status, command, exitCode, attempt, maxAttempts, cancelRequested,
+                    createdAt, startedAt, finishedAt, durationMs, timeoutMs, maxOutputBytes, labels, stdout, stderr,
+                    error, guidance, cursor, stdin, resources, waitMsClamped, startsAt, retry, webhook, parentId,
+                    cancelWithParent, identity, progress);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.outrun.client.wire;
 
+import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -50,8 +52,8 @@ public record SubmitRequest(
         Map<String, String> labels,
         Integer maxAttempts,
         String waitFor,
-        java.util.List<InputFileSpec> files,
-        java.util.List<String> artifacts,
+        List<InputFileSpec> files,
+        List<String> artifacts,
         String workspace,
         Boolean stdin,
         Boolean tty,
@@ -60,7 +62,7 @@ public record SubmitRequest(
         Integer pids,
         Integer tmpfsMb,
         String network,
-        java.util.List<String> secrets,
+        List<String> secrets,
         Long delayMs,
         String startAt,
         RetrySpec retry,
@@ -69,17 +71,20 @@ public record SubmitRequest(
         Boolean cancelWithParent) {
 
     /** {@code "retry"}: retries after a failure, the first one's wait (doubled each time), and which failures. */
-    public record RetrySpec(int maxRetries, Long backoffMs, java.util.List<String> on) {
+    public record RetrySpec(int maxRetries, Long backoffMs, List<String> on) {
     }
 
+    /** The fields of the first API version and the inputs; kept for callers written against them (see {@link #builder}). */
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
                          Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
-                         String waitFor, java.util.List<InputFileSpec> files, java.util.List<String> artifacts,
+                         String waitFor, List<InputFileSpec> files, List<String> artifacts,
                          String workspace) {
-        this(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts,
-                workspace, null, null, null, null, null, null, null, null, null, null, null, null, null, null);
+        this(builder().command(command).timeoutMs(timeoutMs).maxOutputBytes(maxOutputBytes).waitMs(waitMs).image(image)
+                .env(env).workdir(workdir).labels(labels).maxAttempts(maxAttempts).waitFor(waitFor).files(files)
+                .artifacts(artifacts).workspace(workspace));
     }
 
+    /** The fields of the first API version; kept for callers written against them (see {@link #builder}). */
     public SubmitRequest(String command, Long timeoutMs, Long maxOutputBytes, Long waitMs, String image,
                          Map<String, String> env, String workdir, Map<String, String> labels, Integer maxAttempts,
                          String waitFor) {
@@ -87,117 +92,109 @@ public record SubmitRequest(
                 null);
     }
 
+    private SubmitRequest(Builder b) {
+        this(b.command, b.timeoutMs, b.maxOutputBytes, b.waitMs, b.image, b.env, b.workdir, b.labels, b.maxAttempts,
+                b.waitFor, b.files, b.artifacts, b.workspace, b.stdin, b.tty, b.memoryMb, b.cpus, b.pids, b.tmpfsMb,
+                b.network, b.secrets, b.delayMs, b.startAt, b.retry, b.webhook, b.identity, b.cancelWithParent);
+    }
+
+    /** A request to run {@code command} with the server's defaults; the {@code with} methods add the rest. */
     public static SubmitRequest of(String command) {
-        return new SubmitRequest(command, null, null, null, null, null, null, null, null, null);
+        return builder().command(command).build();
     }
 
     public SubmitRequest withTimeoutMs(Long value) {
-        return new SubmitRequest(command, value, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().timeoutMs(value).build();
     }
 
     public SubmitRequest withMaxOutputBytes(Long value) {
-        return new SubmitRequest(command, timeoutMs, value, waitMs, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().maxOutputBytes(value).build();
     }
 
     public SubmitRequest withWaitMs(Long value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, value, image, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().waitMs(value).build();
     }
 
     public SubmitRequest withImage(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, value, env, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().image(value).build();
     }
 
     public SubmitRequest withEnv(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, value, workdir, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().env(value).build();
     }
 
     public SubmitRequest withWorkdir(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, value, labels, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().workdir(value).build();
     }
 
     public SubmitRequest withLabels(Map<String, String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, value, maxAttempts, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().labels(value).build();
     }
 
     public SubmitRequest withMaxAttempts(Integer value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, value, waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().maxAttempts(value).build();
     }
 
-    public SubmitRequest withFiles(java.util.List<InputFileSpec> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, value, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+    public SubmitRequest withFiles(List<InputFileSpec> value) {
+        return toBuilder().files(value).build();
     }
 
-    public SubmitRequest withArtifacts(java.util.List<String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, value, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+    public SubmitRequest withArtifacts(List<String> value) {
+        return toBuilder().artifacts(value).build();
     }
 
     public SubmitRequest withWorkspace(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, value, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().workspace(value).build();
     }
 
     /** Keeps the command's stdin open for writes ({@code POST …/stdin}). */
     public SubmitRequest withStdin(boolean value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, value ? Boolean.TRUE : null, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().stdin(value ? Boolean.TRUE : null).build();
     }
 
     /** Gives the command a pseudo-terminal (stdin open too). */
     public SubmitRequest withTty(boolean value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, value ? Boolean.TRUE : null, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().tty(value ? Boolean.TRUE : null).build();
     }
 
     /** {@code "end"} or {@code "output"}; see the record's doc. */
     public SubmitRequest withWaitFor(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts, value, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().waitFor(value).build();
     }
 
     /** Asks the run's sandbox for these resources (each null: the node's default); the server clamps them. */
     public SubmitRequest withResources(Integer memoryMbValue, Double cpusValue, Integer pidsValue, Integer tmpfsMbValue) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMbValue, cpusValue, pidsValue, tmpfsMbValue, network, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().memoryMb(memoryMbValue).cpus(cpusValue).pids(pidsValue).tmpfsMb(tmpfsMbValue).build();
     }
 
     /** {@code "egress"}: the run goes out through its node's proxy, to the hosts the operator allows. */
     public SubmitRequest withNetwork(String value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, value, secrets, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+        return toBuilder().network(value).build();
     }
 
     /** Names of the owner's secrets the run gets as environment variables. */
-    public SubmitRequest withSecrets(java.util.List<String> value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, value, delayMs, startAt, retry, webhook, identity, cancelWithParent);
+    public SubmitRequest withSecrets(List<String> value) {
+        return toBuilder().secrets(value).build();
     }
 
     /** Starts no sooner than {@code ms} after the submit. */
     public SubmitRequest withDelayMs(Long ms) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, ms, null, retry, webhook, identity, cancelWithParent);
+        return toBuilder().delayMs(ms).startAt(null).build();
     }
 
     /** Starts no sooner than {@code at}. */
-    public SubmitRequest withStartAt(java.time.Instant at) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, null,
-                at == null ? null : at.toString(), retry, webhook, identity, cancelWithParent);
+    public SubmitRequest withStartAt(Instant at) {
+        return toBuilder().delayMs(null).startAt(at == null ? null : at.toString()).build();
     }
 
     /** Runs a failed command again, up to {@code maxRetries} times (see {@link RetrySpec}). */
     public SubmitRequest withRetry(RetrySpec value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, value, webhook, identity, cancelWithParent);
+        return toBuilder().retry(value).build();
     }
 
     /** POSTs the execution's end to {@code url}, signed with the owner's webhook secret. */
     public SubmitRequest withWebhook(String url) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, retry, url, identity, cancelWithParent);
+        return toBuilder().webhook(url).build();
     }
 
     /**
@@ -205,9 +202,7 @@ public record SubmitRequest(
      * for the server's default audience.
      */
     public SubmitRequest withIdentity(String audience) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, retry, webhook, new IdentityView(audience), cancelWithParent);
+        return toBuilder().identity(new IdentityView(audience)).build();
     }
 
     /**
@@ -215,8 +210,217 @@ public record SubmitRequest(
      * server's default, true).
      */
     public SubmitRequest withCancelWithParent(Boolean value) {
-        return new SubmitRequest(command, timeoutMs, maxOutputBytes, waitMs, image, env, workdir, labels, maxAttempts,
-                waitFor, files, artifacts, workspace, stdin, tty, memoryMb, cpus, pids, tmpfsMb, network, secrets, delayMs,
-                startAt, retry, webhook, identity, value);
+        return toBuilder().cancelWithParent(value).build();
+    }
+
+    /** A builder with every component null, zero or false; each null field is the server's default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this submitRequest's components, to change a few. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.command = command;
+        b.timeoutMs = timeoutMs;
+        b.maxOutputBytes = maxOutputBytes;
+        b.waitMs = waitMs;
+        b.image = image;
+        b.env = env;
+        b.workdir = workdir;
+        b.labels = labels;
+        b.maxAttempts = maxAttempts;
+        b.waitFor = waitFor;
+        b.files = files;
+        b.artifacts = artifacts;
+        b.workspace = workspace;
+        b.stdin = stdin;
+        b.tty = tty;
+        b.memoryMb = memoryMb;
+        b.cpus = cpus;
+        b.pids = pids;
+        b.tmpfsMb = tmpfsMb;
+        b.network = network;
+        b.secrets = secrets;
+        b.delayMs = delayMs;
+        b.startAt = startAt;
+        b.retry = retry;
+        b.webhook = webhook;
+        b.identity = identity;
+        b.cancelWithParent = cancelWithParent;
+        return b;
+    }
+
+    /** Builds a {@link SubmitRequest} by naming its components. */
+    public static final class Builder {
+        private String command;
+        private Long timeoutMs;
+        private Long maxOutputBytes;
+        private Long waitMs;
+        private String image;
+        private Map<String, String> env;
+        private String workdir;
+        private Map<String, String> labels;
+        private Integer maxAttempts;
+        private String waitFor;
+        private List<InputFileSpec> files;
+        private List<String> artifacts;
+        private String workspace;
+        private Boolean stdin;
+        private Boolean tty;
+        private Integer memoryMb;
+        private Double cpus;
+        private Integer pids;
+        private Integer tmpfsMb;
+        private String network;
+        private List<String> secrets;
+        private Long delayMs;
+        private String startAt;
+        private RetrySpec retry;
+        private String webhook;
+        private IdentityView identity;
+        private Boolean cancelWithParent;
+
+        private Builder() {
+        }
+
+        public Builder command(String value) {
+            this.command = value;
+            return this;
+        }
+
+        public Builder timeoutMs(Long value) {
+            this.timeoutMs = value;
+            return this;
+        }
+
+        public Builder maxOutputBytes(Long value) {
+            this.maxOutputBytes = value;
+            return this;
+        }
+
+        public Builder waitMs(Long value) {
+            this.waitMs = value;
+            return this;
+        }
+
+        public Builder image(String value) {
+            this.image = value;
+            return this;
+        }
+
+        public Builder env(Map<String, String> value) {
+            this.env = value;
+            return this;
+        }
+
+        public Builder workdir(String value) {
+            this.workdir = value;
+            return this;
+        }
+
+        public Builder labels(Map<String, String> value) {
+            this.labels = value;
+            return this;
+        }
+
+        public Builder maxAttempts(Integer value) {
+            this.maxAttempts = value;
+            return this;
+        }
+
+        public Builder waitFor(String value) {
+            this.waitFor = value;
+            return this;
+        }
+
+        public Builder files(List<InputFileSpec> value) {
+            this.files = value;
+            return this;
+        }
+
+        public Builder artifacts(List<String> value) {
+            this.artifacts = value;
+            return this;
+        }
+
+        public Builder workspace(String value) {
+            this.workspace = value;
+            return this;
+        }
+
+        public Builder stdin(Boolean value) {
+            this.stdin = value;
+            return this;
+        }
+
+        public Builder tty(Boolean value) {
+            this.tty = value;
+            return this;
+        }
+
+        public Builder memoryMb(Integer value) {
+            this.memoryMb = value;
+            return this;
+        }
+
+        public Builder cpus(Double value) {
+            this.cpus = value;
+            return this;
+        }
+
+        public Builder pids(Integer value) {
+            this.pids = value;
+            return this;
+        }
+
+        public Builder tmpfsMb(Integer value) {
+            this.tmpfsMb = value;
+            return this;
+        }
+
+        public Builder network(String value) {
+            this.network = value;
+            return this;
+        }
+
+        public Builder secrets(List<String> value) {
+            this.secrets = value;
+            return this;
+        }
+
+        public Builder delayMs(Long value) {
+            this.delayMs = value;
+            return this;
+        }
+
+        public Builder startAt(String value) {
+            this.startAt = value;
+            return this;
+        }
+
+        public Builder retry(RetrySpec value) {
+            this.retry = value;
+            return this;
+        }
+
+        public Builder webhook(String value) {
+            this.webhook = value;
+            return this;
+        }
+
+        public Builder identity(IdentityView value) {
+            this.identity = value;
+            return this;
+        }
+
+        public Builder cancelWithParent(Boolean value) {
+            this.cancelWithParent = value;
+            return this;
+        }
+
+        public SubmitRequest build() {
+            return new SubmitRequest(this);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package io.outrun.core.execution;
 
+import io.outrun.model.inputs.StdinMode;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 
@@ -38,61 +40,18 @@ public record Submission(
         int maxAttempts,
         String idempotencyKey,
         RunInputs inputs,
-        io.outrun.model.inputs.StdinMode stdin,
+        StdinMode stdin,
         Resources resources,
-        java.time.Instant startAt,
+        Instant startAt,
         Long delayMs,
         Retry retry,
         String webhook,
         Lineage lineage,
         String identityAudience) {
 
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources,
-                      java.time.Instant startAt, Long delayMs, Retry retry, String webhook) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, startAt, delayMs, retry, webhook, null, null);
-    }
-
-
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources,
-                      java.time.Instant startAt, Long delayMs) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, startAt, delayMs, null, null);
-    }
-
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin, Resources resources) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, resources, null, null, null, null);
-    }
-
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs, io.outrun.model.inputs.StdinMode stdin) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs,
-                stdin, null);
-    }
-
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey, RunInputs inputs) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, inputs, null);
-    }
-
-    public Submission(String owner, String command, String image, String workdir, Map<String, String> env,
-                      Map<String, String> labels, long timeoutMs, int maxOutputBytes, int maxAttempts,
-                      String idempotencyKey) {
-        this(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, idempotencyKey, null);
-    }
-
     public Submission {
         inputs = inputs == null ? RunInputs.NONE : inputs;
-        stdin = stdin == null ? io.outrun.model.inputs.StdinMode.NONE : stdin;
+        stdin = stdin == null ? StdinMode.NONE : stdin;
         resources = resources == null ? Resources.NONE : resources;
         lineage = lineage == null ? Lineage.ROOT : lineage;
         Objects.requireNonNull(owner, "owner");
@@ -103,68 +62,216 @@ public record Submission(
 
     /** A submission with the default limits, for tools and tests. */
     public static Submission of(String owner, String command) {
-        return new Submission(owner, command, null, null, Map.of(), Map.of(), 600_000L, 1 << 20, 3, null);
+        return builder().owner(owner).command(command).timeoutMs(600_000L).maxOutputBytes(1 << 20).maxAttempts(3).build();
     }
 
     public Submission withTimeoutMs(long value) {
-        return new Submission(owner, command, image, workdir, env, labels, value, maxOutputBytes, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().timeoutMs(value).build();
     }
 
     public Submission withMaxAttempts(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, value, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().maxAttempts(value).build();
     }
 
     public Submission withIdempotencyKey(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts, value, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().idempotencyKey(value).build();
     }
 
     public Submission withInputs(RunInputs value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, value, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().inputs(value).build();
     }
 
-    public Submission withStdin(io.outrun.model.inputs.StdinMode value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, value, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+    public Submission withStdin(StdinMode value) {
+        return toBuilder().stdin(value).build();
     }
 
     public Submission withMaxOutputBytes(int value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, value, maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().maxOutputBytes(value).build();
     }
 
     /** Starts no sooner than {@code at} (absolute) or {@code delay} after the insert; both null: at once. */
-    public Submission withStart(java.time.Instant at, Long delay) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, at, delay, retry, webhook, lineage, identityAudience);
+    public Submission withStart(Instant at, Long delay) {
+        return toBuilder().startAt(at).delayMs(delay).build();
     }
 
     public Submission withRetry(Retry value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, value, webhook, lineage, identityAudience);
+        return toBuilder().retry(value).build();
     }
 
     public Submission withLabels(Map<String, String> value) {
-        return new Submission(owner, command, image, workdir, env, value, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().labels(value).build();
     }
 
     public Submission withWebhook(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, value, lineage, identityAudience);
+        return toBuilder().webhook(value).build();
     }
 
     public Submission withResources(Resources value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, value, startAt, delayMs, retry, webhook, lineage, identityAudience);
+        return toBuilder().resources(value).build();
     }
 
     public Submission withLineage(Lineage value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, value, identityAudience);
+        return toBuilder().lineage(value).build();
     }
 
     public Submission withIdentityAudience(String value) {
-        return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes, maxAttempts,
-                idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage, value);
+        return toBuilder().identityAudience(value).build();
+    }
+
+    /** A builder with every component null, zero or false; null parts are their defaults (none, {@link RunInputs#NONE}, ...). */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this submission's components, to change a few. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.owner = owner;
+        b.command = command;
+        b.image = image;
+        b.workdir = workdir;
+        b.env = env;
+        b.labels = labels;
+        b.timeoutMs = timeoutMs;
+        b.maxOutputBytes = maxOutputBytes;
+        b.maxAttempts = maxAttempts;
+        b.idempotencyKey = idempotencyKey;
+        b.inputs = inputs;
+        b.stdin = stdin;
+        b.resources = resources;
+        b.startAt = startAt;
+        b.delayMs = delayMs;
+        b.retry = retry;
+        b.webhook = webhook;
+        b.lineage = lineage;
+        b.identityAudience = identityAudience;
+        return b;
+    }
+
+    /** Builds a {@link Submission} by naming its components. */
+    public static final class Builder {
+        private String owner;
+        private String command;
+        private String image;
+        private String workdir;
+        private Map<String, String> env;
+        private Map<String, String> labels;
+        private long timeoutMs;
+        private int maxOutputBytes;
+        private int maxAttempts;
+        private String idempotencyKey;
+        private RunInputs inputs;
+        private StdinMode stdin;
+        private Resources resources;
+        private Instant startAt;
+        private Long delayMs;
+        private Retry retry;
+        private String webhook;
+        private Lineage lineage;
+        private String identityAudience;
+
+        private Builder() {
+        }
+
+        public Builder owner(String value) {
+            this.owner = value;
+            return this;
+        }
+
+        public Builder command(String value) {
+            this.command = value;
+            return this;
+        }
+
+        public Builder image(String value) {
+            this.image = value;
+            return this;
+        }
+
+        public Builder workdir(String value) {
+            this.workdir = value;
+            return this;
+        }
+
+        public Builder env(Map<String, String> value) {
+            this.env = value;
+            return this;
+        }
+
+        public Builder labels(Map<String, String> value) {
+            this.labels = value;
+            return this;
+        }
+
+        public Builder timeoutMs(long value) {
+            this.timeoutMs = value;
+            return this;
+        }
+
+        public Builder maxOutputBytes(int value) {
+            this.maxOutputBytes = value;
+            return this;
+        }
+
+        public Builder maxAttempts(int value) {
+            this.maxAttempts = value;
+            return this;
+        }
+
+        public Builder idempotencyKey(String value) {
+            this.idempotencyKey = value;
+            return this;
+        }
+
+        public Builder inputs(RunInputs value) {
+            this.inputs = value;
+            return this;
+        }
+
+        public Builder stdin(StdinMode value) {
+            this.stdin = value;
+            return this;
+        }
+
+        public Builder resources(Resources value) {
+            this.resources = value;
+            return this;
+        }
+
+        public Builder startAt(Instant value) {
+            this.startAt = value;
+            return this;
+        }
+
+        public Builder delayMs(Long value) {
+            this.delayMs = value;
+            return this;
+        }
+
+        public Builder retry(Retry value) {
+            this.retry = value;
+            return this;
+        }
+
+        public Builder webhook(String value) {
+            this.webhook = value;
+            return this;
+        }
+
+        public Builder lineage(Lineage value) {
+            this.lineage = value;
+            return this;
+        }
+
+        public Builder identityAudience(String value) {
+            this.identityAudience = value;
+            return this;
+        }
+
+        public Submission build() {
+            return new Submission(owner, command, image, workdir, env, labels, timeoutMs, maxOutputBytes,
+                    maxAttempts, idempotencyKey, inputs, stdin, resources, startAt, delayMs, retry, webhook, lineage,
+                    identityAudience);
+        }
     }
 }

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.execution.Lineage;
+import io.outrun.core.trace.TraceContext;
 import io.outrun.model.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -88,46 +90,47 @@ public final class ExecutionRows {
         Captured[] streams = output == null
                 ? new Captured[] {new Captured(new byte[0], new byte[0], outTotal), new Captured(new byte[0], new byte[0], errTotal)}
                 : null;
-        Execution e = new Execution(
-                id,
-                rs.getString("owner"),
-                rs.getString("command"),
-                rs.getString("image"),
-                rs.getString("workdir"),
-                parse(rs.getString("env_json")),
-                parse(rs.getString("labels_json")),
-                rs.getLong("timeout_ms"),
-                max,
-                status,
-                rs.getInt("attempt"),
-                rs.getInt("max_attempts"),
-                rs.getString("lease_holder"),
-                rs.getLong("lease_epoch"),
-                outputEpoch,
-                instant(rs, "lease_expires_at"),
-                rs.getTimestamp("cancel_requested_at") != null,
-                rs.getString("idempotency_key"),
-                rs.getInt("book_seq"),
-                rs.getObject("job_id", UUID.class),
-                instant(rs, "enqueued_at"),
-                instant(rs, "created_at"),
-                instant(rs, "started_at"),
-                instant(rs, "finished_at"),
-                (Integer) rs.getObject("exit_code"),
-                rs.getString("error_code"),
-                rs.getString("error_message"),
-                streams == null ? null : streams[0],
-                streams == null ? null : streams[1],
-                stdin(rs),
-                resources(rs),
-                instant(rs, "starts_at"),
-                retry(rs),
-                webhook(rs.getString("webhook_json")),
-                io.outrun.core.trace.TraceContext.parse(rs.getString("traceparent"), rs.getString("tracestate")),
-                new io.outrun.core.execution.Lineage(rs.getObject("parent_id", UUID.class), rs.getInt("depth"),
-                        rs.getBoolean("cancel_with_parent")),
-                rs.getString("identity_audience"),
-                progress(rs));
+        Execution e = Execution.builder()
+                .id(id)
+                .owner(rs.getString("owner"))
+                .command(rs.getString("command"))
+                .image(rs.getString("image"))
+                .workdir(rs.getString("workdir"))
+                .env(parse(rs.getString("env_json")))
+                .labels(parse(rs.getString("labels_json")))
+                .timeoutMs(rs.getLong("timeout_ms"))
+                .maxOutputBytes(max)
+                .status(status)
+                .attempt(rs.getInt("attempt"))
+                .maxAttempts(rs.getInt("max_attempts"))
+                .leaseHolder(rs.getString("lease_holder"))
+                .leaseEpoch(rs.getLong("lease_epoch"))
+                .outputEpoch(outputEpoch)
+                .leaseExpiresAt(instant(rs, "lease_expires_at"))
+                .cancelRequested(rs.getTimestamp("cancel_requested_at") != null)
+                .idempotencyKey(rs.getString("idempotency_key"))
+                .bookSeq(rs.getInt("book_seq"))
+                .jobId(rs.getObject("job_id", UUID.class))
+                .enqueuedAt(instant(rs, "enqueued_at"))
+                .createdAt(instant(rs, "created_at"))
+                .startedAt(instant(rs, "started_at"))
+                .finishedAt(instant(rs, "finished_at"))
+                .exitCode((Integer) rs.getObject("exit_code"))
+                .errorCode(rs.getString("error_code"))
+                .errorMessage(rs.getString("error_message"))
+                .stdout(streams == null ? null : streams[0])
+                .stderr(streams == null ? null : streams[1])
+                .stdin(stdin(rs))
+                .resources(resources(rs))
+                .startsAt(instant(rs, "starts_at"))
+                .retry(retry(rs))
+                .webhook(webhook(rs.getString("webhook_json")))
+                .trace(TraceContext.parse(rs.getString("traceparent"), rs.getString("tracestate")))
+                .lineage(new Lineage(rs.getObject("parent_id", UUID.class), rs.getInt("depth"),
+                        rs.getBoolean("cancel_with_parent")))
+                .identityAudience(rs.getString("identity_audience"))
+                .progress(progress(rs))
+                .build();
         if (output == null) {
             return e;
         }

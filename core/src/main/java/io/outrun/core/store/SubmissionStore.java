@@ -115,17 +115,20 @@ public final class SubmissionStore {
      * its insert (its JSON columns parsed again, a dozen timestamps and counters).
      */
     private static Execution newRow(ResultSet rs, Submission s, io.outrun.core.trace.TraceContext trace) throws SQLException {
-        long none = 0;
-        return new Execution(rs.getObject("id", UUID.class), s.owner(), s.command(), s.image(), s.workdir(),
-                s.env(), s.labels(), s.timeoutMs(), s.maxOutputBytes(),
-                ExecutionStatus.fromWire(rs.getString("status")), 0, s.maxAttempts(), null,
-                none, none, null, false, s.idempotencyKey(), rs.getInt("book_seq"), rs.getObject("job_id", UUID.class),
-                ExecutionRows.instant(rs, "enqueued_at"), ExecutionRows.instant(rs, "created_at"), null, null, null, null, null,
-                new Captured(new byte[0], new byte[0], 0),
-                new Captured(new byte[0], new byte[0], 0), io.outrun.core.execution.StdinState.of(s.stdin()), s.resources(),
-                ExecutionRows.instant(rs, "starts_at"), s.retry(),
-                s.webhook() == null ? null : io.outrun.core.execution.Webhook.waiting(s.webhook()), trace, s.lineage(),
-                s.identityAudience(), null);
+        Captured none = new Captured(new byte[0], new byte[0], 0);
+        return Execution.builder()
+                .id(rs.getObject("id", UUID.class)).owner(s.owner()).command(s.command()).image(s.image())
+                .workdir(s.workdir()).env(s.env()).labels(s.labels()).timeoutMs(s.timeoutMs())
+                .maxOutputBytes(s.maxOutputBytes()).maxAttempts(s.maxAttempts()).idempotencyKey(s.idempotencyKey())
+                .status(ExecutionStatus.fromWire(rs.getString("status")))
+                .bookSeq(rs.getInt("book_seq")).jobId(rs.getObject("job_id", UUID.class))
+                .enqueuedAt(ExecutionRows.instant(rs, "enqueued_at")).createdAt(ExecutionRows.instant(rs, "created_at"))
+                .stdout(none).stderr(none)
+                .stdin(io.outrun.core.execution.StdinState.of(s.stdin())).resources(s.resources())
+                .startsAt(ExecutionRows.instant(rs, "starts_at")).retry(s.retry())
+                .webhook(s.webhook() == null ? null : io.outrun.core.execution.Webhook.waiting(s.webhook()))
+                .trace(trace).lineage(s.lineage()).identityAudience(s.identityAudience())
+                .build();
     }
 
     /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */

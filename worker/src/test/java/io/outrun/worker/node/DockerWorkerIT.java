@@ -100,8 +100,8 @@ class DockerWorkerIT {
     }
 
     private static void assertRejected(Core api, String image, String code) throws InterruptedException {
-        Submission s = new Submission("alice", "true", image, null, java.util.Map.of(), java.util.Map.of(),
-                60_000, 1 << 20, 3, null);
+        Submission s = Submission.builder().owner("alice").command("true").image(image).timeoutMs(60_000)
+                .maxOutputBytes(1 << 20).maxAttempts(3).build();
         UUID id = api.service().submit(s).execution().id();
         Execution rejected = Await.until(image + " rejected", Duration.ofSeconds(30),
                 () -> api.submissions().find(id).filter(e -> e.status().isTerminal()).orElse(null));
