@@ -17,7 +17,6 @@ import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
 import io.outrun.core.store.SubmissionStore.Inserted;
 import io.outrun.core.store.Outage;
-import java.util.Objects;
 import java.util.UUID;
 
 /** The handlers of {@code /v1/executions}: every one is scoped to the caller's owner. */
@@ -29,6 +28,7 @@ final class ExecutionRoutes {
     private final ApiConfig config;
     private final ExecutionService service;
     private final SubmissionParser parser;
+    private final SubmitChecks checks;
     private final ExecutionListing listing;
     private final Views views;
     private final Guidance guidance;
@@ -51,6 +51,7 @@ final class ExecutionRoutes {
         this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files).withPublicUrl(publicUrl);
+        this.checks = new SubmitChecks(config, service, secrets, webhooks);
         this.submitBodyBytes = files.submitBodyBytes(config.maxBodyBytes());
         this.listing = listing;
         this.guidance = new Guidance(config);
@@ -65,14 +66,14 @@ final class ExecutionRoutes {
         requireJson(ctx.header("Content-Type"));
         SubmissionParser.Parsed parsed = parser.parse(BodyReader.read(ctx, submitBodyBytes), owner,
                 ctx.header("Idempotency-Key"));
-        Submission submission = asChild(ApiServer.run(ctx), parsed);
-        requireSubmittable(owner, submission);
+        Submission submission = checks.asChild(ApiServer.run(ctx), parsed);
+        checks.requireSubmittable(owner, submission);
         // A W3C traceparent joins the caller's trace (a malformed one starts a new trace, as the spec says).
         Inserted inserted = service.submit(submission,
                 io.outrun.core.trace.TraceContext.parse(ctx.header("traceparent"), ctx.header("tracestate")));
         Execution e = inserted.execution();
         if (!inserted.created()) {
-            requireSameRequest(e, submission);
+            SubmitChecks.requireSameRequest(e, submission);
             ctx.header("Idempotent-Replayed", "true");
         }
         Execution shown = e;
@@ -95,60 +96,8 @@ final class ExecutionRoutes {
                 .withWaitMsClamped(parsed.waitMsClamped()));
     }
 
-    /**
-     * A submit made with a run token (issue 31) is that run's child: labelled {@code parent=<id>},
-     * one deeper than its parent (refused past the operator's {@code --max-child-depth}), and by
-     * default cancelled when its parent ends. Any other submit is a root, whatever its body says.
-     */
-    private Submission asChild(RunScope.Allowed run, SubmissionParser.Parsed parsed) {
-        Submission submission = parsed.submission();
-        if (run == null) {
-            return submission;
-        }
-        int depth = run.depth() + 1;
-        if (depth > config.identity().maxChildDepth()) {
-            throw new ApiError(400, "too_deep", "This run is " + run.depth() + " levels below a root execution; this server"
-                    + " lets children nest " + config.identity().maxChildDepth() + " deep (--max-child-depth).",
-                    "Do the work in this run, or have its parent submit more children instead of nesting deeper.");
-        }
-        requireWithinParent(run.held(), submission);
-        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>(submission.labels());
-        labels.put(SubmissionParser.PARENT_LABEL, run.run().executionId().toString());
-        boolean cancelWithParent = parsed.cancelWithParent() == null || parsed.cancelWithParent();
-        return submission.withLabels(labels)
-                .withLineage(new io.outrun.core.execution.Lineage(run.run().executionId(), depth, cancelWithParent));
-    }
 
-    /**
-     * A child holds no more than its parent: the owner's secrets its parent was given, a network
-     * only if its parent has one, an identity only for its parent's audience, no workspace (the
-     * owner's files, which the parent's token cannot read either). Else code inside a run could
-     * reach, through a child, what its owner never gave it.
-     */
-    private static void requireWithinParent(RunScope.Held held, Submission child) {
-        java.util.List<String> beyond = child.inputs().secrets().stream().filter(s -> !held.secrets().contains(s)).toList();
-        if (!beyond.isEmpty()) {
-            throw exceedsParent("secrets", "names " + String.join(", ", beyond) + ", which this run was not given");
-        }
-        String network = child.resources().network();
-        if (network != null && !network.equals(held.network())) {
-            throw exceedsParent("network", "asks for " + network + ", which this run does not have");
-        }
-        if (child.identityAudience() != null && !child.identityAudience().equals(held.identityAudience())) {
-            throw exceedsParent("identity", held.identityAudience() == null ? "asks for an identity, which this run does not have"
-                    : "asks for audience " + child.identityAudience() + "; this run's identity is for " + held.identityAudience());
-        }
-        if (child.inputs().workspace() != null) {
-            throw exceedsParent("workspace", "names a workspace: a run's children use none (they would read the owner's"
-                    + " files, which the run's own token cannot)");
-        }
-    }
 
-    private static ApiError exceedsParent(String field, String why) {
-        return new ApiError(403, "exceeds_parent", field + ": this child " + why + ". A run's child holds no more than"
-                + " the run: the secrets it was given, its network, its identity's audience, no workspace.",
-                "Drop the field, or have the run's submitter give the run itself what its children need.");
-    }
 
     /**
      * {@code POST /v1/executions/{id}/progress} (issue 31): the run's own token only (RunScope has
@@ -187,64 +136,9 @@ final class ExecutionRoutes {
     static final long PROGRESS_EVERY_MS = 250;
     private final java.util.concurrent.ConcurrentHashMap<UUID, Long> lastProgress = new java.util.concurrent.ConcurrentHashMap<>();
 
-    /**
-     * A run naming a secret its owner does not have would fail on a worker: refused here. (One
-     * deleted after this check fails its run with {@code secret_unavailable}, naming it.)
-     */
-    private void requireSecrets(String owner, io.outrun.core.execution.Submission submission) {
-        java.util.List<String> names = submission.inputs().secrets();
-        if (names.isEmpty()) {
-            return;
-        }
-        // A repeat of an accepted submission answers it, as ever, whatever became of its secrets since.
-        if (isRepeat(owner, submission)) {
-            return;
-        }
-        if (!secrets.hasKey()) {
-            throw SecretRoutes.notConfigured();
-        }
-        io.outrun.core.secrets.SecretStore.Check check = secrets.check(owner, names);
-        if (!check.missing().isEmpty()) {
-            throw SecretRoutes.unknown(400, check.missing());
-        }
-        if (check.bytes() > io.outrun.core.secrets.SecretName.MAX_RUN_BYTES) {
-            throw ApiError.invalid("secrets", "the secrets named hold " + check.bytes() + " bytes together; a run gets at"
-                    + " most " + io.outrun.core.secrets.SecretName.MAX_RUN_BYTES + " (they travel in its environment)");
-        }
-    }
 
-    /** What a worker would refuse, refused now: unknown secrets, a webhook without a signing secret. */
-    void requireSubmittable(String owner, io.outrun.core.execution.Submission submission) {
-        requireSecrets(owner, submission);
-        if (submission.webhook() != null && !isRepeat(owner, submission)) {
-            requireWebhookAllowed(submission.webhook());
-            webhooks.requireSecret(owner);
-        }
-    }
 
-    /**
-     * The operator's {@code --webhook-allow} decides, after resolving the name: a webhook must
-     * never reach into the fleet's own network.
-     */
-    private void requireWebhookAllowed(String webhook) {
-        io.outrun.model.egress.EgressPolicy allowed = config.webhooks();
-        if (allowed.isEmpty()) {
-            throw new ApiError(400, "webhook_not_allowed", "webhook: this server sends no webhooks (its operator has"
-                    + " allowed no destination).", "Submit without `webhook` and poll or follow the execution, or ask the"
-                    + " operator to allow your receiver with --webhook-allow.");
-        }
-        io.outrun.core.webhook.WebhookUrl url = io.outrun.core.webhook.WebhookUrl.parse(webhook);
-        io.outrun.model.egress.EgressPolicy.Decision decision = allowed.decide(url.host(), url.port());
-        if (!decision.allowed()) {
-            throw new ApiError(400, "webhook_not_allowed", "webhook: " + decision.refusal(),
-                    "Use a receiver the operator allows, or submit without `webhook`.");
-        }
-    }
 
-    private boolean isRepeat(String owner, io.outrun.core.execution.Submission submission) {
-        return submission.idempotencyKey() != null
-                && service.findByIdempotencyKey(owner, submission.idempotencyKey()).isPresent();
-    }
 
     /** Stops the thread that shows progress on the dashboard. */
     void close() {
@@ -253,7 +147,7 @@ final class ExecutionRoutes {
 
     /** The routes of an owner's schedules, whose submissions are checked as this submit checks one. */
     ScheduleRoutes schedules(io.outrun.core.schedule.Schedules schedules) {
-        return new ScheduleRoutes(schedules, parser, this::requireSubmittable, submitBodyBytes);
+        return new ScheduleRoutes(schedules, parser, checks::requireSubmittable, submitBodyBytes);
     }
 
     void get(Context ctx) {
@@ -475,37 +369,7 @@ final class ExecutionRoutes {
         }
     }
 
-    /** The same retry policy asked for (what the retries made since do not count). */
-    private static boolean samePolicy(io.outrun.core.execution.Retry first, io.outrun.core.execution.Retry repeat) {
-        if (first == null || repeat == null) {
-            return first == repeat;
-        }
-        return first.maxRetries() == repeat.maxRetries() && first.backoffMs() == repeat.backoffMs()
-                && new java.util.HashSet<>(first.on()).equals(new java.util.HashSet<>(repeat.on()));
-    }
 
-    /** A repeat of an idempotency key must be the same request, or it is a caller's bug worth naming. */
-    private static void requireSameRequest(Execution first, Submission repeat) {
-        boolean same = first.command().equals(repeat.command())
-                && Objects.equals(first.image(), repeat.image())
-                && Objects.equals(first.workdir(), repeat.workdir())
-                && first.env().equals(repeat.env())
-                && first.labels().equals(repeat.labels())
-                && first.timeoutMs() == repeat.timeoutMs()
-                && first.maxAttempts() == repeat.maxAttempts()
-                && first.maxOutputBytes() == repeat.maxOutputBytes()
-                && first.stdin().mode() == repeat.stdin()
-                && first.resources().equals(repeat.resources())
-                && samePolicy(first.retry(), repeat.retry())
-                && Objects.equals(first.webhook() == null ? null : first.webhook().url(), repeat.webhook())
-                && (first.startsAt() != null) == (repeat.startAt() != null || repeat.delayMs() != null);
-        if (!same) {
-            throw new ApiError(409, "idempotency_key_reused", "Idempotency-Key " + repeat.idempotencyKey()
-                    + " was already used for a different request (execution " + first.id() + ").",
-                    ch -> "Use a new " + ch.idempotencyKey() + " for a new command, or " + ch.show(first.id())
-                            + " for the execution the key already names.");
-        }
-    }
 
     /**
      * The body must be sent as JSON. A missing Content-Type is taken as JSON (a bare client);

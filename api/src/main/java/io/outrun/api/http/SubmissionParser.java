@@ -166,7 +166,7 @@ final class SubmissionParser {
     /**
      * {@code "webhook": "https://…"}: where its end is POSTed (issue 28), checked in shape here;
      * whether the operator allows it is asked after the idempotent-repeat check
-     * ({@code ExecutionRoutes#requireSubmittable}), and again before every attempt.
+     * ({@code SubmitChecks#requireSubmittable}), and again before every attempt.
      */
     private String webhook(JsonNode root) {
         String text = string(root, "webhook", io.outrun.core.webhook.WebhookUrl.MAX_LENGTH);

@@ -85,7 +85,7 @@ public final class ExecutionsTable {
             SELECT r.status = 'running' AND r.attempt = :attempt AND r.lease_epoch = :epoch
                 AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = r.id AND l.epoch = r.lease_epoch
                   AND l.expires_at > now()) AS live, r.depth, r.job_id, r.network, r.identity_audience,
-              -- What the run itself holds: its children may hold no more (ExecutionRoutes.asChild).
+              -- What the run itself holds: its children may hold no more (SubmitChecks.asChild).
               coalesce((SELECT i.secrets FROM execution_inputs i WHERE i.execution_id = r.id), '{}') AS secrets,
               (:target::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM executions c WHERE c.id = :target::uuid
                 AND c.parent_id = r.id AND c.owner = r.owner)) AS child
