@@ -19,7 +19,8 @@ import java.util.Set;
 /**
  * Reads and checks the body of a submit. Each problem becomes a 400 that names the field;
  * limits above the server's maximum are clamped, not rejected. Strings are checked for NUL,
- * which PostgreSQL cannot store, so no input reaches the database in a shape it refuses.
+ * which PostgreSQL cannot store, so no input reaches the database in a shape it refuses. The
+ * fields it knows are {@link SubmissionField}'s; {@link JsonFields} reads each one.
  */
 final class SubmissionParser {
 
@@ -54,7 +55,7 @@ final class SubmissionParser {
     /**
      * A checked submission, how long its caller wants to wait, and whether for any output or only
      * the end; {@code cancelWithParent} is what the body said (null: nothing), which only a run's
-     * child takes ({@code ExecutionRoutes#submit}).
+     * child takes ({@link SubmitChecks#asChild}).
      */
     record Parsed(Submission submission, long waitMs, boolean waitForOutput, Long waitMsClamped, Boolean cancelWithParent) {
     }
