@@ -72,7 +72,7 @@ class SqlStyleTest {
         // Tests run in the worker module's directory; its parent holds every module.
         Path root = Path.of("").toAbsolutePath().getParent();
         List<Path> files = new ArrayList<>();
-        for (String module : List.of("api", "worker")) {
+        for (String module : List.of("api", "cli", "worker")) {
             Path sources = root.resolve(module).resolve("src/main/java");
             assertThat(sources).isDirectory();
             try (Stream<Path> walk = Files.walk(sources)) {
