@@ -2,7 +2,6 @@ package io.outrun.sandbox.docker;
 
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Container;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
@@ -16,7 +15,6 @@ import java.io.InputStream;
 import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -47,6 +45,7 @@ public final class DockerSandbox implements Sandbox {
     private final DockerSandboxConfig config;
     private final DockerClients clients;
     private final EngineWatch watch;
+    private final LeftoverContainers leftovers;
     private final Set<DockerRun> open = ConcurrentHashMap.newKeySet();
     /** The VOLUMEs each image declares, looked up once a minute at most (an operator may re-tag). */
     private final Map<String, ImageVolumes> volumes = new ConcurrentHashMap<>();
@@ -67,6 +66,10 @@ public final class DockerSandbox implements Sandbox {
         this.clients = new DockerClients(config);
         this.watch = new EngineWatch(clients, config.nodeId());
         this.owner = new ContainerRecipe.Owner(config.nodeId(), null);
+        this.leftovers = new LeftoverContainers(clients, config, () -> {
+            WarmPool p = pool;
+            return p == null ? null : p.incarnation();
+        });
     }
 
     /** False while the engine's event stream is down: the engine is away (restarting, stopped). */
@@ -382,7 +385,7 @@ public final class DockerSandbox implements Sandbox {
         if (output != null) {
             output.closeQuietly();
         }
-        remove(containerId);
+        LeftoverContainers.removeContainer(clients, containerId);
     }
 
     /**
@@ -398,114 +401,7 @@ public final class DockerSandbox implements Sandbox {
      */
     @Override
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
-        Map<String, String> filter = config.leftoverScope() == DockerSandboxConfig.LeftoverScope.NODE
-                ? Map.of(ContainerRecipe.LABEL_OUTRUN, "1", ContainerRecipe.LABEL_NODE, config.nodeId())
-                : Map.of(ContainerRecipe.LABEL_OUTRUN, "1");
-        List<Container> containers;
-        try {
-            containers = clients.control.listContainersCmd().withShowAll(true).withLabelFilter(filter).exec();
-        } catch (RuntimeException e) {
-            throw new SandboxUnavailableException("the Docker engine at " + config.dockerHost() + " does not answer: "
-                    + e.getMessage(), e);
-        }
-        int removed = 0;
-        for (Container container : containers) {
-            if (!isCurrent(container, stillCurrent) && remove(container.getId())) {
-                removed++;
-            }
-        }
-        removeLeftoverVolumes(filter, stillCurrent);
-        return removed;
-    }
-
-    /** Workdir volumes of runs no longer live (their containers are gone by now, or the removal waits for the next round). */
-    private void removeLeftoverVolumes(Map<String, String> filter, LeftoverPolicy stillCurrent) {
-        try {
-            var answer = clients.control.listVolumesCmd()
-                    .withFilter("label", filter.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList())
-                    .exec();
-            if (answer.getVolumes() == null) {
-                return;
-            }
-            for (var volume : answer.getVolumes()) {
-                Map<String, String> labels = volume.getLabels() == null ? Map.of() : volume.getLabels();
-                if (ofAnotherDeployment(labels, stillCurrent)) {
-                    continue;
-                }
-                boolean current;
-                try {
-                    current = stillCurrent.isCurrent(UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION)),
-                            Long.parseLong(labels.get(ContainerRecipe.LABEL_EPOCH)));
-                } catch (RuntimeException e) {
-                    current = false;
-                }
-                if (!current) {
-                    WorkdirVolume.removeVolume(clients, volume.getName());
-                }
-            }
-        } catch (RuntimeException e) {
-            log.warn("listing leftover workdir volumes failed ({})", e.getMessage());
-        }
-    }
-
-
-    /**
-     * A pooled container (started ahead of need, so without an execution's labels) stays while
-     * the node process it names lives: its own pool's, waiting or running a run, or another
-     * live node's.
-     */
-    private boolean isCurrentPooled(Container container, LeftoverPolicy stillCurrent) {
-        String incarnation = container.getLabels().get(ContainerRecipe.LABEL_INCARNATION);
-        WarmPool p = pool;
-        if (incarnation == null) {
-            return false;
-        }
-        if (p != null && incarnation.equals(p.incarnation())) {
-            return true;
-        }
-        return stillCurrent.incarnationLive(incarnation);
-    }
-
-    /**
-     * True for what another deployment sharing this engine made (its own database, its own runs
-     * and pools): never judged here, whatever its labels say.
-     */
-    private static boolean ofAnotherDeployment(Map<String, String> labels, LeftoverPolicy stillCurrent) {
-        String theirs = labels == null ? null : labels.get(ContainerRecipe.LABEL_DEPLOYMENT);
-        String ours = stillCurrent.deployment();
-        return theirs != null && ours != null && !theirs.equals(ours);
-    }
-
-    private boolean isCurrent(Container container, LeftoverPolicy stillCurrent) {
-        Map<String, String> labels = container.getLabels();
-        if (ofAnotherDeployment(labels, stillCurrent)) {
-            return true;
-        }
-        if (labels != null && labels.containsKey(ContainerRecipe.LABEL_POOL)) {
-            return isCurrentPooled(container, stillCurrent);
-        }
-        try {
-            UUID execution = UUID.fromString(labels.get(ContainerRecipe.LABEL_EXECUTION));
-            long epoch = Long.parseLong(labels.get(ContainerRecipe.LABEL_EPOCH));
-            return stillCurrent.isCurrent(execution, epoch);
-        } catch (RuntimeException e) {
-            // Also containers of nodes older than lease epochs: their run's lease is long gone.
-            log.warn("container {} has unreadable Outrun labels {}; removing it", container.getId(), labels);
-            return false;
-        }
-    }
-
-    /** Kills and removes a container; true when it was removed by this call. */
-    private boolean remove(String containerId) {
-        try {
-            clients.control.removeContainerCmd(containerId).withForce(true).withRemoveVolumes(true).exec();
-            return true;
-        } catch (NotFoundException e) {
-            return false;
-        } catch (RuntimeException e) {
-            log.warn("removing container {} failed", containerId, e);
-            return false;
-        }
+        return leftovers.remove(stillCurrent);
     }
 
     /** Closes (kills and removes) every run still open, then the engine connections. */

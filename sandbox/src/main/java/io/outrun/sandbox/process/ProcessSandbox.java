@@ -45,6 +45,7 @@ public final class ProcessSandbox implements Sandbox {
     /** This node's pid files are {@code <execution>.<epoch>.<tag>.pid}: the watchdog watches only those. */
     private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
     private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
+    private final LeftoverRuns leftovers = new LeftoverRuns(RUNS, tag);
     private final Path wrapper;
     /** Each run in bubblewrap ({@link #isolated}), or null: plain host processes. */
     private volatile Bubblewrap bubblewrap;
@@ -79,103 +80,21 @@ public final class ProcessSandbox implements Sandbox {
             this.wrapper = scratch.resolve("outrun-run.sh");
             WRAPPER.writeTo(wrapper);
             Files.createDirectories(RUNS);
-            // This JVM, by pid and start time: while it lives, its runs are its own to judge.
-            long self = ProcessHandle.current().pid();
-            Files.writeString(nodeFile(tag), self + " " + RunGroups.startTime(self) + "\n");
+            leftovers.registerNode();
         } catch (IOException e) {
             throw new SandboxUnavailableException("cannot create a scratch directory for the process sandbox", e);
-        }
-    }
-
-    /** {@code <tag>.node}: the JVM (pid and start time) whose sandbox has that tag. */
-    private static Path nodeFile(String tag) {
-        return RUNS.resolve(tag + ".node");
-    }
-
-    /**
-     * Whether the sandbox of {@code tag} belongs to a JVM still alive on this host. Its runs are
-     * then its own to judge, whoever asks: another deployment on the same host (another database,
-     * in which they are not current) or a test beside a benchmark must not kill them. A dead
-     * JVM's runs can never have their lease renewed again; any node may judge them.
-     */
-    private static boolean nodeAlive(String tag) {
-        try {
-            String[] text = Files.readString(nodeFile(tag)).strip().split(" ");
-            String start = RunGroups.startTime(Long.parseLong(text[0]));
-            return start != null && start.equals(text[1]);
-        } catch (IOException | RuntimeException e) {
-            return false; // no node file (an older node's runs, or its JVM closed it): judged as before
         }
     }
 
     /**
      * Kills process groups of runs that are no longer current, found through their pid files:
      * a SIGKILLed worker's commands live on (they have their own session) until this finds them.
-     * Runs of another sandbox whose JVM still lives are left to it (see {@link #nodeAlive}).
+     * Runs of another sandbox whose JVM still lives are left to it (see {@link LeftoverRuns}).
      */
     @Override
     public int removeLeftovers(LeftoverPolicy stillCurrent) {
         watchdog.revive();
-        int removed = 0;
-        java.util.List<Path> pidFiles;
-        try (var files = Files.list(RUNS)) {
-            pidFiles = files.filter(f -> f.getFileName().toString().endsWith(".pid")).toList();
-        } catch (IOException e) {
-            throw new SandboxException("cannot list leftover runs in " + RUNS, e);
-        }
-        if (pidFiles.isEmpty()) {
-            return 0;
-        }
-        RunGroups groups = RunGroups.scan();
-        for (Path file : pidFiles) {
-            // <execution>.<epoch>.<node tag>.pid (<execution>.<epoch>.pid from before the tag)
-            String[] parts = file.getFileName().toString().split("\\.");
-            java.util.UUID id;
-            long epoch;
-            long pid;
-            String start;
-            try {
-                if (parts.length != 3 && parts.length != 4) {
-                    continue;
-                }
-                id = java.util.UUID.fromString(parts[0]);
-                epoch = Long.parseLong(parts[1]);
-                if (parts.length == 4 && !parts[2].equals(tag) && nodeAlive(parts[2])) {
-                    continue;
-                }
-                // <pid> <start time> <lease file>; only <pid> in a file from before the start time.
-                String[] text = Files.readString(file).strip().split(" ", 3);
-                pid = Long.parseLong(text[0]);
-                start = text.length > 1 && !text[1].isEmpty() ? text[1] : null;
-            } catch (IllegalArgumentException | IOException e) {
-                continue;
-            }
-            try {
-                if (pid == 0) {
-                    // The worker's placeholder: the run is being started, or its spawn never happened.
-                    if (!stillCurrent.isCurrent(id, epoch) && Files.getLastModifiedTime(file).toMillis()
-                            < System.currentTimeMillis() - 60_000) {
-                        Files.deleteIfExists(file);
-                    }
-                    continue;
-                }
-                if (!groups.isLive(pid, start)) {
-                    // Every process of the run is gone (ended, or killed by its kill switch): only the
-                    // file is left, and deciding about it costs the database nothing.
-                    Files.deleteIfExists(file);
-                    continue;
-                }
-                if (stillCurrent.isCurrent(id, epoch)) {
-                    continue;
-                }
-                ProcessRun.killGroup(pid);
-                removed++;
-                Files.deleteIfExists(file);
-            } catch (IOException e) {
-                // Left for the next pass.
-            }
-        }
-        return removed;
+        return leftovers.remove(stillCurrent);
     }
 
     /**
@@ -375,11 +294,7 @@ public final class ProcessSandbox implements Sandbox {
             }
         }
         watchdog.close();
-        try {
-            Files.deleteIfExists(nodeFile(tag));
-        } catch (IOException ignored) {
-            // A node file whose JVM is gone counts for nothing.
-        }
+        leftovers.unregisterNode();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.outrun.worker.cli;
 
+import io.outrun.cli.Format;
 import io.outrun.core.config.ConfigException;
 import io.outrun.core.identity.SigningKeys;
 import io.outrun.core.secrets.SecretsKey;

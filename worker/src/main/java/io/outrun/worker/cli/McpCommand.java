@@ -5,6 +5,7 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.outrun.cli.ClientOptions;
 import io.outrun.client.OutrunClient;
 import io.outrun.api.mcp.OutrunTools;
 import java.io.FilterInputStream;

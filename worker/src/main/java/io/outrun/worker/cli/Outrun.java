@@ -1,5 +1,18 @@
 package io.outrun.worker.cli;
 
+import io.outrun.cli.AttachCommand;
+import io.outrun.cli.CancelCommand;
+import io.outrun.cli.GetCommand;
+import io.outrun.cli.LogsCommand;
+import io.outrun.cli.LsCommand;
+import io.outrun.cli.ProgressCommand;
+import io.outrun.cli.RunCommand;
+import io.outrun.cli.ScheduleCommand;
+import io.outrun.cli.SecretCommand;
+import io.outrun.cli.SendCommand;
+import io.outrun.cli.StatusCommand;
+import io.outrun.cli.UsageException;
+import io.outrun.cli.WebhookSecretCommand;
 import io.outrun.core.config.ConfigException;
 import io.outrun.worker.dev.DevDirException;
 import io.outrun.sandbox.SandboxException;
@@ -8,7 +21,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code outrun} command: every role (migrate, worker, api, dev) and the client commands.
+ * The {@code outrun} command: every role (migrate, worker, api, dev) and the client commands
+ * (io.outrun.cli, the HTTP API only).
  * Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
  */
 @Command(name = "outrun", mixinStandardHelpOptions = true, version = "outrun " + Outrun.VERSION,
@@ -49,7 +63,8 @@ public final class Outrun implements Runnable {
     public static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Outrun());
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            if (ex instanceof ConfigException) {
+            // The node's settings and the client commands' arguments alike: a usage error.
+            if (ex instanceof ConfigException || ex instanceof UsageException) {
                 commandLine.getErr().println("outrun: configuration error: " + ex.getMessage());
                 commandLine.getErr().flush();
                 return 2;

@@ -2,6 +2,7 @@ package io.outrun.worker.architecture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outrun.cli.RunCommand;
 import io.outrun.client.OutrunClient;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.core.service.Core;
@@ -36,8 +37,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The shape of the code, checked on every build: no cycle between Outrun's packages, no package
  * split across modules, and each module depends only on the modules below it (client and model
- * on none, sandbox on model, core on client and model, api on core: an API node carries no
- * sandbox and no docker-java; worker on all; the test kit, used by every module's tests, on none, and no main
+ * on none, sandbox on model, the client commands (cli) on client and model: a client carries no
+ * node runtime; core on client and model, api on core: an API node carries no sandbox and no
+ * docker-java; worker on all; the test kit, used by every module's tests, on none, and no main
  * code on it). The edges are the union of what the
  * compiled classes reference ({@code jdeps}, which sees fully qualified names in code) and what
  * the sources import (which sees references to constants, inlined by the compiler and so absent
@@ -50,9 +52,10 @@ class PackageDependenciesTest {
             "client", Set.of(),
             "model", Set.of(),
             "sandbox", Set.of("model"),
+            "cli", Set.of("client", "model"),
             "core", Set.of("client", "model"),
             "api", Set.of("core", "client", "model"),
-            "worker", Set.of("client", "model", "sandbox", "core", "api"),
+            "worker", Set.of("client", "cli", "model", "sandbox", "core", "api"),
             "testkit", Set.of());
 
     private static final Pattern JDEPS_EDGE = Pattern.compile("^\\s+(io\\.outrun\\.\\S+)\\s+->\\s+(io\\.outrun\\.\\S+)\\s");
@@ -71,6 +74,7 @@ class PackageDependenciesTest {
         roots.put("client", origin(OutrunClient.class));
         roots.put("model", origin(io.outrun.model.output.Captured.class));
         roots.put("sandbox", origin(Sandbox.class));
+        roots.put("cli", origin(RunCommand.class));
         roots.put("core", origin(Core.class));
         roots.put("api", origin(ApiServer.class));
         roots.put("worker", origin(WorkerNode.class));

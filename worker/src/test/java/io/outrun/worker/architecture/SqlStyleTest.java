@@ -75,7 +75,7 @@ class SqlStyleTest {
         // Tests run in the worker module's directory; its parent holds every module.
         Path root = Path.of("").toAbsolutePath().getParent();
         List<Path> files = new ArrayList<>();
-        for (String module : List.of("core", "api", "worker")) {
+        for (String module : List.of("core", "api", "cli", "worker")) {
             Path sources = root.resolve(module).resolve("src/main/java");
             assertThat(sources).isDirectory();
             try (Stream<Path> walk = Files.walk(sources)) {

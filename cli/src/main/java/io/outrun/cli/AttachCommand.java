@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.client.OutrunException;
@@ -16,7 +16,7 @@ import picocli.CommandLine.Parameters;
         "Attach to an execution submitted with --stdin or --tty: your input goes to its stdin (Ctrl-D sends end of"
                 + " file), its output streams back until it ends. Exits with its exit code.",
         "Detaching (Ctrl-C) leaves it running; attach again at any time."})
-final class AttachCommand extends ClientCommand {
+public final class AttachCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;

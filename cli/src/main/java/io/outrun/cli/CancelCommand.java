@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.client.wire.ExecutionView;
@@ -8,7 +8,7 @@ import picocli.CommandLine.Parameters;
 
 /** Cancels a queued or running execution. */
 @Command(name = "cancel", mixinStandardHelpOptions = true, description = "Cancel a queued or running execution.")
-final class CancelCommand extends ClientCommand {
+public final class CancelCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;

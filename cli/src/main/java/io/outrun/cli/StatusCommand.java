@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.ExecutionView;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -9,7 +8,7 @@ import picocli.CommandLine.Parameters;
 
 /** Shows one execution: state, exit code, times, error and what to do next. */
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show an execution's state.")
-final class StatusCommand extends ClientCommand {
+public final class StatusCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -23,7 +22,7 @@ final class StatusCommand extends ClientCommand {
     @Override
     int run(OutrunClient client) {
         if (waitMs < 0) {
-            throw new ConfigException("--wait-ms must be at least 0, got " + waitMs);
+            throw new UsageException("--wait-ms must be at least 0, got " + waitMs);
         }
         ExecutionView v = client.get(id, waitMs, json ? "full" : "none");
         if (json) {

@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.ExecutionView;
 import io.outrun.client.wire.SubmitRequest;
 import java.io.IOException;
@@ -23,7 +22,7 @@ import picocli.CommandLine.Parameters;
         "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument,",
         "or pass a script of any size with --file PATH (--file - reads stdin).",
         "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed."})
-final class RunCommand extends ClientCommand {
+public final class RunCommand extends ClientCommand {
 
     private static final long WAIT_STEP_MS = 30_000;
 
@@ -125,10 +124,10 @@ final class RunCommand extends ClientCommand {
     @Override
     int run(OutrunClient client) {
         if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
-            throw new ConfigException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
+            throw new UsageException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
         if ((waitForEnd ? 1 : 0) + (follow ? 1 : 0) + (waitForOutput ? 1 : 0) > 1) {
-            throw new ConfigException("choose one of --wait, --follow and --wait-for-output");
+            throw new UsageException("choose one of --wait, --follow and --wait-for-output");
         }
         SubmitRequest request = new SubmitRequest(commandText(), common.timeoutMs, maxOutputBytes,
                 waitForEnd || waitForOutput ? WAIT_STEP_MS : null, common.image, common.env, workdir, common.labels, maxAttempts,
@@ -145,7 +144,7 @@ final class RunCommand extends ClientCommand {
             try {
                 request = request.withStartAt(java.time.OffsetDateTime.parse(startAt).toInstant());
             } catch (java.time.format.DateTimeParseException e) {
-                throw new ConfigException("--start-at must be an ISO-8601 instant with its offset, e.g."
+                throw new UsageException("--start-at must be an ISO-8601 instant with its offset, e.g."
                         + " 2026-12-24T18:00:00Z, got: " + startAt);
             }
         }
@@ -192,11 +191,11 @@ final class RunCommand extends ClientCommand {
     private String commandText() {
         boolean args = command != null && !command.isEmpty();
         if (file != null && args) {
-            throw new ConfigException("give the command either after -- or with --script, not both");
+            throw new UsageException("give the command either after -- or with --script, not both");
         }
         if (file == null) {
             if (!args) {
-                throw new ConfigException("no command: give it after -- (outrun run -- 'make test'), or with --script PATH"
+                throw new UsageException("no command: give it after -- (outrun run -- 'make test'), or with --script PATH"
                         + " (--script - reads it from stdin; --file sends input files)");
             }
             return String.join(" ", command);
@@ -205,11 +204,11 @@ final class RunCommand extends ClientCommand {
             byte[] bytes = file.equals("-") ? System.in.readAllBytes() : Files.readAllBytes(Path.of(file));
             String text = new String(bytes, StandardCharsets.UTF_8);
             if (text.isBlank()) {
-                throw new ConfigException("--script " + file + " holds no command");
+                throw new UsageException("--script " + file + " holds no command");
             }
             return text;
         } catch (IOException e) {
-            throw new ConfigException("--script " + file + " cannot be read: " + e.getMessage());
+            throw new UsageException("--script " + file + " cannot be read: " + e.getMessage());
         }
     }
 }

@@ -1,8 +1,7 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.ApiException;
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.ProgressView;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,7 +16,7 @@ import picocli.CommandLine.Parameters;
         "Report this run's progress, from inside the run: outrun progress 40 \"2 of 5 shards\".",
         "It shows in every poll, in outrun status and in the dashboard; the latest report is kept.",
         "Quiet on success; a report sooner than 250 ms after the last is retried once a little later."})
-final class ProgressCommand extends ClientCommand {
+public final class ProgressCommand extends ClientCommand {
 
     static final String EXECUTION_ENV = "OUTRUN_EXECUTION_ID";
     /** Attempts when the API answers progress_too_fast (one report per 250 ms per execution). */
@@ -39,12 +38,12 @@ final class ProgressCommand extends ClientCommand {
     @Override
     int run(OutrunClient client) throws InterruptedException {
         if (id == null || id.isBlank()) {
-            throw new ConfigException("no execution: outrun progress reports for the run it is called from ("
+            throw new UsageException("no execution: outrun progress reports for the run it is called from ("
                     + EXECUTION_ENV + " is unset here); pass --id ID to name one");
         }
         Integer pct = percent();
         if (pct == null && message == null) {
-            throw new ConfigException("nothing to report: give a PERCENT (0 to 100), a MESSAGE, or both");
+            throw new UsageException("nothing to report: give a PERCENT (0 to 100), a MESSAGE, or both");
         }
         for (int attempt = 1; ; attempt++) {
             try {
@@ -75,6 +74,6 @@ final class ProgressCommand extends ClientCommand {
         } catch (NumberFormatException e) {
             // answered below
         }
-        throw new ConfigException("PERCENT must be a number from 0 to 100 (or - for a message alone), got: " + percent);
+        throw new UsageException("PERCENT must be a number from 0 to 100 (or - for a message alone), got: " + percent);
     }
 }

@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -25,7 +24,7 @@ public final class ClientOptions {
             + " `outrun progress` reports; else the token `outrun dev` wrote to .outrun/dev-token)")
     String token;
 
-    OutrunClient client() {
+    public OutrunClient client() {
         String url = first(api, DEFAULT_API);
         URI base;
         try {
@@ -34,16 +33,16 @@ public final class ClientOptions {
                 throw new IllegalArgumentException("not an http(s) URL");
             }
         } catch (IllegalArgumentException e) {
-            throw new ConfigException("--api must be an http(s) URL such as " + DEFAULT_API + ", got: " + url);
+            throw new UsageException("--api must be an http(s) URL such as " + DEFAULT_API + ", got: " + url);
         }
         String t = first(token, System.getenv(RUN_TOKEN_ENV), devToken());
         if (t == null || t.isBlank()) {
-            throw new ConfigException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
+            throw new UsageException("no token: pass --token or set OUTRUN_TOKEN (an operator creates one with"
                     + " `outrun token create --owner NAME`; `outrun dev` writes one to .outrun/dev-token)");
         }
         t = t.strip();
         if (!printable(t)) {
-            throw new ConfigException("the token contains spaces or control characters; pass it exactly as"
+            throw new UsageException("the token contains spaces or control characters; pass it exactly as"
                     + " `outrun token create` printed it");
         }
         return new OutrunClient(base, t).withChannel("cli");

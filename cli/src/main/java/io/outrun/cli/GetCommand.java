@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.client.wire.ArtifactList;
@@ -13,7 +13,7 @@ import picocli.CommandLine.Parameters;
 /** Lists an execution's artifacts, or downloads one (streamed to a file or stdout). */
 @Command(name = "get", mixinStandardHelpOptions = true, description = "List an execution's artifacts, or download one:"
         + " outrun get ID (list), outrun get ID NAME [-o FILE|-].")
-final class GetCommand extends ClientCommand {
+public final class GetCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;

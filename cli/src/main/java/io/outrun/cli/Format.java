@@ -1,12 +1,12 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 /** Small text helpers of the client commands. */
-final class Format {
+public final class Format {
 
     private Format() {
     }
 
-    static String duration(long ms) {
+    public static String duration(long ms) {
         if (ms < 1000) {
             return ms + " ms";
         }

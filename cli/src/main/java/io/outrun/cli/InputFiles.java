@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.wire.InputFileSpec;
-import io.outrun.core.config.ConfigException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,12 +24,12 @@ final class InputFiles {
             Path local = Path.of(colon > 0 ? arg.substring(0, colon) : arg);
             String remote = colon > 0 ? arg.substring(colon + 1) : local.getFileName().toString();
             if (!Files.isRegularFile(local)) {
-                throw new ConfigException("--file " + arg + ": " + local + " is not a readable file");
+                throw new UsageException("--file " + arg + ": " + local + " is not a readable file");
             }
             try {
                 files.add(InputFileSpec.of(remote, Files.readAllBytes(local), mode(local)));
             } catch (IOException e) {
-                throw new ConfigException("--file " + arg + " cannot be read: " + e.getMessage());
+                throw new UsageException("--file " + arg + " cannot be read: " + e.getMessage());
             }
         }
         return files;

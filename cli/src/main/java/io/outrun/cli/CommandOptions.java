@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import java.util.List;
 import java.util.Map;

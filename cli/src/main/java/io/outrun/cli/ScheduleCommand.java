@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.Schedule;
 import io.outrun.client.wire.SubmitRequest;
 import java.util.List;
@@ -12,7 +11,7 @@ import picocli.CommandLine.Parameters;
 /** Your recurring schedules: add (a command run on a cron or every N ms), list and remove. */
 @Command(name = "schedule", mixinStandardHelpOptions = true, description = "Add, list or remove recurring schedules.",
         subcommands = {ScheduleCommand.Add.class, ScheduleCommand.Ls.class, ScheduleCommand.Rm.class})
-final class ScheduleCommand implements Runnable {
+public final class ScheduleCommand implements Runnable {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -51,7 +50,7 @@ final class ScheduleCommand implements Runnable {
         @Override
         int run(OutrunClient client) {
             if (command == null || command.isEmpty()) {
-                throw new ConfigException("no command: give it after -- (outrun schedule add NAME --every-ms 60000 -- 'make sweep')");
+                throw new UsageException("no command: give it after -- (outrun schedule add NAME --every-ms 60000 -- 'make sweep')");
             }
             SubmitRequest submission = new SubmitRequest(String.join(" ", command), common.timeoutMs, null, null,
                     common.image, common.env, null, common.labels, null, null).withSecrets(common.secrets)

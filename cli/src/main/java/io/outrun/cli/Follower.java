@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.outrun.client.OutrunClient;

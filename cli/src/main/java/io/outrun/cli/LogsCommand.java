@@ -1,4 +1,4 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.client.wire.OutputChunk;
@@ -10,7 +10,7 @@ import picocli.CommandLine.Parameters;
 @Command(name = "logs", mixinStandardHelpOptions = true, description = {
         "Print an execution's output (stdout to stdout, stderr to stderr), then its cursor on stderr.",
         "With --follow, exits with the command's exit code (124 timed out, 130 cancelled)."})
-final class LogsCommand extends ClientCommand {
+public final class LogsCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;

@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.OutputChunk;
 import io.outrun.client.wire.StdinWritten;
 import java.util.List;
@@ -14,7 +13,7 @@ import picocli.CommandLine.Parameters;
         "Write TEXT and a newline to the stdin of an execution submitted with --stdin or --tty, then print what"
                 + " it printed in answer (waiting up to --wait-ms for it).",
         "Writes reach the command in order, each once; a re-run attempt starts with everything written so far."})
-final class SendCommand extends ClientCommand {
+public final class SendCommand extends ClientCommand {
 
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -37,7 +36,7 @@ final class SendCommand extends ClientCommand {
     int run(OutrunClient client) {
         String typed = text == null || text.isEmpty() ? "" : String.join(" ", text) + (noNewline ? "" : "\n");
         if (typed.isEmpty() && !eof) {
-            throw new ConfigException("nothing to send: give TEXT, or --eof to close the command's stdin");
+            throw new UsageException("nothing to send: give TEXT, or --eof to close the command's stdin");
         }
         StdinWritten w = client.writeStdin(id, typed, eof);
         if (waitMs > 0) {

@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionSummary;
 import picocli.CommandLine.Command;
@@ -9,7 +8,7 @@ import picocli.CommandLine.Option;
 
 /** Lists the caller's executions, newest first. */
 @Command(name = "ls", mixinStandardHelpOptions = true, description = "List your executions, newest first.")
-final class LsCommand extends ClientCommand {
+public final class LsCommand extends ClientCommand {
 
     @Option(names = "--status", description = "Only this status: queued, running, succeeded, failed, timed_out, cancelled")
     String status;
@@ -30,7 +29,7 @@ final class LsCommand extends ClientCommand {
     @Override
     int run(OutrunClient client) {
         if (limit < 1) {
-            throw new ConfigException("--limit must be at least 1, got " + limit);
+            throw new UsageException("--limit must be at least 1, got " + limit);
         }
         ExecutionPage page = client.list(status, labels == null ? java.util.Map.of() : labels, limit, after);
         if (json) {

@@ -1,7 +1,6 @@
-package io.outrun.worker.cli;
+package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
-import io.outrun.core.config.ConfigException;
 import io.outrun.client.wire.SecretList;
 import java.io.Console;
 import java.io.IOException;
@@ -20,7 +19,7 @@ import picocli.CommandLine.Parameters;
  */
 @Command(name = "secret", mixinStandardHelpOptions = true, description = "Set, list or remove your secrets.",
         subcommands = {SecretCommand.Set.class, SecretCommand.Ls.class, SecretCommand.Rm.class})
-final class SecretCommand implements Runnable {
+public final class SecretCommand implements Runnable {
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -55,7 +54,7 @@ final class SecretCommand implements Runnable {
             if (console != null) {
                 char[] typed = console.readPassword("value of %s (not shown): ", name);
                 if (typed == null) {
-                    throw new ConfigException("no value given for secret " + name);
+                    throw new UsageException("no value given for secret " + name);
                 }
                 return new String(typed);
             }
