@@ -47,7 +47,7 @@ final class ExecutionRoutes {
         this.config = config;
         this.webhooks = webhooks;
         this.progress = progress;
-        this.dashboard = new io.outrun.core.books.ProgressOnDashboard(service.books().storage());
+        this.dashboard = new io.outrun.core.books.ProgressOnDashboard(service.books());
         this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files).withPublicUrl(publicUrl);

@@ -1,5 +1,8 @@
 package io.outrun.core.books;
 
+import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.store.SubmissionStore;
 import java.util.List;
 import java.util.function.Supplier;
 import org.jobrunr.jobs.states.StateName;
@@ -30,5 +33,34 @@ public record BookEntry(StateName state, String why, Supplier<List<String>> summ
 
     public static BookEntry deleted(String why, Supplier<List<String>> summary) {
         return new BookEntry(StateName.DELETED, why, summary);
+    }
+
+    /**
+     * The one mapping from how an execution ended to how its job ends, used by every end of a
+     * job as its execution ended (its node's, the sweep's for books left open, an admin's requeue
+     * ended again): {@code SUCCEEDED}; {@code DELETED} for a cancel; else {@code FAILED} with
+     * {@code why}.
+     */
+    public static BookEntry as(ExecutionStatus ended, String why, Supplier<List<String>> summary) {
+        return switch (ended) {
+            case SUCCEEDED -> succeeded(summary);
+            case CANCELLED -> deleted(why, summary);
+            default -> failed(why, summary);
+        };
+    }
+
+    /**
+     * The end of the job of attempt {@code attempt} of {@code e}, run on {@code node}, as {@code e}
+     * ended, with its {@link Summary} (whose output tail is read from {@code store}).
+     */
+    public static BookEntry mirror(Execution e, int attempt, String node, SubmissionStore store) {
+        String message = why(e.status(), e.errorCode(), e.errorMessage());
+        return as(e.status(), message, () -> Summary.of(e, attempt, node,
+                e.status() == ExecutionStatus.SUCCEEDED ? "" : message, store));
+    }
+
+    /** The one line that says how an execution ended: {@code error_code: message}, or its status. */
+    public static String why(ExecutionStatus status, String errorCode, String errorMessage) {
+        return (errorCode == null ? "" : errorCode + ": ") + (errorMessage == null ? status.wire() : errorMessage);
     }
 }

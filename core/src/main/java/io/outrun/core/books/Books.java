@@ -3,21 +3,27 @@ package io.outrun.core.books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.JobIds;
-import io.outrun.core.notify.Notifier;
-import io.outrun.core.store.Channels;
+import io.outrun.core.notify.Wakes;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.context.JobDashboardLogger;
+import org.jobrunr.jobs.context.JobDashboardProgressBar;
 import org.jobrunr.jobs.details.CachingJobDetailsGenerator;
+import org.jobrunr.jobs.lambdas.IocJobLambda;
 import org.jobrunr.jobs.states.StateName;
 import org.jobrunr.scheduling.JobBuilder;
 import org.jobrunr.scheduling.JobScheduler;
+import org.jobrunr.scheduling.RecurringJobBuilder;
+import org.jobrunr.scheduling.ScheduleException;
+import org.jobrunr.scheduling.cron.InvalidCronExpressionException;
+import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.storage.ConcurrentJobModificationException;
 import org.jobrunr.storage.JobNotFoundException;
 import org.jobrunr.storage.StorageProvider;
@@ -27,41 +33,42 @@ import org.slf4j.LoggerFactory;
 import static org.jobrunr.scheduling.JobBuilder.aJob;
 
 /**
- * Hands executions to the fleet as JobRunr jobs that carry only the execution id.
+ * The one writer of JobRunr's jobs: every job Outrun writes (an execution's book, a schedule's
+ * recurring job and its firings) is created, moved to another state, given dashboard lines or
+ * saved here, and nowhere else ({@code OneBooksWriterTest}). The node's books ({@link JobBooks})
+ * and the progress on the dashboard ({@link ProgressOnDashboard}) decide when; this class writes.
  *
  * <p>The job is Outrun's book of the execution for the dashboard, not its dispatch: worker nodes
  * claim queued rows themselves and JobRunr's servers never pick these jobs up. The
  * {@code executions} row is always committed first; the job is enqueued after, with the UUID of
  * the row's current dispatch, so a repeat is a no-op; a crash in between leaves a row without a
  * job, which the node that claims it writes. JobRunr's retries are off: attempts are Outrun's.
+ * Every change of a stored job is one save under JobRunr's version check: a job someone else
+ * wrote meanwhile (an admin, another node, the sweep) keeps their write.
  */
 public final class Books {
 
     private static final Logger LOG = LoggerFactory.getLogger(Books.class);
     private static final int LABEL_MAX = 45;
 
+    /** Said by a requeued job of an ended execution, which ends again as it did. */
+    static final String NEVER_AGAIN = " This job was requeued on the dashboard, but an execution's end never changes:"
+            + " submit the command anew to run it again.";
+
     private final JobScheduler scheduler;
     private final StorageProvider storage;
-    private final Notifier notifier;
-    /** Work handed to JobRunr since the last wake-up was sent: how many nodes the next one wakes. */
-    private final AtomicInteger wakesWanted = new AtomicInteger();
-    private final ExecutorService waker = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "outrun-waker");
-        t.setDaemon(true);
-        return t;
-    });
+    private final Wakes wakes;
 
-    public Books(StorageProvider storage, Notifier notifier) {
+    /** @param wakes only for the deprecated wake-ups below, until their last callers send them through {@link Wakes} */
+    public Books(StorageProvider storage, Wakes wakes) {
         this.storage = storage;
         // JobRunr's own default (JobRunr.configure()): analyses the job lambda's bytecode once per call
         // site, not on every enqueue as the bare JobScheduler(storage) does (a quarter of a submit's CPU).
         this.scheduler = new JobScheduler(storage, new CachingJobDetailsGenerator(), List.of());
-        this.notifier = notifier;
+        this.wakes = wakes;
     }
 
-    public JobScheduler scheduler() {
-        return scheduler;
-    }
+    // ---- An execution's book: enqueued, retired, ended by the sweep ----
 
     /** Enqueues the job of a queued execution's current dispatch (its book; it wakes nobody). */
     public void enqueue(UUID executionId, int bookSeq, String owner, String command) {
@@ -81,15 +88,14 @@ public final class Books {
      * SCHEDULED on the dashboard until then, when JobRunr enqueues it; the claim that runs it is
      * Outrun's, by the row's own time. Null or past: enqueued now.
      */
-    public void enqueue(UUID executionId, int bookSeq, String owner, String command, java.time.Instant startsAt) {
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command, Instant startsAt) {
         enqueue(executionId, bookSeq, owner, command, 1, startsAt);
     }
 
-    /** As {@link #enqueue(UUID, int, String, String, java.time.Instant)}, for the given attempt. */
-    public void enqueue(UUID executionId, int bookSeq, String owner, String command, int attempt,
-                        java.time.Instant startsAt) {
+    /** As {@link #enqueue(UUID, int, String, String, Instant)}, for the given attempt. */
+    public void enqueue(UUID executionId, int bookSeq, String owner, String command, int attempt, Instant startsAt) {
         JobBuilder job = job(executionId, bookSeq, owner, command, attempt);
-        if (startsAt != null && startsAt.isAfter(java.time.Instant.now())) {
+        if (startsAt != null && startsAt.isAfter(Instant.now())) {
             job = job.scheduleAt(startsAt);
         }
         scheduler.create(job);
@@ -102,50 +108,6 @@ public final class Books {
                 .withLabels(label("owner:" + owner))
                 .withAmountOfRetries(0)
                 .<ExecutionRunner>withJobLambda(runner -> runner.run(executionId));
-    }
-
-    /**
-     * Tells the fleet there is one more piece of new work: one node with a free slot is woken on
-     * its own channel (see {@link Notifier#wakeNodes}), never the whole fleet, which would
-     * send every idle node into a claim for one execution. The NOTIFY is sent by one
-     * background thread, and wake-ups that arrive while one is pending share its statement (it
-     * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
-     */
-    public void wake() {
-        if (wakesWanted.getAndIncrement() == 0) {
-            waker.execute(() -> {
-                int wanted = wakesWanted.getAndSet(0);
-                if (wanted == 0) {
-                    return;
-                }
-                try {
-                    notifier.wakeNodes(wanted);
-                } catch (RuntimeException e) {
-                    LOG.warn("could not wake nodes; they find the work at their next poll", e);
-                }
-            });
-        }
-    }
-
-    /** See {@link Notifier#relayWake}; never throws (a lost relay costs at most a poll interval). */
-    public void relayWake(String ownChannel) {
-        try {
-            notifier.relayWake(ownChannel);
-        } catch (RuntimeException e) {
-            LOG.warn("could not relay a wake-up; the work starts at a run's end or the next poll", e);
-        }
-    }
-
-    /**
-     * Sends a notification to the fleet. A lost one costs only latency: nodes still find work at
-     * their next poll and cancels at their next heartbeat.
-     */
-    public void wake(String channel, String payload) {
-        try {
-            notifier.notify(channel, payload);
-        } catch (RuntimeException e) {
-            LOG.warn("could not notify {}; the fleet falls back to polling", channel, e);
-        }
     }
 
     /**
@@ -166,15 +128,6 @@ public final class Books {
             LOG.debug("JobRunr job {} changed while being retired; left as it is now", jobId);
         } catch (RuntimeException e) {
             LOG.warn("could not retire JobRunr job {}: {}", jobId, e.toString());
-        }
-    }
-
-    /** True when the job exists and is DELETED (an admin's delete on the dashboard, or ours). */
-    public boolean isDeleted(UUID jobId) {
-        try {
-            return storage.getJobById(jobId).hasState(StateName.DELETED);
-        } catch (JobNotFoundException e) {
-            return false;
         }
     }
 
@@ -211,40 +164,78 @@ public final class Books {
 
     /**
      * Ends a job its node left ENQUEUED or PROCESSING when it stopped right after its execution
-     * ended: as the execution ended ({@code SUCCEEDED}, {@code DELETED} for a cancel, else
-     * {@code FAILED} with {@code why}), with {@code summary} on its page. A job someone wrote
-     * meanwhile (its node after all, an admin) is left as it is.
+     * ended, as {@code end} says (see {@link BookEntry#as}). A job someone wrote meanwhile (its node
+     * after all, an admin) is left as it is.
      *
      * @return true when the job was ended here
      */
-    public boolean closeLeftOpen(UUID jobId, ExecutionStatus ended, String why, List<String> summary) {
+    public boolean closeLeftOpen(UUID jobId, BookEntry end) {
         return end(jobId, job -> (job.hasState(StateName.PROCESSING) || job.hasState(StateName.ENQUEUED))
                 // one that ended once is an admin's Requeue, which the sweep's dashboard watch ends again
-                && job.getJobStates().stream().noneMatch(s -> s.getName() == StateName.SUCCEEDED
-                        || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED), ended, why, summary);
+                && !endedOnce(job), end);
     }
 
     /**
-     * Ends a job that {@code open} says is still open as {@code ended} (SUCCEEDED; DELETED for a
-     * cancel; else FAILED with {@code why}), with {@code summary} on its page, in one save under
-     * JobRunr's version check: a job someone wrote meanwhile keeps their write.
+     * An admin requeued the job {@code jobId} of an execution that ended (or of an attempt the
+     * execution went on without): it ends again as its execution did (found by
+     * {@code executions}), saying why, and nothing runs.
+     *
+     * @return true when the job was ended again here
+     */
+    public boolean endRequeued(UUID jobId, Function<UUID, Optional<Execution>> executions) {
+        try {
+            Job job = storage.getJobById(jobId);
+            // Requeued means enqueued again after an end; a job that never ended is one whose
+            // node's books are behind (they write within a second): theirs to end.
+            if (!job.hasState(StateName.ENQUEUED) || !endedOnce(job)) {
+                return false;
+            }
+            Object carried = job.getJobDetails().getJobParameters().isEmpty() ? null
+                    : job.getJobDetails().getJobParameters().get(0).getObject();
+            Optional<Execution> found = carried instanceof UUID id ? executions.apply(id) : Optional.empty();
+            if (found.isEmpty()) {
+                end(job, BookEntry.deleted("the execution this job carried no longer exists (pruned)", List::of));
+            } else if (found.get().status().isTerminal() && found.get().jobId().equals(jobId)) {
+                Execution e = found.get();
+                end(job, BookEntry.as(e.status(), BookEntry.why(e.status(), e.errorCode(), e.errorMessage()) + NEVER_AGAIN,
+                        List::of));
+            } else if (found.get().status() == ExecutionStatus.QUEUED && found.get().jobId().equals(jobId)) {
+                return false; // its own queued job (an admin's requeue of a job deleted a moment ago)
+            } else {
+                end(job, BookEntry.deleted("superseded: execution " + found.get().id() + " is "
+                        + found.get().status().wire() + " under JobRunr job " + found.get().jobId()
+                        + "; this job carries nothing." + NEVER_AGAIN, List::of));
+            }
+            storage.save(job);
+            LOG.warn("JobRunr job {} was requeued on the dashboard; it ended again as {}", jobId, job.getState());
+            return true;
+        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
+            return false; // gone or changed again: the next sweep looks at it anew
+        } catch (RuntimeException e) {
+            LOG.warn("could not end requeued JobRunr job {} again: {}", jobId, e.toString());
+            return false;
+        }
+    }
+
+    private static boolean endedOnce(Job job) {
+        return job.getJobStates().stream().anyMatch(s -> s.getName() == StateName.SUCCEEDED
+                || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED);
+    }
+
+    /**
+     * Ends a job that {@code open} says is still open as {@code end} says, with its summary on its
+     * page, in one save under JobRunr's version check: a job someone wrote meanwhile keeps their
+     * write.
      *
      * @return true when the job was ended here
      */
-    private boolean end(UUID jobId, java.util.function.Predicate<Job> open, ExecutionStatus ended, String why,
-                        List<String> summary) {
+    private boolean end(UUID jobId, Predicate<Job> open, BookEntry end) {
         try {
             Job job = storage.getJobById(jobId);
             if (!open.test(job)) {
                 return false;
             }
-            JobDashboardLogger page = new JobDashboardLogger(job);
-            summary.forEach(page::info);
-            switch (ended) {
-                case SUCCEEDED -> job.succeeded();
-                case CANCELLED -> job.delete(why);
-                default -> job.failed(why, new JobFailure(why));
-            }
+            end(job, end);
             storage.save(job);
             return true;
         } catch (JobNotFoundException | ConcurrentJobModificationException e) {
@@ -256,27 +247,173 @@ public final class Books {
     }
 
     /**
+     * The one end of a job (not saved yet): the summary on its page, then {@code SUCCEEDED},
+     * {@code FAILED} with the one line that says why (no stack trace) or {@code DELETED} with it.
+     */
+    static void end(Job job, BookEntry end) {
+        summaryOn(job, end);
+        switch (end.state()) {
+            case SUCCEEDED -> job.succeeded();
+            case FAILED -> job.failed(end.why(), new JobFailure(end.why()));
+            default -> job.delete(end.why());
+        }
+    }
+
+    private static void summaryOn(Job job, BookEntry end) {
+        List<String> lines;
+        try {
+            lines = end.summary().get();
+        } catch (RuntimeException e) {
+            lines = List.of(end.why(), "(no summary: " + e.getMessage() + ")");
+        }
+        lines.forEach(new JobDashboardLogger(job)::info);
+    }
+
+    // ---- The node's side ({@link JobBooks}) and progress ({@link ProgressOnDashboard}) ----
+
+    /** The stored job, if there is one; reads write nothing. */
+    Optional<Job> find(UUID jobId) {
+        try {
+            return Optional.of(storage.getJobById(jobId));
+        } catch (JobNotFoundException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** A claimed job that still waits (ENQUEUED or SCHEDULED) shows PROCESSING on {@code server}; true when it changed. */
+    static boolean startProcessing(Job job, BackgroundJobServer server) {
+        if (!job.hasState(StateName.ENQUEUED) && !job.hasState(StateName.SCHEDULED)) {
+            return false; // ended elsewhere (an admin, the sweep): its end stands
+        }
+        if (job.hasState(StateName.SCHEDULED)) {
+            job.enqueue();
+        }
+        job.startProcessingOn(server);
+        return true;
+    }
+
+    /**
+     * The node's end of its attempt's job: a PROCESSING job ends as {@code end} says; one that
+     * someone else ended (an admin's delete) keeps their end and gets the summary when DELETED.
+     * True when the job changed.
+     */
+    static boolean endOnNode(Job job, BookEntry end) {
+        if (job.hasState(StateName.PROCESSING)) {
+            end(job, end);
+            return true;
+        }
+        if (job.hasState(StateName.DELETED)) {
+            summaryOn(job, end);
+            return true;
+        }
+        return false;
+    }
+
+    /** A running job is written again, which keeps JobRunr's orphan check from failing it; true when it changed. */
+    static boolean refresh(Job job) {
+        if (!job.hasState(StateName.PROCESSING)) {
+            return false;
+        }
+        job.updateProcessing();
+        return true;
+    }
+
+    /** Saves the jobs in one transaction; returns those that were not saved (someone else changed them, or the save failed). */
+    List<Job> save(List<Job> dirty) {
+        if (dirty.isEmpty()) {
+            return List.of();
+        }
+        try {
+            storage.save(dirty);
+            return List.of();
+        } catch (ConcurrentJobModificationException e) {
+            // Changed by someone else since read (an admin, the sweep): read again at the next
+            // write, which keeps their end or writes ours on top of what they wrote.
+            List<Job> failed = e.getConcurrentUpdatedJobs();
+            LOG.debug("{} JobRunr jobs changed meanwhile; read again", failed.size());
+            return failed;
+        } catch (RuntimeException e) {
+            LOG.warn("could not save {} JobRunr jobs ({}); trying again", dirty.size(), e.toString());
+            return dirty;
+        }
+    }
+
+    /**
+     * A run's progress on its PROCESSING job's page: {@code percent} on JobRunr's progress bar,
+     * {@code line} (when not null) a line of its dashboard log. False when the job was saved
+     * meanwhile (a version clash): shown at a later flush.
+     */
+    boolean showProgress(Job job, Integer percent, String line) {
+        if (percent != null) {
+            new JobDashboardProgressBar(job, 100L).setProgress(percent);
+        }
+        if (line != null) {
+            new JobDashboardLogger(job).info(line);
+        }
+        try {
+            storage.save(job);
+            return true;
+        } catch (ConcurrentJobModificationException e) {
+            return false;
+        }
+    }
+
+    // ---- Schedules (issue 28): their recurring jobs and their firings ----
+
+    /**
+     * The recurring job {@code id} that fires {@code firing} on {@code cron} (or, when null, every
+     * {@code everyMs}) in {@code zone}, named and labelled so (labels under 45 characters).
+     *
+     * @throws IllegalArgumentException a cron expression, interval or zone JobRunr cannot use (with why)
+     */
+    public <S> RecurringBook recurring(String id, String name, List<String> labels, ZoneId zone, String cron,
+                                   Long everyMs, IocJobLambda<S> firing) {
+        RecurringJobBuilder job = RecurringJobBuilder.aRecurringJob().withId(id).withName(name).withLabels(labels)
+                .withAmountOfRetries(0)
+                .withZoneId(zone)
+                .withJobLambda(firing);
+        try {
+            return new RecurringBook(cron != null ? job.withCron(cron) : job.withInterval(Duration.ofMillis(everyMs)));
+        } catch (RuntimeException e) {
+            throw refused(e);
+        }
+    }
+
+    /**
+     * Writes (or writes again: JobRunr's save is an upsert) a schedule's recurring job.
+     *
+     * @throws IllegalArgumentException JobRunr refused it (its cron check), with why
+     */
+    public void schedule(RecurringBook recurring) {
+        try {
+            scheduler.createRecurrently(recurring.job());
+        } catch (RuntimeException e) {
+            throw refused(e);
+        }
+    }
+
+    /** Deletes a schedule's recurring job: it fires no more. */
+    public void unschedule(String id) {
+        scheduler.deleteRecurringJob(id);
+    }
+
+    /** JobRunr's own refusals of a schedule (its cron parser, its interval and label checks) as what they are. */
+    private static RuntimeException refused(RuntimeException e) {
+        if (e instanceof ScheduleException || e instanceof InvalidCronExpressionException
+                || e instanceof IllegalArgumentException) {
+            return new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
+        }
+        return e;
+    }
+
+    /**
      * Ends a schedule's firing job (issue 28) once Outrun handled it: SUCCEEDED ({@code ran}) or
      * DELETED, with {@code what} on its page. Any ENQUEUED firing is ended, an admin's Requeue of
      * one too (it runs nothing again: its execution is keyed by the job's id).
      */
     public void endFiring(UUID jobId, boolean ran, String what) {
-        end(jobId, job -> job.hasState(StateName.ENQUEUED), ran ? ExecutionStatus.SUCCEEDED : ExecutionStatus.CANCELLED,
-                what, List.of(what));
-    }
-
-    public StorageProvider storage() {
-        return storage;
-    }
-
-    /** Sends what wake-up is pending, then stops the waker thread. */
-    public void close() {
-        waker.shutdown();
-        try {
-            waker.awaitTermination(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        end(jobId, job -> job.hasState(StateName.ENQUEUED),
+                ran ? BookEntry.succeeded(() -> List.of(what)) : BookEntry.deleted(what, () -> List.of(what)));
     }
 
     /** What an admin sees on the dashboard: the owner, the start of the command, and the attempt from the second on. */
@@ -288,5 +425,25 @@ public final class Books {
 
     private static String label(String text) {
         return text.length() <= LABEL_MAX ? text : text.substring(0, LABEL_MAX);
+    }
+
+    // ---- Wake-ups are dispatch's: these delegates go once their last caller uses Wakes ----
+
+    /** @deprecated a wake-up is dispatch, not books: {@link Wakes#wake()} */
+    @Deprecated
+    public void wake() {
+        wakes.wake();
+    }
+
+    /** @deprecated {@link Wakes#relayWake(String)} */
+    @Deprecated
+    public void relayWake(String ownChannel) {
+        wakes.relayWake(ownChannel);
+    }
+
+    /** @deprecated {@link Wakes#wake(String, String)} */
+    @Deprecated
+    public void wake(String channel, String payload) {
+        wakes.wake(channel, payload);
     }
 }

@@ -1,25 +1,19 @@
 package io.outrun.core.books;
 
-import io.outrun.core.books.Books;
-import io.outrun.core.books.JobFailure;
 import io.outrun.core.execution.Execution;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jobrunr.jobs.Job;
-import org.jobrunr.jobs.context.JobDashboardLogger;
-import org.jobrunr.jobs.states.StateName;
 import org.jobrunr.server.BackgroundJobServer;
-import org.jobrunr.storage.ConcurrentJobModificationException;
-import org.jobrunr.storage.JobNotFoundException;
-import org.jobrunr.storage.StorageProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * dispatch path. One thread writes what runs and ends have told it, every {@link #FLUSH}, all in
  * one JobRunr save (one transaction); an attempt that ends before its start was written gets
  * both states in one write. Only JobRunr's public API is used: {@code getJobById}, the
- * {@code Job} state methods, {@code save} with its version check.
+ * {@code Job} state methods, {@code save} with its version check; what is written is written by
+ * {@link Books}, the one writer of JobRunr's jobs: this class keeps what is due and when.
  *
  * <p>A job changed by someone else meanwhile (an admin deleted it, the sweep failed it as lost)
  * fails the version check: its stored end stands, and the summary is added to it when it ended
@@ -49,7 +44,6 @@ public final class JobBooks implements AutoCloseable {
     static final Duration FLUSH = Duration.ofSeconds(1);
     static final Duration MISSING_GRACE = Duration.ofSeconds(5);
 
-    private final StorageProvider storage;
     private final Books books;
     private final Supplier<BackgroundJobServer> server;
     private final Duration refresh;
@@ -64,9 +58,7 @@ public final class JobBooks implements AutoCloseable {
      * @param refresh how often a running job is saved again: below JobRunr's server timeout
      *                (poll interval × its multiplicand), after which its orphan check fails it
      */
-    public JobBooks(StorageProvider storage, Books books, Supplier<BackgroundJobServer> server,
-                    Duration refresh) {
-        this.storage = storage;
+    public JobBooks(Books books, Supplier<BackgroundJobServer> server, Duration refresh) {
         this.books = books;
         this.server = server;
         this.refresh = refresh;
@@ -166,27 +158,14 @@ public final class JobBooks implements AutoCloseable {
                 Job job = entry.job;
                 boolean changed = false;
                 if (!entry.started) {
-                    if (job.hasState(StateName.ENQUEUED) || job.hasState(StateName.SCHEDULED)) {
-                        if (job.hasState(StateName.SCHEDULED)) {
-                            job.enqueue();
-                        }
-                        job.startProcessingOn(jobServer);
-                        changed = true;
-                    }
+                    changed = Books.startProcessing(job, jobServer);
                     entry.started = true; // or it ended elsewhere (an admin, the sweep): its end stands
                 }
                 if (entry.end != null) {
-                    if (job.hasState(StateName.PROCESSING)) {
-                        end(job, entry.end);
-                        changed = true;
-                    } else if (!changed) {
-                        keepSummary(job, entry.end);
-                        changed = job.hasState(StateName.DELETED);
-                    }
+                    changed |= Books.endOnNode(job, entry.end);
                     ending.add(id);
-                } else if (job.hasState(StateName.PROCESSING) && !changed && now - entry.savedAt > refresh.toNanos()) {
-                    job.updateProcessing();
-                    changed = true;
+                } else if (!changed && now - entry.savedAt > refresh.toNanos()) {
+                    changed = Books.refresh(job);
                 }
                 if (changed) {
                     dirty.add(job);
@@ -204,41 +183,25 @@ public final class JobBooks implements AutoCloseable {
     /** Reads the entry's job; false when it is not there (yet). */
     private boolean read(Entry entry) {
         UUID id = entry.claimed.jobId();
-        try {
-            entry.job = storage.getJobById(id);
+        Optional<Job> job = books.find(id);
+        if (job.isPresent()) {
+            entry.job = job.get();
             return true;
-        } catch (JobNotFoundException e) {
-            if (System.nanoTime() - entry.since > MISSING_GRACE.toNanos() && !entry.created) {
-                // The API stored the row and died before it enqueued the job: written here.
-                Execution c = entry.claimed;
-                LOG.warn("execution {} has no JobRunr job {}; writing it", c.id(), id);
-                books.enqueue(c.id(), c.bookSeq(), c.owner(), c.command(), c.attempt());
-                entry.created = true;
-            }
-            return false;
         }
+        if (System.nanoTime() - entry.since > MISSING_GRACE.toNanos() && !entry.created) {
+            // The API stored the row and died before it enqueued the job: written here.
+            Execution c = entry.claimed;
+            LOG.warn("execution {} has no JobRunr job {}; writing it", c.id(), id);
+            books.enqueue(c.id(), c.bookSeq(), c.owner(), c.command(), c.attempt());
+            entry.created = true;
+        }
+        return false;
     }
 
     /** Saves the jobs in one transaction; returns those someone else changed since they were read. */
     private Set<UUID> save(List<Job> dirty) {
-        if (dirty.isEmpty()) {
-            return Set.of();
-        }
-        List<Job> failed;
-        try {
-            storage.save(dirty);
-            return Set.of();
-        } catch (ConcurrentJobModificationException e) {
-            // Changed by someone else since read (an admin, the sweep): read again at the next
-            // write, which keeps their end or writes ours on top of what they wrote.
-            failed = e.getConcurrentUpdatedJobs();
-            LOG.debug("{} JobRunr jobs changed meanwhile; read again", failed.size());
-        } catch (RuntimeException e) {
-            failed = dirty;
-            LOG.warn("could not save {} JobRunr jobs ({}); trying again", dirty.size(), e.toString());
-        }
         Set<UUID> ids = new HashSet<>();
-        for (Job job : failed) {
+        for (Job job : books.save(dirty)) {
             ids.add(job.getId());
             Entry entry = entries.get(job.getId());
             if (entry != null) {
@@ -249,32 +212,6 @@ public final class JobBooks implements AutoCloseable {
             }
         }
         return ids;
-    }
-
-    private static void end(Job job, BookEntry end) {
-        JobDashboardLogger logger = new JobDashboardLogger(job);
-        summary(end).forEach(logger::info);
-        switch (end.state()) {
-            case SUCCEEDED -> job.succeeded();
-            case FAILED -> job.failed(end.why(), new JobFailure(end.why()));
-            default -> job.delete(end.why());
-        }
-    }
-
-    private static List<String> summary(BookEntry end) {
-        try {
-            return end.summary().get();
-        } catch (RuntimeException e) {
-            return List.of(end.why(), "(no summary: " + e.getMessage() + ")");
-        }
-    }
-
-    /** A job someone else ended (an admin's delete): its end stands, the summary is added to it. */
-    private static void keepSummary(Job job, BookEntry end) {
-        if (job.hasState(StateName.DELETED)) {
-            JobDashboardLogger logger = new JobDashboardLogger(job);
-            summary(end).forEach(logger::info);
-        }
     }
 
     /** How many jobs this node keeps the books of now (tests). */

@@ -1,16 +1,12 @@
 package io.outrun.core.books;
 
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.jobrunr.jobs.Job;
-import org.jobrunr.jobs.context.JobDashboardLogger;
-import org.jobrunr.jobs.context.JobDashboardProgressBar;
 import org.jobrunr.jobs.states.StateName;
-import org.jobrunr.storage.ConcurrentJobModificationException;
-import org.jobrunr.storage.JobNotFoundException;
-import org.jobrunr.storage.StorageProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * each job, and written every {@link #FLUSH} from one thread, so a run reporting four times a
  * second costs its job one save per flush, not four. A job saved meanwhile by its worker's books
  * (a version clash) or not processing yet keeps its report for the next flush; one that ended
- * drops it.
+ * drops it. {@link Books}, the one writer of JobRunr's jobs, writes what this class decides.
  */
 public final class ProgressOnDashboard implements AutoCloseable {
 
@@ -32,15 +28,15 @@ public final class ProgressOnDashboard implements AutoCloseable {
     private record Report(Integer percent, String message) {
     }
 
-    private final StorageProvider storage;
+    private final Books books;
     private final Map<UUID, Report> pending = new ConcurrentHashMap<>();
     private final Map<UUID, String> lastMessage = new ConcurrentHashMap<>();
     private final Map<UUID, Integer> lines = new ConcurrentHashMap<>();
     private final Thread writer;
     private volatile boolean closed;
 
-    public ProgressOnDashboard(StorageProvider storage) {
-        this.storage = storage;
+    public ProgressOnDashboard(Books books) {
+        this.books = books;
         this.writer = new Thread(this::loop, "outrun-progress-dashboard");
         writer.setDaemon(true);
         writer.start();
@@ -82,12 +78,11 @@ public final class ProgressOnDashboard implements AutoCloseable {
 
     /** False when the report should wait for the next flush. */
     private boolean show(UUID jobId, Report report) {
-        Job job;
-        try {
-            job = storage.getJobById(jobId);
-        } catch (JobNotFoundException e) {
+        Optional<Job> found = books.find(jobId);
+        if (found.isEmpty()) {
             return true; // gone (deleted): nothing to show it on
         }
+        Job job = found.get();
         if (job.hasState(StateName.ENQUEUED) || job.hasState(StateName.SCHEDULED)) {
             return false; // its worker's books start it within a second
         }
@@ -96,20 +91,13 @@ public final class ProgressOnDashboard implements AutoCloseable {
             lines.remove(jobId);
             return true;
         }
-        if (report.percent() != null) {
-            new JobDashboardProgressBar(job, 100L).setProgress(report.percent());
-        }
+        String line = null;
         if (report.message() != null && !report.message().equals(lastMessage.get(jobId))
                 && lines.merge(jobId, 1, Integer::sum) <= MAX_LINES) {
-            new JobDashboardLogger(job).info(report.message());
+            line = report.message();
             lastMessage.put(jobId, report.message());
         }
-        try {
-            storage.save(job);
-            return true;
-        } catch (ConcurrentJobModificationException e) {
-            return false;
-        }
+        return books.showProgress(job, report.percent(), line);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.outrun.core.family;
 
 import io.outrun.core.books.Books;
+import io.outrun.core.notify.Wakes;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.ExecutionsTable;
 import io.outrun.core.store.NamedSql;
@@ -30,10 +31,12 @@ public final class Children {
 
     private final DataSource dataSource;
     private final Books books;
+    private final Wakes wakes;
 
-    public Children(DataSource dataSource, Books books) {
+    public Children(DataSource dataSource, Books books, Wakes wakes) {
         this.dataSource = dataSource;
         this.books = books;
+        this.wakes = wakes;
     }
 
     /** Cancels the live children of {@code parent} that end with it, and theirs; answers how many. */
@@ -55,9 +58,9 @@ public final class Children {
         for (Ended e : ended) {
             if (e.cancelled()) {
                 books.retire(e.jobId(), "cancelled with its parent");
-                books.wake(Channels.CHANGED, e.id().toString());
+                wakes.wake(Channels.CHANGED, e.id().toString());
             } else {
-                books.wake(Channels.CANCEL, e.id().toString());
+                wakes.wake(Channels.CANCEL, e.id().toString());
             }
         }
         if (!ended.isEmpty()) {

@@ -1,9 +1,9 @@
 package io.outrun.core.redrive;
 
+import io.outrun.core.books.BookEntry;
 import io.outrun.core.books.Books;
-import io.outrun.core.books.JobFailure;
-import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.notify.Wakes;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.OutputStore;
 import io.outrun.core.store.RedriveStore;
@@ -12,14 +12,10 @@ import io.outrun.core.store.RedriveStore.LeftOpen;
 import io.outrun.core.store.Redriven;
 import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
-import java.util.List;
-import java.util.Optional;
-import java.util.UUID;
-import org.jobrunr.jobs.Job;
-import org.jobrunr.jobs.states.StateName;
-import org.jobrunr.storage.ConcurrentJobModificationException;
-import org.jobrunr.storage.JobNotFoundException;
 import io.outrun.core.trace.Tracing;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,18 +44,16 @@ public final class RedriveSweep {
 
     private static final int BATCH = 500;
 
-    /** Said by a requeued job of an ended execution, which ends again as it did. */
-    static final String NEVER_AGAIN = " This job was requeued on the dashboard, but an execution's end never changes:"
-            + " submit the command anew to run it again.";
-
     private final RedriveStore store;
     private final SubmissionStore submissions;
     private final Books books;
+    private final Wakes wakes;
 
-    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Books books) {
+    public RedriveSweep(RedriveStore store, SubmissionStore submissions, Books books, Wakes wakes) {
         this.store = store;
         this.submissions = submissions;
         this.books = books;
+        this.wakes = wakes;
     }
 
     /** What one sweep did. */
@@ -85,7 +79,7 @@ public final class RedriveSweep {
             }
         } while (moved.size() == BATCH);
         for (int i = 0; i < redriven; i++) {
-            books.wake(); // one node per execution, as a submission wakes
+            wakes.wake(); // one node per execution, as a submission wakes
         }
         int booksClosed = 0;
         List<LeftOpen> open;
@@ -107,7 +101,7 @@ public final class RedriveSweep {
                 if (c.deleted()) {
                     cancelled += cancelDeleted(c) ? 1 : 0;
                 } else {
-                    endedAgain += endAgain(c.jobId()) ? 1 : 0;
+                    endedAgain += books.endRequeued(c.jobId(), id -> submissions.find(id, OutputStore.Read.NONE)) ? 1 : 0;
                 }
             }
         } while (changes.size() == BATCH);
@@ -129,7 +123,7 @@ public final class RedriveSweep {
         List<Redriven> moved = store.redriveExpired(id, 1);
         for (Redriven r : moved) {
             if (apply(r)) {
-                books.wake();
+                wakes.wake();
             }
         }
         return !moved.isEmpty();
@@ -144,8 +138,8 @@ public final class RedriveSweep {
         CancelResult result = submissions.requestCancelAsOperator(c.executionId(), ADMIN_CANCEL);
         LOG.warn("execution {}: its job {} was deleted on the dashboard; cancelling it ({})", c.executionId(), c.jobId(), result);
         switch (result) {
-            case CANCELLED_WHILE_QUEUED -> books.wake(Channels.CHANGED, c.executionId().toString());
-            case REQUESTED -> books.wake(Channels.CANCEL, c.executionId().toString());
+            case CANCELLED_WHILE_QUEUED -> wakes.wake(Channels.CHANGED, c.executionId().toString());
+            case REQUESTED -> wakes.wake(Channels.CANCEL, c.executionId().toString());
             default -> {
                 return false;
             }
@@ -154,59 +148,13 @@ public final class RedriveSweep {
     }
 
     /**
-     * An admin requeued the job of an execution that ended (or of an attempt the execution went
-     * on without): it ends again as its execution did, saying why, and nothing runs.
-     */
-    private boolean endAgain(UUID jobId) {
-        try {
-            Job job = books.storage().getJobById(jobId);
-            // Requeued means enqueued again after an end; a job that never ended is one whose
-            // node's books are behind (they write within a second): theirs to end.
-            if (!job.hasState(StateName.ENQUEUED) || job.getJobStates().stream().noneMatch(s -> s.getName() == StateName.SUCCEEDED
-                    || s.getName() == StateName.FAILED || s.getName() == StateName.DELETED)) {
-                return false;
-            }
-            Object carried = job.getJobDetails().getJobParameters().isEmpty() ? null
-                    : job.getJobDetails().getJobParameters().get(0).getObject();
-            Optional<Execution> found = carried instanceof UUID id ? submissions.find(id, OutputStore.Read.NONE)
-                    : Optional.empty();
-            if (found.isEmpty()) {
-                job.delete("the execution this job carried no longer exists (pruned)");
-            } else if (found.get().status().isTerminal() && found.get().jobId().equals(jobId)) {
-                Execution e = found.get();
-                String why = (e.errorCode() == null ? "" : e.errorCode() + ": ")
-                        + (e.errorMessage() == null ? e.status().wire() : e.errorMessage()) + NEVER_AGAIN;
-                switch (e.status()) {
-                    case SUCCEEDED -> job.succeeded();
-                    case CANCELLED -> job.delete(why);
-                    default -> job.failed(why, new JobFailure(why));
-                }
-            } else if (found.get().status() == ExecutionStatus.QUEUED && found.get().jobId().equals(jobId)) {
-                return false; // its own queued job (an admin's requeue of a job deleted a moment ago)
-            } else {
-                job.delete("superseded: execution " + found.get().id() + " is " + found.get().status().wire()
-                        + " under JobRunr job " + found.get().jobId() + "; this job carries nothing." + NEVER_AGAIN);
-            }
-            books.storage().save(job);
-            LOG.warn("JobRunr job {} was requeued on the dashboard; it ended again as {}", jobId, job.getState());
-            return true;
-        } catch (JobNotFoundException | ConcurrentJobModificationException e) {
-            return false; // gone or changed again: the next sweep looks at it anew
-        } catch (RuntimeException e) {
-            LOG.warn("could not end requeued JobRunr job {} again: {}", jobId, e.toString());
-            return false;
-        }
-    }
-
-    /**
      * The execution ended, but its node stopped (SIGKILL, power) before its books wrote the end on
      * its JobRunr job, which would otherwise show it PROCESSING on a dead server until JobRunr
      * failed it as an orphan, a minute later and wrongly for a success. Ended here as the row says.
      */
     private boolean closeBooks(LeftOpen o) {
-        String why = (o.errorCode() == null ? "" : o.errorCode() + ": ")
-                + (o.errorMessage() == null ? o.status().wire() : o.errorMessage());
-        List<String> summary = new java.util.ArrayList<>();
+        String why = BookEntry.why(o.status(), o.errorCode(), o.errorMessage());
+        List<String> summary = new ArrayList<>();
         summary.add("execution " + o.executionId() + " of " + o.owner() + " (outrun status " + o.executionId()
                 + ", GET /v1/executions/" + o.executionId() + ")");
         summary.add(o.status().wire() + " · attempt " + o.attempt() + " of " + o.maxAttempts()
@@ -215,7 +163,7 @@ public final class RedriveSweep {
             summary.add(why);
         }
         summary.add("Its node stopped before it wrote this job's end; the fleet's sweep wrote it from the execution.");
-        boolean closed = books.closeLeftOpen(o.jobId(), o.status(), why, summary);
+        boolean closed = books.closeLeftOpen(o.jobId(), BookEntry.as(o.status(), why, () -> summary));
         if (closed) {
             LOG.info("execution {} of {} ended {}, but its node stopped before writing JobRunr job {}; ended it",
                     o.executionId(), o.owner(), o.status().wire(), o.jobId());
@@ -241,7 +189,7 @@ public final class RedriveSweep {
         Tracing tracing = Tracing.process();
         if (tracing.on()) {
             // One read per lost attempt, only while this node traces: the trace is kept with the row.
-            submissions.find(r.id(), io.outrun.core.store.OutputStore.Read.NONE).ifPresent(e -> tracing.mark(e.trace(),
+            submissions.find(r.id(), OutputStore.Read.NONE).ifPresent(e -> tracing.mark(e.trace(),
                     redriven ? "execution.redrive" : "execution.end", r.id(), r.attempt(), r.status().wire()));
         }
         if (redriven) {
@@ -250,7 +198,7 @@ public final class RedriveSweep {
         } else {
             LOG.warn("execution {} of {}: attempt {} lost its lease; ended {}", r.id(), r.owner(), r.attempt(), r.status().wire());
             // Long polls of it answer now: no worker will write this execution again.
-            books.wake(Channels.CHANGED, r.id().toString());
+            wakes.wake(Channels.CHANGED, r.id().toString());
         }
         return redriven;
     }

@@ -1,22 +1,23 @@
 package io.outrun.core.schedule;
 
 import io.outrun.core.books.Books;
+import io.outrun.core.books.RecurringBook;
 import io.outrun.core.execution.Submission;
 import io.outrun.core.store.ScheduleStore;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Duration;
 import java.time.ZoneId;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
-import org.jobrunr.scheduling.RecurringJobBuilder;
 
 /**
  * An owner's recurring schedules (issue 28): each is a row (what to run, checked once, when the
  * API took it) and a JobRunr recurring job (when), which the dashboard's Recurring Jobs page
- * shows. {@code Firings} turns its firings into executions.
+ * shows, written by {@link Books}, the one writer of JobRunr's jobs. {@code Firings} turns its
+ * firings into executions.
  */
 public final class Schedules {
 
@@ -63,21 +64,11 @@ public final class Schedules {
     public Created create(String owner, String name, String cron, Long everyMs, ZoneId zone, String overlap,
                           Submission submission) {
         String rid = JOB_PREFIX + hash(owner + "\n" + name);
-        RecurringJobBuilder job = RecurringJobBuilder.aRecurringJob().withId(rid)
-                .withName("schedule " + name + " of " + owner + ": " + preview(submission.command()))
-                // JobRunr keeps labels under 45 characters; the job's name carries both whole.
-                .withLabels(label("owner:" + owner), label("schedule:" + name))
-                .withAmountOfRetries(0)
-                .withZoneId(zone)
-                .<ScheduleFiring>withJobLambda(f -> f.fire(owner, name));
-        try {
-            job = cron != null ? job.withCron(cron) : job.withInterval(Duration.ofMillis(everyMs));
-        } catch (RuntimeException e) {
-            if (refusedByJobRunr(e)) {
-                throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
-            }
-            throw e;
-        }
+        // JobRunr keeps labels under 45 characters; the job's name carries both whole.
+        RecurringBook job = books.<ScheduleFiring>recurring(rid,
+                "schedule " + name + " of " + owner + ": " + preview(submission.command()),
+                List.of(label("owner:" + owner), label("schedule:" + name)), zone, cron, everyMs,
+                f -> f.fire(owner, name));
         ScheduleStore.Row asked = new ScheduleStore.Row(owner, name, rid, cron, everyMs, zone.getId(), overlap,
                 SubmissionJson.write(submission), null, null, null, 0, 0);
         Optional<ScheduleStore.Row> made = store.insert(asked);
@@ -87,7 +78,7 @@ public final class Schedules {
                 if (same(existing.get(), asked)) {
                     // Made again (JobRunr's save is an upsert): a create cut short between the row and
                     // its recurring job is completed by its repeat.
-                    books.scheduler().createRecurrently(job);
+                    books.schedule(job);
                     return new Created(existing.get(), false);
                 }
                 throw new Refused(Refused.Why.EXISTS);
@@ -95,12 +86,9 @@ public final class Schedules {
             throw new Refused(Refused.Why.TOO_MANY);
         }
         try {
-            books.scheduler().createRecurrently(job);
+            books.schedule(job);
         } catch (RuntimeException e) {
             store.delete(owner, name); // JobRunr refused it (its cron check): nothing is left half made
-            if (refusedByJobRunr(e)) {
-                throw new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
-            }
             throw e;
         }
         return new Created(made.get(), true);
@@ -113,15 +101,8 @@ public final class Schedules {
     /** Deletes the schedule and its recurring job: no firing after this runs anything. */
     public boolean delete(String owner, String name) {
         Optional<String> rid = store.delete(owner, name);
-        rid.ifPresent(id -> books.scheduler().deleteRecurringJob(id));
+        rid.ifPresent(books::unschedule);
         return rid.isPresent();
-    }
-
-    /** JobRunr's own refusals of a schedule (its cron parser, its interval and label checks). */
-    private static boolean refusedByJobRunr(RuntimeException e) {
-        return e instanceof org.jobrunr.scheduling.ScheduleException
-                || e instanceof org.jobrunr.scheduling.cron.InvalidCronExpressionException
-                || e instanceof IllegalArgumentException;
     }
 
     private static String label(String text) {
@@ -129,7 +110,7 @@ public final class Schedules {
     }
 
     private static boolean same(ScheduleStore.Row a, ScheduleStore.Row b) {
-        return java.util.Objects.equals(a.cron(), b.cron()) && java.util.Objects.equals(a.everyMs(), b.everyMs())
+        return Objects.equals(a.cron(), b.cron()) && Objects.equals(a.everyMs(), b.everyMs())
                 && a.zone().equals(b.zone()) && a.overlap().equals(b.overlap())
                 && SubmissionJson.same(a.submissionJson(), b.submissionJson());
     }

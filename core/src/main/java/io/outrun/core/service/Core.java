@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.core.books.Books;
 import io.outrun.core.books.JobRunrStorage;
 import io.outrun.core.notify.Notifier;
+import io.outrun.core.notify.Wakes;
 import io.outrun.core.redrive.RedriveSweep;
 import io.outrun.core.store.Database;
 import io.outrun.core.store.DatabaseConfig;
@@ -17,7 +18,7 @@ import org.jobrunr.utils.mapper.JsonMapper;
 
 /**
  * What every node role shares: its connection pool (migrated at open), the stores of executions,
- * JobRunr's storage and the books, the re-drive sweep and the owner-facing service.
+ * JobRunr's storage and the books, the wake-ups, the re-drive sweep and the owner-facing service.
  */
 public final class Core implements AutoCloseable {
 
@@ -28,6 +29,7 @@ public final class Core implements AutoCloseable {
     private final io.outrun.core.store.StdinStore stdin;
     private final JsonMapper jsonMapper;
     private final StorageProvider storage;
+    private final Wakes wakes;
     private final Books books;
     private final RedriveSweep sweep;
     private final ExecutionService service;
@@ -54,11 +56,12 @@ public final class Core implements AutoCloseable {
             this.stdin = new io.outrun.core.store.StdinStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
-            this.books = new Books(storage, new Notifier(pool));
+            this.wakes = new Wakes(new Notifier(pool));
+            this.books = new Books(storage, wakes);
             this.owners = new OwnerStore(pool);
-            this.sweep = new RedriveSweep(redrives, submissions, books);
-            this.children = new io.outrun.core.family.Children(pool, books);
-            this.service = new ExecutionService(submissions, stdin, books, sweep,
+            this.sweep = new RedriveSweep(redrives, submissions, books, wakes);
+            this.children = new io.outrun.core.family.Children(pool, books, wakes);
+            this.service = new ExecutionService(submissions, stdin, books, wakes, sweep,
                     new QueueGate(owners, limits.maxQueued()), children);
         } catch (RuntimeException e) {
             pool.close();
@@ -112,8 +115,14 @@ public final class Core implements AutoCloseable {
         return storage;
     }
 
+    /** The one writer of JobRunr's jobs. */
     public Books books() {
         return books;
+    }
+
+    /** The wake-ups of dispatch: new work, a relayed wake-up, a change or a cancel told to the fleet. */
+    public Wakes wakes() {
+        return wakes;
     }
 
     public RedriveSweep sweep() {
@@ -141,7 +150,7 @@ public final class Core implements AutoCloseable {
     @Override
     public void close() {
         try {
-            books.close();
+            wakes.close();
             storage.close();
         } finally {
             pool.close();

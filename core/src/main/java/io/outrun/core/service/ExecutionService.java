@@ -6,6 +6,7 @@ import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
+import io.outrun.core.notify.Wakes;
 import io.outrun.core.owner.QueueGate;
 import io.outrun.core.owner.TooManyQueuedException;
 import io.outrun.core.redrive.RedriveSweep;
@@ -34,18 +35,20 @@ public final class ExecutionService {
     private final SubmissionStore store;
     private final io.outrun.core.store.StdinStore stdin;
     private final Books books;
+    private final Wakes wakes;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
     private final io.outrun.core.family.Children children;
 
-    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Books books,
+    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Books books, Wakes wakes,
                             RedriveSweep sweep, QueueGate queueGate, io.outrun.core.family.Children children) {
         this.children = children;
         this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
         this.books = books;
+        this.wakes = wakes;
         this.sweep = sweep;
     }
 
@@ -64,7 +67,7 @@ public final class ExecutionService {
         return store.findByIdempotencyKey(owner, idempotencyKey);
     }
 
-    /** The books' books (schedules make their recurring jobs with it). */
+    /** The one writer of JobRunr's jobs (schedules write their recurring jobs with it, the API its runs' progress). */
     public Books books() {
         return books;
     }
@@ -121,7 +124,7 @@ public final class ExecutionService {
             try {
                 Execution e = inserted.execution();
                 books.enqueue(e.id(), e.bookSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
-                books.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
+                wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
             } catch (RuntimeException e) {
                 // The row is committed: the execution is accepted and must be answered as such. A
                 // node claims it at its next poll and writes its job then.
@@ -179,9 +182,9 @@ public final class ExecutionService {
                     Tracing.process().mark(e.trace(), "execution.end", id, e.attempt(), ExecutionStatus.CANCELLED.wire());
                 });
                 // Wake anyone long-polling it: no worker will ever write this execution again.
-                books.wake(Channels.CHANGED, id.toString());
+                wakes.wake(Channels.CHANGED, id.toString());
             }
-            case REQUESTED -> books.wake(Channels.CANCEL, id.toString());
+            case REQUESTED -> wakes.wake(Channels.CANCEL, id.toString());
             default -> { }
         }
         if (result == CancelResult.CANCELLED_WHILE_QUEUED || result == CancelResult.REQUESTED) {

@@ -140,7 +140,7 @@ public final class WorkerNode implements AutoCloseable {
         server.start();
         // A running job not saved for JobRunr's server timeout (4 polls, 60 s) is failed as an
         // orphan: the books save each running job again every 2 polls.
-        this.books = new JobBooks(core.storage(), core.books(), () -> this.server, jobRunrPoll().multipliedBy(2));
+        this.books = new JobBooks(core.books(), () -> this.server, jobRunrPoll().multipliedBy(2));
         this.serverWatch = new ServerWatch(server, node);
         Integer defaultMaxRunning = core.limits().maxRunning();
         StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
@@ -152,7 +152,7 @@ public final class WorkerNode implements AutoCloseable {
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> leases.claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
-                runner::run, runner::handBackUnstarted, leaseKeeper::isDraining, () -> core.books().relayWake(wakeChannel));
+                runner::run, runner::handBackUnstarted, leaseKeeper::isDraining, () -> core.wakes().relayWake(wakeChannel));
         // The node's one direct connection: its own wake channel (a submit wakes only the nodes it
         // needs), cancels, and the heartbeat and output flush, each statement bounded.
         Duration bound = LeaseKeeper.statementTimeout(config.leaseTtl());
