@@ -69,7 +69,6 @@ public final class Books {
     }
 
     // ---- An execution's book: enqueued, retired, ended by the sweep ----
-
     /** Enqueues the job of a queued execution's current dispatch (its book; it wakes nobody). */
     public void enqueue(UUID executionId, int bookSeq, String owner, String command) {
         enqueue(executionId, bookSeq, owner, command, 1);
@@ -266,11 +265,12 @@ public final class Books {
         } catch (RuntimeException e) {
             lines = List.of(end.why(), "(no summary: " + e.getMessage() + ")");
         }
-        lines.forEach(new JobDashboardLogger(job)::info);
+        if (!lines.isEmpty()) { // a logger made is an (empty) log on the job's page
+            lines.forEach(new JobDashboardLogger(job)::info);
+        }
     }
 
-    // ---- The node's side ({@link JobBooks}) and progress ({@link ProgressOnDashboard}) ----
-
+    // ---- The node's side (JobBooks) and progress (ProgressOnDashboard) ----
     /** The stored job, if there is one; reads write nothing. */
     Optional<Job> find(UUID jobId) {
         try {
@@ -359,7 +359,6 @@ public final class Books {
     }
 
     // ---- Schedules (issue 28): their recurring jobs and their firings ----
-
     /**
      * The recurring job {@code id} that fires {@code firing} on {@code cron} (or, when null, every
      * {@code everyMs}) in {@code zone}, named and labelled so (labels under 45 characters).
@@ -428,17 +427,10 @@ public final class Books {
     }
 
     // ---- Wake-ups are dispatch's: these delegates go once their last caller uses Wakes ----
-
     /** @deprecated a wake-up is dispatch, not books: {@link Wakes#wake()} */
     @Deprecated
     public void wake() {
         wakes.wake();
-    }
-
-    /** @deprecated {@link Wakes#relayWake(String)} */
-    @Deprecated
-    public void relayWake(String ownChannel) {
-        wakes.relayWake(ownChannel);
     }
 
     /** @deprecated {@link Wakes#wake(String, String)} */

@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
  * a dead server. The dashboard: a job an admin deleted while its execution was queued or running
  * cancels the execution; a job an admin requeued after its execution ended ends again as it did
  * (an execution's end never changes), since no JobRunr server ever runs an execution's job.
+ * What the sweep decides for a job, {@link Books} writes; the nodes it wakes, {@link Wakes} wakes.
  *
  * <p>One node of the fleet sweeps, once per interval, whatever the number of nodes: the node
  * whose heartbeat holds the {@code sweep} row of {@code fleet_tasks} (taken by the first live
