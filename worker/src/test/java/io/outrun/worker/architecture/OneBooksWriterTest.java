@@ -3,6 +3,7 @@ package io.outrun.worker.architecture;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.outrun.api.http.ApiServer;
+import io.outrun.cli.RunCommand;
 import io.outrun.client.OutrunClient;
 import io.outrun.core.service.Core;
 import io.outrun.model.output.Captured;
@@ -81,7 +82,7 @@ class OneBooksWriterTest {
         Path modules = Path.of("").toAbsolutePath().getParent();
         List<String> wrong = new ArrayList<>();
         int files = 0;
-        for (String module : List.of("client", "model", "sandbox", "core", "api", "worker", "testkit")) {
+        for (String module : List.of("client", "model", "sandbox", "cli", "core", "api", "worker", "testkit")) {
             Path sources = modules.resolve(module).resolve("src/main/java");
             assertThat(sources).isDirectory();
             try (Stream<Path> walk = Files.walk(sources)) {
@@ -147,6 +148,7 @@ class OneBooksWriterTest {
         roots.put("client", origin(OutrunClient.class));
         roots.put("model", origin(Captured.class));
         roots.put("sandbox", origin(Sandbox.class));
+        roots.put("cli", origin(RunCommand.class));
         roots.put("core", origin(Core.class));
         roots.put("api", origin(ApiServer.class));
         roots.put("worker", origin(WorkerNode.class));
