@@ -218,16 +218,16 @@ public final class EndWriter {
                 return;
             }
             Redriven r = moved.get();
-            String attempt = "attempt " + execution.attempt() + " " + what;
+            String told = "attempt " + execution.attempt() + " " + what;
             if (r.status() == ExecutionStatus.QUEUED) {
-                String why = attempt + "; the execution continues" + (spent ? " as attempt " + (r.attempt() + 1) : "")
+                String why = told + "; the execution continues" + (spent ? " as attempt " + (r.attempt() + 1) : "")
                         + " as JobRunr job " + JobIds.of(r.id(), r.bookSeq());
                 book(job, () -> spent ? BookEntry.failed(why, () -> List.of(why)) : BookEntry.deleted(why, () -> List.of(why)),
                         r, pause);
             } else {
                 Optional<Execution> now = submissions.find(r.id(), OutputStore.Read.NONE);
-                BookEntry entry = now.map(e -> mirror(e, execution.attempt(), attempt))
-                        .orElse(BookEntry.deleted(attempt, () -> List.of(attempt)));
+                BookEntry entry = now.map(e -> mirror(e, execution.attempt(), told))
+                        .orElse(BookEntry.deleted(told, () -> List.of(told)));
                 book(job, () -> entry, null, pause);
             }
             booksWriter.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
