@@ -5,8 +5,6 @@ import io.outrun.core.books.ServerWatch;
 import io.outrun.worker.dispatch.ClaimLoop;
 import io.outrun.worker.cleanup.LeftoverCleaner;
 import io.outrun.core.config.ConfigException;
-import io.outrun.core.execution.Execution;
-import io.outrun.core.files.FilesConfig;
 import io.outrun.worker.lease.LeaseKeeper;
 import io.outrun.worker.lease.LeaseStore;
 import io.outrun.worker.maintenance.Maintenance;
@@ -15,16 +13,15 @@ import io.outrun.worker.metrics.NodeMetrics;
 import io.outrun.core.notify.Listener;
 import io.outrun.core.owner.OwnerLimits;
 import io.outrun.worker.attempt.AttemptRunner;
+import io.outrun.worker.attempt.EndWriter;
+import io.outrun.worker.attempt.RunPreparation;
 import io.outrun.worker.attempt.StdinFeeds;
 import io.outrun.sandbox.Limits;
-import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.DatabaseConfig;
-import io.outrun.worker.workdir.WorkdirBridge;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import org.jobrunr.dashboard.JobRunrDashboardWebServer;
@@ -53,10 +50,8 @@ public final class WorkerNode implements AutoCloseable {
     private final boolean ownsCore;
     private final Sandbox sandbox;
     private final NodeMetrics metrics;
-    /** This node's egress proxy, when its --egress-allow names anything; else null. */
-    private io.outrun.worker.proxy.EgressProxy egress;
-    /** What this node's runs get of Outrun's API: their tokens, and a way to it (issue 31). */
-    private io.outrun.worker.bridge.ApiAccess api;
+    /** What this node's runs are given of it: its egress proxy, its way to Outrun's API (issue 31). */
+    private RunPreparation preparation;
     // Set as each part starts; close() stops those set, so a failed start undoes exactly what it did.
     private LeaseKeeper keeper;
     private volatile BackgroundJobServer server;
@@ -113,21 +108,8 @@ public final class WorkerNode implements AutoCloseable {
                 config.leaseTtl().multipliedBy(3), core.deployment());
         cleaner.clean();
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
-        // Only containers can be given the proxy alone (network none plus its socket); host
-        // processes have the host's network, or none under bubblewrap.
-        this.egress = "docker".equals(sandbox.name()) ? startEgress(config, node) : null;
-        if (this.egress == null && !config.egress().isEmpty()) {
-            LOG.warn("--egress-allow is ignored by the {} sandbox: egress runs are for container runs", sandbox.name());
-        }
-        io.outrun.worker.proxy.EgressProxy proxy = this.egress;
-        if (proxy != null) {
-            metrics.counter("outrun.node.egress.connections", "Connections runs opened through this node's egress proxy",
-                    proxy, p -> p.allowedConnections(), "result", "allowed");
-            metrics.counter("outrun.node.egress.connections", "Connections runs opened through this node's egress proxy",
-                    proxy, p -> p.refusedConnections(), "result", "refused");
-        }
-
-        this.api = startApi(config, node);
+        this.preparation = RunPreparation.open(new RunPreparation.Setup(node, limits, config.leaseDir(), config.egress(),
+                config.secretsKey(), config.apiUrl(), config.issuerUrl()), sandbox, core.pool(), keeper, metrics);
 
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
         // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.
@@ -144,11 +126,9 @@ public final class WorkerNode implements AutoCloseable {
         this.serverWatch = new ServerWatch(server, node);
         Integer defaultMaxRunning = core.limits().maxRunning();
         StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
-        AttemptRunner runner = new AttemptRunner(leases, core.submissions(), core.books(), sandbox, keeper,
-                node, config.leaseTtl(), e -> spec(e, node, limits, proxy), metrics, books,
-                new WorkdirBridge(core.pool(), FilesConfig.active(),
-                        Path.of(System.getProperty("java.io.tmpdir"), "outrun-spool-" + node)), defaultMaxRunning,
-                stdinFeeds, egress, new io.outrun.core.secrets.SecretStore(core.pool(), config.secretsKey()), api);
+        AttemptRunner runner = new AttemptRunner(new AttemptRunner.Node(node, config.leaseTtl(), sandbox, keeper), preparation,
+                stdinFeeds, new EndWriter(new EndWriter.Stores(leases, core.submissions(), core.books(), books), metrics, node,
+                        defaultMaxRunning));
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
                 free -> leases.claim(incarnation, free, config.leaseTtl(), defaultMaxRunning),
@@ -308,129 +288,6 @@ public final class WorkerNode implements AutoCloseable {
      */
     static final Duration JOBRUNR_POLL = Duration.ofSeconds(5);
 
-    static RunSpec spec(Execution e, String node, Limits limits) {
-        return spec(e, node, limits, null);
-    }
-
-    static RunSpec spec(Execution e, String node, Limits limits, io.outrun.worker.proxy.EgressProxy egress) {
-        Limits runLimits = limits(limits, e.resources());
-        java.util.Map<String, String> env = withIdentity(e);
-        String command = e.command();
-        if (e.resources().egress() && egress != null) {
-            // The socket itself is the attempt's own, opened by the runner (AttemptRunner).
-            env.putAll(EGRESS_ENV);
-            // On the command's first line, so bash's line numbers in its errors stay the user's.
-            command = EGRESS_RELAY + command;
-        }
-        return new RunSpec(e.id(), e.attempt(), e.leaseEpoch(), node, e.leaseHolder(), command, e.image(), e.workdir(),
-                env, Duration.ofMillis(e.timeoutMs()), e.maxOutputBytes(), runLimits, null)
-                .withStdin(e.stdin().mode());
-    }
-
-    private static final String PROXY_URL = "http://127.0.0.1:" + io.outrun.worker.proxy.EgressProxy.CONTAINER_PORT;
-
-    /** What makes pip, npm, git and curl go through the relay; the container's own loopback stays direct. */
-    static final java.util.Map<String, String> EGRESS_ENV = java.util.Map.of(
-            "HTTP_PROXY", PROXY_URL, "HTTPS_PROXY", PROXY_URL, "http_proxy", PROXY_URL, "https_proxy", PROXY_URL,
-            "NO_PROXY", "localhost,127.0.0.1,::1", "no_proxy", "localhost,127.0.0.1,::1");
-
-    /**
-     * The relay in the run's container (network none): 127.0.0.1:3128 to the proxy's socket,
-     * started in the background and waited for (up to 1 s) before the command's first line
-     * ({@code egress-relay.sh}, one line of code).
-     */
-    static final String EGRESS_RELAY = io.outrun.sandbox.script.BashScript.of(WorkerNode.class, "egress-relay.sh")
-            .oneLine() + " ";
-
-    /** The egress proxy, listening on a socket in the lease dir (the engine sees that path already). */
-    private static io.outrun.worker.proxy.EgressProxy startEgress(WorkerConfig config, String node) {
-        if (config.egress().isEmpty()) {
-            return null;
-        }
-        java.nio.file.Path socket = config.leaseDir().resolve("egress-" + node);
-        try {
-            io.outrun.worker.proxy.EgressProxy proxy = io.outrun.worker.proxy.EgressProxy.start(socket, config.egress());
-            LOG.info("egress proxy in {}: runs with network=egress reach {}", socket, config.egress().text());
-            return proxy;
-        } catch (java.io.IOException e) {
-            throw new io.outrun.core.config.ConfigException("--egress-allow: cannot listen on " + socket + ": " + e.getMessage());
-        }
-    }
-
-    /**
-     * What this node's runs get of Outrun's API: tokens signed with the fleet's key when the node
-     * has an issuer ({@code --public-url} or {@code --api-url}) and the secrets key that opens the
-     * key; container runs reach {@code --api-url} through the node's bridge (their network stays
-     * none), and so do host processes whose network bubblewrap took; other host processes reach
-     * it directly.
-     */
-    private io.outrun.worker.bridge.ApiAccess startApi(WorkerConfig config, String node) {
-        io.outrun.core.identity.TokenIssuer issuer = null;
-        String whyNot = null;
-        if (config.issuerUrl() == null) {
-            whyNot = "this node has no --api-url or --public-url, the issuer of run tokens";
-        } else if (config.secretsKey() == null) {
-            whyNot = "this node has no --secrets-key-file, which seals the fleet's signing key";
-        } else {
-            issuer = new io.outrun.core.identity.TokenIssuer(new io.outrun.core.identity.SigningKeys(core.pool(), config.secretsKey()),
-                    config.issuerUrl());
-        }
-        io.outrun.worker.bridge.ApiBridge bridge = null;
-        String direct = null;
-        java.nio.file.Path dir = config.leaseDir().resolve("api-" + node);
-        // Host processes under bubblewrap have no network: they reach the bridge's socket, bound
-        // into their namespace at its host path, through the same relay (socat on the host).
-        boolean isolated = sandbox instanceof io.outrun.sandbox.process.ProcessSandbox p && p.isIsolated()
-                && config.limits().network() == null;
-        boolean bridged = config.apiUrl() != null && ("docker".equals(sandbox.name())
-                || (isolated && java.nio.file.Files.isExecutable(java.nio.file.Path.of("/usr/bin/socat"))
-                        && io.outrun.worker.bridge.ApiAccess.relayablePath(dir)));
-        if (bridged) {
-            try {
-                bridge = io.outrun.worker.bridge.ApiBridge.start(dir, config.apiUrl(), "docker".equals(sandbox.name()));
-            } catch (java.io.IOException e) {
-                throw new ConfigException("--api-url: cannot listen in " + dir + ": " + e.getMessage());
-            }
-        } else if (config.apiUrl() != null && sandbox instanceof io.outrun.sandbox.process.ProcessSandbox && !isolated) {
-            direct = config.apiUrl();
-        } else if (config.apiUrl() != null && isolated) {
-            LOG.warn("runs under bubblewrap cannot reach the API: the bridge needs /usr/bin/socat and a lease dir path of"
-                    + " letters, digits and /._+- only ({})", dir);
-        }
-        io.outrun.worker.bridge.ApiAccess access = new io.outrun.worker.bridge.ApiAccess(issuer, whyNot, bridge, direct,
-                bridge != null && !"docker".equals(sandbox.name()));
-        access.describe(sandbox.name());
-        return access;
-    }
-
-    /**
-     * The node's limits with what the execution asked for in their place (the API clamped it to
-     * the operator's maxima); the node's network setting is the node's.
-     */
-    static Limits limits(Limits node, io.outrun.core.execution.Resources asked) {
-        if (asked.isEmpty()) {
-            return node;
-        }
-        return new Limits(
-                asked.memoryMb() == null ? node.memoryBytes() : (long) asked.memoryMb() << 20,
-                asked.cpuMillis() == null ? node.nanoCpus() : asked.cpuMillis() * 1_000_000L,
-                asked.pids() == null ? node.pids() : asked.pids(),
-                asked.tmpfsMb() == null ? node.tmpfsBytes() : (long) asked.tmpfsMb() << 20,
-                node.network());
-    }
-
-    /**
-     * The command knows itself: its execution id, attempt and owner, set over anything of the same
-     * name in the submission's env (a script that logs or names its outputs by run needs them).
-     */
-    static java.util.Map<String, String> withIdentity(Execution e) {
-        java.util.Map<String, String> env = new java.util.LinkedHashMap<>(e.env());
-        env.put("OUTRUN_EXECUTION_ID", e.id().toString());
-        env.put("OUTRUN_ATTEMPT", Integer.toString(e.attempt()));
-        env.put("OUTRUN_OWNER", e.owner());
-        return env;
-    }
-
     private static String randomHex(int chars) {
         byte[] bytes = new byte[(chars + 1) / 2];
         new java.security.SecureRandom().nextBytes(bytes);
@@ -551,11 +408,8 @@ public final class WorkerNode implements AutoCloseable {
             }
         }
         sandbox.close();
-        if (egress != null) {
-            egress.close();
-        }
-        if (api != null) {
-            api.close();
+        if (preparation != null) {
+            preparation.close();
         }
         if (listener != null) {
             listener.close();

@@ -1,5 +1,6 @@
 package io.outrun.worker.node;
 
+import io.outrun.worker.attempt.RunPreparation;
 import io.outrun.worker.bridge.ApiAccess;
 import io.outrun.worker.bridge.ApiBridge;
 import io.outrun.worker.proxy.EgressProxy;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RelayScriptsTest {
 
-    private static final Path EGRESS_SCRIPT = Path.of("src/main/resources/io/outrun/worker/node/egress-relay.sh");
+    private static final Path EGRESS_SCRIPT = Path.of("src/main/resources/io/outrun/worker/attempt/egress-relay.sh");
     private static final Path API_SCRIPT = Path.of("src/main/resources/io/outrun/worker/bridge/api-relay.sh");
 
     @Test
@@ -32,7 +33,7 @@ class RelayScriptsTest {
             assertThat(run(List.of("bash", "-n", script.toString()), 10).exit).isZero();
             assertThat(Files.readString(script)).contains("Assumes").contains("The caller passes");
         }
-        assertThat(WorkerNode.EGRESS_RELAY).doesNotContain("\n")
+        assertThat(RunPreparation.EGRESS_RELAY).doesNotContain("\n")
                 .contains("TCP-LISTEN:" + EgressProxy.CONTAINER_PORT + ",")
                 .contains("UNIX-CONNECT:" + EgressProxy.CONTAINER_SOCKET + " ")
                 .contains("/dev/tcp/127.0.0.1/" + EgressProxy.CONTAINER_PORT + ")")
@@ -69,7 +70,7 @@ class RelayScriptsTest {
                 "for _ in $(seq 1 50); do [ -S " + EgressProxy.CONTAINER_SOCKET + " ] && [ -S " + ApiBridge.CONTAINER_SOCKET
                         + " ] && break; sleep 0.05; done",
                 // In the order a run with both gets them (ApiAccess puts its relay first).
-                "bash -c " + quote(ApiAccess.RELAY + WorkerNode.EGRESS_RELAY + command),
+                "bash -c " + quote(ApiAccess.RELAY + RunPreparation.EGRESS_RELAY + command),
                 "echo \"exit:$?\""), StandardCharsets.UTF_8);
         // A PID namespace too: every process of it (socat, the relay) dies with its first.
         Result r = run(List.of("unshare", "-rnmpf", "--kill-child", "bash", test.toString()), 30);
