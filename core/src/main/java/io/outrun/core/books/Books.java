@@ -3,7 +3,6 @@ package io.outrun.core.books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.JobIds;
-import io.outrun.core.notify.Wakes;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -57,15 +56,12 @@ public final class Books {
 
     private final JobScheduler scheduler;
     private final StorageProvider storage;
-    private final Wakes wakes;
 
-    /** @param wakes only for the deprecated wake-ups below, until their last callers send them through {@link Wakes} */
-    public Books(StorageProvider storage, Wakes wakes) {
+    public Books(StorageProvider storage) {
         this.storage = storage;
         // JobRunr's own default (JobRunr.configure()): analyses the job lambda's bytecode once per call
         // site, not on every enqueue as the bare JobScheduler(storage) does (a quarter of a submit's CPU).
         this.scheduler = new JobScheduler(storage, new CachingJobDetailsGenerator(), List.of());
-        this.wakes = wakes;
     }
 
     // ---- An execution's book: enqueued, retired, ended by the sweep ----
@@ -424,18 +420,5 @@ public final class Books {
 
     private static String label(String text) {
         return text.length() <= LABEL_MAX ? text : text.substring(0, LABEL_MAX);
-    }
-
-    // ---- Wake-ups are dispatch's: these delegates go once their last caller uses Wakes ----
-    /** @deprecated a wake-up is dispatch, not books: {@link Wakes#wake()} */
-    @Deprecated
-    public void wake() {
-        wakes.wake();
-    }
-
-    /** @deprecated {@link Wakes#wake(String, String)} */
-    @Deprecated
-    public void wake(String channel, String payload) {
-        wakes.wake(channel, payload);
     }
 }

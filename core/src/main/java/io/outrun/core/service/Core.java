@@ -57,7 +57,7 @@ public final class Core implements AutoCloseable {
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.wakes = new Wakes(new Notifier(pool));
-            this.books = new Books(storage, wakes);
+            this.books = new Books(storage);
             this.owners = new OwnerStore(pool);
             this.sweep = new RedriveSweep(redrives, submissions, books, wakes);
             this.children = new io.outrun.core.family.Children(pool, books, wakes);

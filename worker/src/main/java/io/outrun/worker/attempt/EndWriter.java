@@ -3,7 +3,7 @@ package io.outrun.worker.attempt;
 import io.outrun.core.books.BookEntry;
 import io.outrun.core.books.Books;
 import io.outrun.core.books.JobBooks;
-import io.outrun.core.books.Summary;
+import io.outrun.core.notify.Wakes;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.JobIds;
@@ -50,13 +50,14 @@ public final class EndWriter {
     private static final LeaseStore.Finish NOT_WRITTEN = new LeaseStore.Finish(false, false);
 
     /** Where an end is written: the execution's row (fenced by its lease), and its JobRunr job. */
-    public record Stores(LeaseStore leases, SubmissionStore submissions, Books booksWriter, JobBooks books) {
+    public record Stores(LeaseStore leases, SubmissionStore submissions, Books booksWriter, JobBooks books, Wakes wakes) {
     }
 
     private final LeaseStore leases;
     private final SubmissionStore submissions;
     private final Books booksWriter;
     private final JobBooks books;
+    private final Wakes wakes;
     private final NodeMetrics metrics;
     private final String node;
     private final Integer defaultMaxRunning;
@@ -67,6 +68,7 @@ public final class EndWriter {
         this.submissions = stores.submissions();
         this.booksWriter = stores.booksWriter();
         this.books = stores.books();
+        this.wakes = stores.wakes();
         this.metrics = metrics;
         this.node = node;
         this.defaultMaxRunning = defaultMaxRunning;
@@ -125,8 +127,8 @@ public final class EndWriter {
         @Override
         public Boolean finished(Finished end) {
             LeaseStore.Finish done = finish(attempt, end.outcome());
-            book(job, done.written() ? () -> mirror(ended(execution, end.outcome()), execution.attempt(),
-                    end.outcome().errorMessage()) : null, null, Duration.ZERO);
+            book(job, done.written() ? () -> BookEntry.mirror(ended(execution, end.outcome()), execution.attempt(), node, submissions)
+                    : null, null, Duration.ZERO);
             return done.ownerQueued();
         }
 
@@ -154,7 +156,7 @@ public final class EndWriter {
             redriven(retried.moved(), failure + "; retried (retry " + end.retry() + " of " + end.maxRetries() + ", after "
                     + end.pause().toMillis() + " ms)", true, end.pause());
             if (!end.pause().isZero()) {
-                booksWriter.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
+                wakes.wake(); // the node woken learns when it is due and looks then (LeaseStore.Batch#nextDueMs)
             }
             return false; // re-queued for its retry (or its lease was lost meanwhile)
         }
@@ -226,11 +228,11 @@ public final class EndWriter {
                         r, pause);
             } else {
                 Optional<Execution> now = submissions.find(r.id(), OutputStore.Read.NONE);
-                BookEntry entry = now.map(e -> mirror(e, execution.attempt(), told))
+                BookEntry entry = now.map(e -> BookEntry.mirror(e, execution.attempt(), node, submissions))
                         .orElse(BookEntry.deleted(told, () -> List.of(told)));
                 book(job, () -> entry, null, pause);
             }
-            booksWriter.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
+            wakes.wake(Channels.CHANGED, r.id().toString()); // long polls re-read at least every second anyway
         }
     }
 
@@ -245,7 +247,7 @@ public final class EndWriter {
             booksWriter.enqueue(next.id(), next.bookSeq(), next.owner(), next.command(), next.attempt() + 1,
                     pause.isZero() ? null : Instant.now().plus(pause));
             if (pause.isZero()) {
-                booksWriter.wake();
+                wakes.wake();
             }
         }
         if (entry == null) {
@@ -259,34 +261,18 @@ public final class EndWriter {
     private void retire(UUID job, Redriven next, String why) {
         if (next != null) {
             booksWriter.enqueue(next.id(), next.bookSeq(), next.owner(), next.command(), next.attempt() + 1);
-            booksWriter.wake();
+            wakes.wake();
         }
         booksWriter.retire(job, why);
-    }
-
-    /** The end of the job of attempt {@code attempt} of {@code e}, as {@code e} ended. */
-    private BookEntry mirror(Execution e, int attempt, String context) {
-        String message = (e.errorCode() == null ? "" : e.errorCode() + ": ")
-                + (e.errorMessage() == null ? e.status().wire() : e.errorMessage());
-        Supplier<List<String>> summary = () -> Summary.of(e, attempt, node,
-                e.status() == ExecutionStatus.SUCCEEDED ? "" : message, submissions);
-        return switch (e.status()) {
-            case SUCCEEDED -> BookEntry.succeeded(summary);
-            case CANCELLED -> BookEntry.deleted(message, summary);
-            default -> BookEntry.failed(message, summary);
-        };
     }
 
     /** The row as the fence accepted its end, without reading it back (which would cost a read per execution). */
     private static Execution ended(Execution c, Outcome o) {
         Instant finished = c.startedAt() == null ? null : Instant.now();
-        return new Execution(c.id(), c.owner(), c.command(), c.image(), c.workdir(), c.env(), c.labels(),
-                c.timeoutMs(), c.maxOutputBytes(), o.status(), c.attempt(), c.maxAttempts(), null,
-                c.leaseEpoch(), c.outputEpoch(), null, c.cancelRequested(), c.idempotencyKey(), c.bookSeq(),
-                c.jobId(), c.enqueuedAt(), c.createdAt(), c.startedAt(), finished, o.exitCode(), o.errorCode(),
-                o.errorMessage(), new Captured(new byte[0], new byte[0], o.stdoutTotal()),
-                new Captured(new byte[0], new byte[0], o.stderrTotal()), c.stdin(), c.resources(), c.startsAt(), c.retry(),
-                c.webhook(), c.trace(), c.lineage(), c.identityAudience(), c.progress());
+        return c.toBuilder().status(o.status()).leaseHolder(null).leaseExpiresAt(null).finishedAt(finished)
+                .exitCode(o.exitCode()).errorCode(o.errorCode()).errorMessage(o.errorMessage())
+                .stdout(new Captured(new byte[0], new byte[0], o.stdoutTotal()))
+                .stderr(new Captured(new byte[0], new byte[0], o.stderrTotal())).build();
     }
 
     /**

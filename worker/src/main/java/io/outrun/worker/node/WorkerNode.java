@@ -127,7 +127,7 @@ public final class WorkerNode implements AutoCloseable {
         Integer defaultMaxRunning = core.limits().maxRunning();
         StdinFeeds stdinFeeds = new StdinFeeds(core.stdin());
         AttemptRunner runner = new AttemptRunner(new AttemptRunner.Node(node, config.leaseTtl(), sandbox, keeper), preparation,
-                stdinFeeds, new EndWriter(new EndWriter.Stores(leases, core.submissions(), core.books(), books), metrics, node,
+                stdinFeeds, new EndWriter(new EndWriter.Stores(leases, core.submissions(), core.books(), books, core.wakes()), metrics, node,
                         defaultMaxRunning));
         LeaseKeeper leaseKeeper = this.keeper;
         this.loop = new ClaimLoop(node, config.slots(), config.pollInterval(),
