@@ -1,5 +1,9 @@
 package io.outrun.cli;
 
+import io.outrun.client.wire.ProgressView;
+import java.time.Duration;
+import java.time.Instant;
+
 /** Small text helpers of the client commands. */
 public final class Format {
 
@@ -26,7 +30,7 @@ public final class Format {
     }
 
     /** A run's latest progress report: {@code 40% 2 of 5 shards (12 s ago)}. */
-    static String progress(io.outrun.client.wire.ProgressView p, java.time.Instant now) {
+    static String progress(ProgressView p, Instant now) {
         StringBuilder text = new StringBuilder();
         if (p.percent() != null) {
             text.append(p.percent()).append('%');
@@ -41,8 +45,8 @@ public final class Format {
     }
 
     /** How long before {@code now} {@code at} was: {@code 12 s ago}, {@code 3m05s ago}; {@code just now} under a second. */
-    static String ago(java.time.Instant at, java.time.Instant now) {
-        long ms = java.time.Duration.between(at, now).toMillis();
+    static String ago(Instant at, Instant now) {
+        long ms = Duration.between(at, now).toMillis();
         if (ms < 1000) {
             return "just now"; // also a clock a little ahead of this one
         }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -61,7 +62,7 @@ public final class GetCommand extends ClientCommand {
             Files.deleteIfExists(partial);
             throw e;
         }
-        Files.move(partial, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING);
         return 0;
     }
 }

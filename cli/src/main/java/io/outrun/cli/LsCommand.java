@@ -3,6 +3,7 @@ package io.outrun.cli;
 import io.outrun.client.OutrunClient;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionSummary;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -21,7 +22,7 @@ public final class LsCommand extends ClientCommand {
 
     @Option(names = "--label", paramLabel = "KEY=VALUE", description = "Only executions carrying this label (repeatable),"
             + " e.g. schedule=nightly for a schedule's runs")
-    java.util.Map<String, String> labels;
+    Map<String, String> labels;
 
     @Option(names = "--json", description = "Print the page as JSON")
     boolean json;
@@ -31,7 +32,7 @@ public final class LsCommand extends ClientCommand {
         if (limit < 1) {
             throw new UsageException("--limit must be at least 1, got " + limit);
         }
-        ExecutionPage page = client.list(status, labels == null ? java.util.Map.of() : labels, limit, after);
+        ExecutionPage page = client.list(status, labels == null ? Map.of() : labels, limit, after);
         if (json) {
             printJson(page);
             return 0;

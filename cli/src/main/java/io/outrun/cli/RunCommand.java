@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -142,8 +144,8 @@ public final class RunCommand extends ClientCommand {
         }
         if (startAt != null) {
             try {
-                request = request.withStartAt(java.time.OffsetDateTime.parse(startAt).toInstant());
-            } catch (java.time.format.DateTimeParseException e) {
+                request = request.withStartAt(OffsetDateTime.parse(startAt).toInstant());
+            } catch (DateTimeParseException e) {
                 throw new UsageException("--start-at must be an ISO-8601 instant with its offset, e.g."
                         + " 2026-12-24T18:00:00Z, got: " + startAt);
             }

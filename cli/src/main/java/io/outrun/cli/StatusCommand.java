@@ -2,6 +2,7 @@ package io.outrun.cli;
 
 import io.outrun.client.OutrunClient;
 import io.outrun.client.wire.ExecutionView;
+import java.time.Instant;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -39,7 +40,7 @@ public final class StatusCommand extends ClientCommand {
                 + ", stderr " + v.stderr().totalBytes() + " B" + (v.stderr().truncated() ? " (truncated)" : ""));
         row("command", Format.oneLine(v.command(), 100));
         if (v.progress() != null) {
-            row("progress", Format.progress(v.progress(), java.time.Instant.now()));
+            row("progress", Format.progress(v.progress(), Instant.now()));
         }
         if (v.parentId() != null) {
             row("parent", v.parentId() + (Boolean.FALSE.equals(v.cancelWithParent()) ? "  (outlives it)"

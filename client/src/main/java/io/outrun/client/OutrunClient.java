@@ -2,12 +2,19 @@ package io.outrun.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.outrun.client.wire.ArtifactList;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionView;
 import io.outrun.client.wire.Json;
 import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.ProgressView;
+import io.outrun.client.wire.Schedule;
+import io.outrun.client.wire.SecretList;
+import io.outrun.client.wire.StdinWritten;
 import io.outrun.client.wire.SubmitRequest;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -15,6 +22,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.StringJoiner;
 
@@ -64,7 +74,7 @@ public final class OutrunClient {
     }
 
     /** As {@link #fromRunEnv()}, reading the variables from {@code env}. */
-    public static OutrunClient fromRunEnv(java.util.Map<String, String> env) {
+    public static OutrunClient fromRunEnv(Map<String, String> env) {
         String api = env.get("OUTRUN_API");
         String token = env.get("OUTRUN_API_TOKEN");
         if (api == null || api.isBlank() || token == null || token.isBlank()) {
@@ -145,8 +155,8 @@ public final class OutrunClient {
      * Appends {@code text} (UTF-8) to the stdin of an execution submitted with stdin open;
      * {@code eof} closes it after. The answer's cursor reads what the command printed since.
      */
-    public io.outrun.client.wire.StdinWritten writeStdin(String executionId, String text, boolean eof) {
-        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+    public StdinWritten writeStdin(String executionId, String text, boolean eof) {
+        Map<String, Object> body = new LinkedHashMap<>();
         if (text != null && !text.isEmpty()) {
             body.put("text", text);
         }
@@ -157,10 +167,10 @@ public final class OutrunClient {
     }
 
     /** As {@link #writeStdin(String, String, boolean)}, for any bytes (sent base64). */
-    public io.outrun.client.wire.StdinWritten writeStdin(String executionId, byte[] data, boolean eof) {
-        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+    public StdinWritten writeStdin(String executionId, byte[] data, boolean eof) {
+        Map<String, Object> body = new LinkedHashMap<>();
         if (data != null && data.length > 0) {
-            body.put("data", java.util.Base64.getEncoder().encodeToString(data));
+            body.put("data", Base64.getEncoder().encodeToString(data));
         }
         if (eof) {
             body.put("eof", true);
@@ -168,10 +178,10 @@ public final class OutrunClient {
         return stdin(executionId, body);
     }
 
-    private io.outrun.client.wire.StdinWritten stdin(String executionId, java.util.Map<String, Object> body) {
+    private StdinWritten stdin(String executionId, Map<String, Object> body) {
         return send(request("/v1/executions/" + encodePath(executionId) + "/stdin", Duration.ZERO)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.client.wire.StdinWritten.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), StdinWritten.class);
     }
 
     public ExecutionView cancel(String executionId) {
@@ -186,8 +196,8 @@ public final class OutrunClient {
      * report per 250 ms per execution ({@link ApiException} {@code progress_too_fast}); the latest
      * shows in every poll as {@link ExecutionView#progress()}.
      */
-    public io.outrun.client.wire.ProgressView progress(String executionId, Integer percent, String message) {
-        java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+    public ProgressView progress(String executionId, Integer percent, String message) {
+        Map<String, Object> body = new LinkedHashMap<>();
         if (percent != null) {
             body.put("percent", percent);
         }
@@ -196,16 +206,16 @@ public final class OutrunClient {
         }
         return send(request("/v1/executions/" + encodePath(executionId) + "/progress", Duration.ZERO)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), io.outrun.client.wire.ProgressView.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), ProgressView.class);
     }
 
     /** A page of this owner's executions, newest first; {@code status} and {@code after} may be null. */
     public ExecutionPage list(String status, int limit, String after) {
-        return list(status, java.util.Map.of(), limit, after);
+        return list(status, Map.of(), limit, after);
     }
 
     /** As {@link #list(String, int, String)}, only executions that carry every one of {@code labels}. */
-    public ExecutionPage list(String status, java.util.Map<String, String> labels, int limit, String after) {
+    public ExecutionPage list(String status, Map<String, String> labels, int limit, String after) {
         StringBuilder labelQuery = new StringBuilder();
         labels.forEach((k, v) -> labelQuery.append("&label=").append(URLEncoder.encode(k + "=" + v, StandardCharsets.UTF_8)));
         String q = query("status", status, "limit", limit > 0 ? String.valueOf(limit) : null, "after", after);
@@ -231,10 +241,10 @@ public final class OutrunClient {
      * Sets this owner's secret {@code name} (an environment variable's name) to {@code value}; a run
      * that names it in {@link SubmitRequest#withSecrets} gets it as env, masked in its output.
      */
-    public io.outrun.client.wire.SecretList.Item putSecret(String name, String value) {
+    public SecretList.Item putSecret(String name, String value) {
         return send(request("/v1/secrets/" + encodePath(name), Duration.ZERO).header("Content-Type", "application/json")
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(encode(java.util.Map.of("value", value)))).build(),
-                io.outrun.client.wire.SecretList.Item.class);
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(encode(Map.of("value", value)))).build(),
+                SecretList.Item.class);
     }
 
     /**
@@ -243,7 +253,7 @@ public final class OutrunClient {
      */
     public String rotateWebhookSecret() {
         return send(request("/v1/webhook-secret", Duration.ZERO).POST(HttpRequest.BodyPublishers.noBody()).build(),
-                com.fasterxml.jackson.databind.JsonNode.class).get("secret").asText();
+                JsonNode.class).get("secret").asText();
     }
 
     /**
@@ -251,14 +261,14 @@ public final class OutrunClient {
      * labelled {@code schedule=NAME}. The same schedule again answers it; another of that name is an
      * {@link ApiException} {@code schedule_exists}.
      */
-    public io.outrun.client.wire.Schedule createSchedule(io.outrun.client.wire.Schedule.Request request) {
+    public Schedule createSchedule(Schedule.Request request) {
         return send(request("/v1/schedules", Duration.ZERO).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request))).build(), io.outrun.client.wire.Schedule.class);
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(request))).build(), Schedule.class);
     }
 
     /** This owner's schedules, by name. */
-    public io.outrun.client.wire.Schedule.Listing schedules() {
-        return send(request("/v1/schedules", Duration.ZERO).GET().build(), io.outrun.client.wire.Schedule.Listing.class);
+    public Schedule.Listing schedules() {
+        return send(request("/v1/schedules", Duration.ZERO).GET().build(), Schedule.Listing.class);
     }
 
     /** Deletes a schedule: no later firing runs anything. An unknown one is {@code schedule_not_found}. */
@@ -267,8 +277,8 @@ public final class OutrunClient {
     }
 
     /** This owner's secrets: names and times, never values. */
-    public io.outrun.client.wire.SecretList secrets() {
-        return send(request("/v1/secrets", Duration.ZERO).GET().build(), io.outrun.client.wire.SecretList.class);
+    public SecretList secrets() {
+        return send(request("/v1/secrets", Duration.ZERO).GET().build(), SecretList.class);
     }
 
     /** Deletes this owner's secret {@code name}; an unknown one is an {@link ApiException} {@code secret_not_found}. */
@@ -277,21 +287,21 @@ public final class OutrunClient {
     }
 
     /** What was collected after the command ended, and what was not (with why). */
-    public io.outrun.client.wire.ArtifactList artifacts(String executionId) {
+    public ArtifactList artifacts(String executionId) {
         return send(request("/v1/executions/" + encodePath(executionId) + "/artifacts", Duration.ZERO).GET().build(),
-                io.outrun.client.wire.ArtifactList.class);
+                ArtifactList.class);
     }
 
     /**
      * Streams one artifact into {@code out} (never whole in memory); {@code name} is its path in
      * the workdir, or {@code stdout} / {@code stderr}. Returns the bytes written.
      */
-    public long download(String executionId, String name, java.io.OutputStream out) {
+    public long download(String executionId, String name, OutputStream out) {
         return download(executionId, name, out, 0, -1);
     }
 
-    /** As {@link #download(String, String, java.io.OutputStream)}, only {@code length} bytes from {@code offset} ({@code -1}: to the end). */
-    public long download(String executionId, String name, java.io.OutputStream out, long offset, long length) {
+    /** As {@link #download(String, String, OutputStream)}, only {@code length} bytes from {@code offset} ({@code -1}: to the end). */
+    public long download(String executionId, String name, OutputStream out, long offset, long length) {
         StringJoiner path = new StringJoiner("/");
         for (String part : name.split("/")) {
             path.add(encodePath(part));
@@ -307,7 +317,7 @@ public final class OutrunClient {
             builder.header("Outrun-Channel", channel);
         }
         HttpRequest request = builder.build();
-        HttpResponse<java.io.InputStream> response;
+        HttpResponse<InputStream> response;
         try {
             response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
         } catch (IOException e) {
@@ -316,7 +326,7 @@ public final class OutrunClient {
             Thread.currentThread().interrupt();
             throw new UnreachableException("interrupted while downloading from " + base, e);
         }
-        try (java.io.InputStream in = response.body()) {
+        try (InputStream in = response.body()) {
             if (response.statusCode() == 416) {
                 return 0; // past the end: nothing more to read
             }

@@ -1,5 +1,7 @@
 package io.outrun.sandbox;
 
+import java.nio.file.Path;
+
 /**
  * Resource limits of one run. The process backend enforces none of them but the timeout.
  *
@@ -15,7 +17,7 @@ package io.outrun.sandbox;
  *                     container (network none all the same); or null: Outrun's API is out of reach
  */
 public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network,
-                     java.nio.file.Path egressSocket, java.nio.file.Path apiSocket) {
+                     Path egressSocket, Path apiSocket) {
 
     public static final Limits DEFAULTS = new Limits(512L << 20, 1_000_000_000L, 256, 256L << 20, null);
 
@@ -31,12 +33,12 @@ public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes
     }
 
     /** The same limits with the egress proxy's socket mounted in (such a run is never pooled). */
-    public Limits withEgressSocket(java.nio.file.Path socket) {
+    public Limits withEgressSocket(Path socket) {
         return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, socket, apiSocket);
     }
 
     /** The same limits with the attempt's API bridge socket mounted in (its directory: see {@link #apiSocket}). */
-    public Limits withApiSocket(java.nio.file.Path socket) {
+    public Limits withApiSocket(Path socket) {
         return new Limits(memoryBytes, nanoCpus, pids, tmpfsBytes, network, egressSocket, socket);
     }
 

@@ -1,7 +1,10 @@
 package io.outrun.sandbox;
 
-import io.outrun.sandbox.capture.BoundedCapture;
 import io.outrun.model.output.Captured;
+import io.outrun.sandbox.capture.BoundedCapture;
+import io.outrun.sandbox.capture.FullOutput;
+import io.outrun.sandbox.files.WorkdirVisitor;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -52,7 +55,7 @@ public interface Run extends AutoCloseable {
      * entry at a time, links reported and never followed. Only for runs whose spec asked for it
      * ({@link io.outrun.sandbox.files.RunFiles#keepWorkdir}); before {@link #close()}.
      */
-    default void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws java.io.IOException {
+    default void readWorkdir(String path, WorkdirVisitor visitor) throws IOException {
         throw new UnsupportedOperationException("this run's workdir cannot be read back");
     }
 
@@ -61,7 +64,7 @@ public interface Run extends AutoCloseable {
      * bound, gzipped in a temp file that {@link #close()} removes; empty when it never did or the
      * spec does not keep it. Call once the run ended.
      */
-    default Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+    default Optional<FullOutput.Spooled> fullOutput(int stream) {
         return Optional.empty();
     }
 
@@ -70,12 +73,12 @@ public interface Run extends AutoCloseable {
      * ({@link RunSpec#stdin()}). May block while the command does not read (a full pipe); fails
      * once the run has ended or its stdin was closed.
      */
-    default void writeStdin(byte[] bytes) throws java.io.IOException {
-        throw new java.io.IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
+    default void writeStdin(byte[] bytes) throws IOException {
+        throw new IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
     }
 
     /** Ends the command's stdin (end of file); safe to call again. */
-    default void closeStdin() throws java.io.IOException {
+    default void closeStdin() throws IOException {
         // Nothing to close: a run without stdin reads /dev/null.
     }
 

@@ -1,7 +1,10 @@
 package io.outrun.sandbox;
 
+import io.outrun.model.inputs.StdinMode;
+import io.outrun.sandbox.files.RunFiles;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -47,20 +50,20 @@ public record RunSpec(
         int maxOutputBytes,
         Limits limits,
         Path leaseFile,
-        io.outrun.sandbox.files.RunFiles files,
-        io.outrun.model.inputs.StdinMode stdin,
+        RunFiles files,
+        StdinMode stdin,
         Map<String, String> secrets) {
 
     public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
                    String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
-                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files, io.outrun.model.inputs.StdinMode stdin) {
+                   Limits limits, Path leaseFile, RunFiles files, StdinMode stdin) {
         this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
                 limits, leaseFile, files, stdin, null);
     }
 
     public RunSpec(UUID executionId, int attempt, long epoch, String nodeId, String incarnation, String command,
                    String image, String workdir, Map<String, String> env, Duration timeout, int maxOutputBytes,
-                   Limits limits, Path leaseFile, io.outrun.sandbox.files.RunFiles files) {
+                   Limits limits, Path leaseFile, RunFiles files) {
         this(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout, maxOutputBytes,
                 limits, leaseFile, files, null);
     }
@@ -73,8 +76,8 @@ public record RunSpec(
     }
 
     public RunSpec {
-        files = files == null ? io.outrun.sandbox.files.RunFiles.NONE : files;
-        stdin = stdin == null ? io.outrun.model.inputs.StdinMode.NONE : stdin;
+        files = files == null ? RunFiles.NONE : files;
+        stdin = stdin == null ? StdinMode.NONE : stdin;
         Objects.requireNonNull(executionId, "executionId");
         Objects.requireNonNull(command, "command");
         Objects.requireNonNull(timeout, "timeout");
@@ -105,12 +108,12 @@ public record RunSpec(
                 maxOutputBytes, limits, file, files, stdin, secrets);
     }
 
-    public RunSpec withFiles(io.outrun.sandbox.files.RunFiles newFiles) {
+    public RunSpec withFiles(RunFiles newFiles) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
                 maxOutputBytes, limits, leaseFile, newFiles, stdin, secrets);
     }
 
-    public RunSpec withStdin(io.outrun.model.inputs.StdinMode mode) {
+    public RunSpec withStdin(StdinMode mode) {
         return new RunSpec(executionId, attempt, epoch, nodeId, incarnation, command, image, workdir, env, timeout,
                 maxOutputBytes, limits, leaseFile, files, mode, secrets);
     }
@@ -125,7 +128,7 @@ public record RunSpec(
         if (secrets.isEmpty()) {
             return env;
         }
-        Map<String, String> all = new java.util.LinkedHashMap<>(env);
+        Map<String, String> all = new LinkedHashMap<>(env);
         all.putAll(secrets);
         return all;
     }

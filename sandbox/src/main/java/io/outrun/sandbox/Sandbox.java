@@ -1,5 +1,8 @@
 package io.outrun.sandbox;
 
+import java.nio.file.Path;
+import java.util.UUID;
+
 /**
  * Runs one command at a time per {@link Run}, isolated as well as the backend can.
  *
@@ -65,8 +68,8 @@ public interface Sandbox extends AutoCloseable {
      *                    it starts carries, so that its clean-up never judges another deployment's
      *                    runs on a shared engine; null: unknown (tests)
      */
-    record NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir, String deployment) {
-        public NodeShape(String incarnation, Limits limits, int slots, java.nio.file.Path leaseDir) {
+    record NodeShape(String incarnation, Limits limits, int slots, Path leaseDir, String deployment) {
+        public NodeShape(String incarnation, Limits limits, int slots, Path leaseDir) {
             this(incarnation, limits, slots, leaseDir, null);
         }
     }
@@ -78,7 +81,7 @@ public interface Sandbox extends AutoCloseable {
     /** Decides whether a leftover run found by {@link #removeLeftovers} may stay. */
     @FunctionalInterface
     interface LeftoverPolicy {
-        boolean isCurrent(java.util.UUID executionId, long epoch);
+        boolean isCurrent(UUID executionId, long epoch);
 
         /**
          * Whether the node process {@code incarnation} still lives (beats), for what a backend

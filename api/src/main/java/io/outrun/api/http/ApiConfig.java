@@ -1,6 +1,10 @@
 package io.outrun.api.http;
 
 import io.outrun.core.config.ConfigException;
+import io.outrun.core.execution.Resources;
+import io.outrun.core.identity.IdentityConfig;
+import io.outrun.core.secrets.SecretsKey;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.model.inputs.Allowlist;
 import java.time.Duration;
 import java.util.List;
@@ -55,11 +59,11 @@ public record ApiConfig(
         int maxLabels,
         int maxWaiters,
         List<String> imageAllowlist,
-        io.outrun.core.execution.Resources maxResources,
-        io.outrun.model.egress.EgressPolicy egress,
-        io.outrun.core.secrets.SecretsKey secretsKey,
-        io.outrun.model.egress.EgressPolicy webhooks,
-        io.outrun.core.identity.IdentityConfig identity) {
+        Resources maxResources,
+        EgressPolicy egress,
+        SecretsKey secretsKey,
+        EgressPolicy webhooks,
+        IdentityConfig identity) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -78,7 +82,7 @@ public record ApiConfig(
     public static final double DEFAULT_MAX_CPUS = 1;
     public static final int DEFAULT_MAX_PIDS = 256;
     public static final int DEFAULT_MAX_TMPFS_MB = 256;
-    public static final io.outrun.core.execution.Resources DEFAULT_MAX_RESOURCES = new io.outrun.core.execution.Resources(
+    public static final Resources DEFAULT_MAX_RESOURCES = new Resources(
             DEFAULT_MAX_MEMORY_MB, (int) (DEFAULT_MAX_CPUS * 1000), DEFAULT_MAX_PIDS, DEFAULT_MAX_TMPFS_MB);
 
     /** Variables that change how tools print, never what they can reach (as {@code --env-allow} takes them). */
@@ -89,7 +93,7 @@ public record ApiConfig(
     public static final List<String> DEFAULT_IMAGE_ALLOWLIST = List.of("outrun-sandbox:latest");
 
     public ApiConfig {
-        identity = identity == null ? io.outrun.core.identity.IdentityConfig.DEFAULTS : identity;
+        identity = identity == null ? IdentityConfig.DEFAULTS : identity;
         if (port < 0 || port > 65535) {
             throw new ConfigException("--port must be a TCP port (0 for any free one), got: " + port);
         }
@@ -138,12 +142,12 @@ public record ApiConfig(
             throw new ConfigException("the limit of waiting requests (no option) must be 0 or more, got: " + maxWaiters);
         }
         maxResources = maxResources == null ? DEFAULT_MAX_RESOURCES : maxResources;
-        egress = egress == null ? io.outrun.model.egress.EgressPolicy.NONE : egress;
-        webhooks = webhooks == null ? io.outrun.model.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
-        atLeast("--max-memory-mb", maxResources.memoryMb(), io.outrun.core.execution.Resources.MIN_MEMORY_MB);
-        atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), io.outrun.core.execution.Resources.MIN_CPU_MILLIS);
-        atLeast("--max-pids", maxResources.pids(), io.outrun.core.execution.Resources.MIN_PIDS);
-        atLeast("--max-tmpfs-mb", maxResources.tmpfsMb(), io.outrun.core.execution.Resources.MIN_TMPFS_MB);
+        egress = egress == null ? EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? EgressPolicy.NONE_WEBHOOKS : webhooks;
+        atLeast("--max-memory-mb", maxResources.memoryMb(), Resources.MIN_MEMORY_MB);
+        atLeast("--max-cpus (in thousandths)", maxResources.cpuMillis(), Resources.MIN_CPU_MILLIS);
+        atLeast("--max-pids", maxResources.pids(), Resources.MIN_PIDS);
+        atLeast("--max-tmpfs-mb", maxResources.tmpfsMb(), Resources.MIN_TMPFS_MB);
     }
 
     private static void atLeast(String option, Integer value, int min) {
@@ -157,7 +161,7 @@ public record ApiConfig(
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
                 DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null, null,
-                io.outrun.core.identity.IdentityConfig.DEFAULTS);
+                IdentityConfig.DEFAULTS);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
@@ -195,31 +199,31 @@ public record ApiConfig(
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks, identity);
     }
 
-    public ApiConfig withMaxResources(io.outrun.core.execution.Resources value) {
+    public ApiConfig withMaxResources(Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks, identity);
     }
 
-    public ApiConfig withEgress(io.outrun.model.egress.EgressPolicy value) {
+    public ApiConfig withEgress(EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks, identity);
     }
 
-    public ApiConfig withSecretsKey(io.outrun.core.secrets.SecretsKey value) {
+    public ApiConfig withSecretsKey(SecretsKey value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
                 value, webhooks, identity);
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
-    public ApiConfig withWebhooks(io.outrun.model.egress.EgressPolicy value) {
+    public ApiConfig withWebhooks(EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
                 secretsKey, value, identity);
     }
 
     /** Run identities' settings ({@code --public-url}, {@code --identity-audience}, {@code --max-child-depth}). */
-    public ApiConfig withIdentity(io.outrun.core.identity.IdentityConfig value) {
+    public ApiConfig withIdentity(IdentityConfig value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
                 secretsKey, webhooks, value);

@@ -1,5 +1,8 @@
 package io.outrun.api.http;
 
+import io.outrun.core.owner.TooManyQueuedException;
+import java.util.function.Function;
+
 /**
  * An answer that is an error: HTTP status, stable code, a message for people and guidance that
  * tells an agent what to do next. Thrown by handlers, written by {@link ApiServer} in the one
@@ -10,14 +13,14 @@ public final class ApiError extends RuntimeException {
     private final int httpStatus;
     private final String code;
     /** The guidance in the words of each channel (HTTP routes, MCP tools, CLI commands). */
-    private final java.util.function.Function<Channel, String> guidance;
+    private final Function<Channel, String> guidance;
 
     public ApiError(int httpStatus, String code, String message, String guidance) {
         this(httpStatus, code, message, channel -> guidance);
     }
 
     /** An error whose guidance names next steps, each in the words of the caller's channel. */
-    public ApiError(int httpStatus, String code, String message, java.util.function.Function<Channel, String> guidance) {
+    public ApiError(int httpStatus, String code, String message, Function<Channel, String> guidance) {
         super(message, null, false, false);
         this.httpStatus = httpStatus;
         this.code = code;
@@ -67,7 +70,7 @@ public final class ApiError extends RuntimeException {
     static final int QUEUE_RETRY_AFTER_S = 10;
 
     /** 429: the owner has as many queued executions as it may; nothing was stored. */
-    public static ApiError tooManyQueued(io.outrun.core.owner.TooManyQueuedException e) {
+    public static ApiError tooManyQueued(TooManyQueuedException e) {
         return new ApiError(429, "too_many_queued", "This owner has " + e.queued() + " queued executions; its cap is "
                 + e.cap() + ". This submission was not accepted.",
                 ch -> "Wait for some of your queued executions to start (retry after the Retry-After seconds), or cancel"

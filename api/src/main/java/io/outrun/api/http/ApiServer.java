@@ -1,9 +1,6 @@
 package io.outrun.api.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import io.outrun.core.files.ArtifactStore;
-import io.outrun.core.files.FilesConfig;
-import io.outrun.core.files.WorkspaceStore;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -11,18 +8,31 @@ import io.javalin.http.HttpResponseException;
 import io.outrun.api.auth.Authenticator;
 import io.outrun.api.auth.TokenStore;
 import io.outrun.api.http.FleetMetrics;
+import io.outrun.api.mcp.McpHttpEndpoint;
 import io.outrun.client.wire.ErrorBody;
 import io.outrun.client.wire.Json;
+import io.outrun.core.files.ArtifactStore;
+import io.outrun.core.files.FilesConfig;
+import io.outrun.core.files.WorkspaceStore;
+import io.outrun.core.identity.RunPrincipal;
+import io.outrun.core.identity.RunTokenVerifier;
+import io.outrun.core.identity.SigningKeys;
 import io.outrun.core.logging.ExecutionMdc;
-import io.outrun.api.mcp.McpHttpEndpoint;
 import io.outrun.core.notify.ChangeSignal;
-import io.outrun.core.service.ExecutionService;
 import io.outrun.core.owner.TooManyQueuedException;
+import io.outrun.core.schedule.Schedules;
+import io.outrun.core.secrets.SecretStore;
+import io.outrun.core.service.ExecutionService;
+import io.outrun.core.store.DiskFull;
 import io.outrun.core.store.Outage;
+import io.outrun.core.store.ProgressStore;
+import io.outrun.core.store.ScheduleStore;
+import io.outrun.core.store.WebhookStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -91,13 +101,13 @@ public final class ApiServer implements AutoCloseable {
                       ChangeSignal signal, FilesConfig filesConfig) {
         this.config = config;
         this.waiter = new Waiter(signal, config.maxWaiters());
-        io.outrun.core.secrets.SecretStore secretStore = new io.outrun.core.secrets.SecretStore(dataSource, config.secretsKey());
-        WebhookRoutes webhooks = new WebhookRoutes(new io.outrun.core.store.WebhookStore(dataSource), config.secretsKey());
+        SecretStore secretStore = new SecretStore(dataSource, config.secretsKey());
+        WebhookRoutes webhooks = new WebhookRoutes(new WebhookStore(dataSource), config.secretsKey());
         ExecutionRoutes executions = this.executions = new ExecutionRoutes(config, service, new ExecutionListing(dataSource), waiter,
-                filesConfig, secretStore, webhooks, new io.outrun.core.store.ProgressStore(dataSource), this::issuer);
-        io.outrun.core.identity.SigningKeys signingKeys = new io.outrun.core.identity.SigningKeys(dataSource, config.secretsKey());
+                filesConfig, secretStore, webhooks, new ProgressStore(dataSource), this::issuer);
+        SigningKeys signingKeys = new SigningKeys(dataSource, config.secretsKey());
         IdentityRoutes identity = new IdentityRoutes(signingKeys, this::issuer);
-        io.outrun.core.identity.RunTokenVerifier runTokens = new io.outrun.core.identity.RunTokenVerifier(signingKeys);
+        RunTokenVerifier runTokens = new RunTokenVerifier(signingKeys);
         RunScope runScope = new RunScope(dataSource);
         FileRoutes files = new FileRoutes(new ArtifactStore(dataSource), new WorkspaceStore(dataSource));
         int submitBodyBytes = filesConfig.submitBodyBytes(config.maxBodyBytes());
@@ -108,7 +118,7 @@ public final class ApiServer implements AutoCloseable {
         this.mcp = new McpHttpEndpoint(auth, () -> URI.create("http://" + (config.host().equals("0.0.0.0")
                 ? "127.0.0.1" : config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + port()),
                 config.maxBodyBytes(), "0.1.0");
-        Map<Route, Handler> handlers = new java.util.HashMap<>(Map.of(
+        Map<Route, Handler> handlers = new HashMap<>(Map.of(
                 ROUTES.get(0), ctx -> health(ctx, healthCheck),
                 ROUTES.get(1), ctx -> ctx.status(200).contentType("application/json").result(openApi),
                 ROUTES.get(2), executions::submit,
@@ -131,8 +141,8 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(17), secrets::delete);
         handlers.put(ROUTES.get(18), webhooks::rotateSecret);
         handlers.put(ROUTES.get(19), executions::events);
-        ScheduleRoutes schedules = executions.schedules(new io.outrun.core.schedule.Schedules(
-                new io.outrun.core.store.ScheduleStore(dataSource), service.books()));
+        ScheduleRoutes schedules = executions.schedules(new Schedules(
+                new ScheduleStore(dataSource), service.books()));
         handlers.put(ROUTES.get(20), schedules::create);
         handlers.put(ROUTES.get(21), schedules::list);
         handlers.put(ROUTES.get(22), schedules::delete);
@@ -178,7 +188,7 @@ public final class ApiServer implements AutoCloseable {
         }
         app.exception(ApiError.class, (e, ctx) -> write(ctx, e));
         app.exception(TooManyQueuedException.class, (e, ctx) -> write(ctx, ApiError.tooManyQueued(e)));
-        app.exception(io.outrun.core.store.DiskFull.Refused.class, (e, ctx) -> write(ctx, ApiError.databaseDiskFull()));
+        app.exception(DiskFull.Refused.class, (e, ctx) -> write(ctx, ApiError.databaseDiskFull()));
         app.exception(HttpResponseException.class, (e, ctx) -> write(ctx, fromJavalin(e.getStatus(), ctx)));
         app.exception(Exception.class, (e, ctx) -> {
             if (Outage.is(e)) {
@@ -263,7 +273,7 @@ public final class ApiServer implements AutoCloseable {
             return null;
         }
         String token = h.substring(7).strip();
-        return token.length() <= 8192 && io.outrun.core.identity.RunTokenVerifier.looksLikeJwt(token) ? token : null;
+        return token.length() <= 8192 && RunTokenVerifier.looksLikeJwt(token) ? token : null;
     }
 
     /**
@@ -298,7 +308,7 @@ public final class ApiServer implements AutoCloseable {
 
     // --- internals ----------------------------------------------------------------------------
 
-    private static void authenticate(Context ctx, Authenticator auth, io.outrun.core.identity.RunTokenVerifier runTokens,
+    private static void authenticate(Context ctx, Authenticator auth, RunTokenVerifier runTokens,
                                      RunScope scope) {
         String header = ctx.header("Authorization");
         if (header == null || header.isBlank()) {
@@ -307,7 +317,7 @@ public final class ApiServer implements AutoCloseable {
         String runToken = runToken(header);
         if (runToken != null) {
             // A run's token (issue 31): its owner, within its scope, while its attempt runs.
-            io.outrun.core.identity.RunPrincipal run = runTokens.verify(runToken).orElseThrow(() -> ApiError.identityRequired(
+            RunPrincipal run = runTokens.verify(runToken).orElseThrow(() -> ApiError.identityRequired(
                     "The bearer token looks like a run token but is not one of this fleet's, valid and unexpired"
                             + " (identity tokens, OUTRUN_ID_TOKEN, are for other services, not for this API)."));
             ctx.attribute(OWNER, run.owner());

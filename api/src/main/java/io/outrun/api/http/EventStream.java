@@ -2,8 +2,9 @@ package io.outrun.api.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.outrun.core.execution.Execution;
 import io.outrun.client.wire.Json;
+import io.outrun.core.execution.Execution;
+import io.outrun.model.output.Captured;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -87,7 +88,7 @@ final class EventStream {
     }
 
     /** Whether {@code c} holds output after {@code from} that a running execution's event can carry. */
-    private static boolean sendable(io.outrun.model.output.Captured c, long from) {
+    private static boolean sendable(Captured c, long from) {
         OutputSlicer.Slice s = OutputSlicer.since(c, from, false, 4); // one whole character is enough to know
         return !s.text().isEmpty() || s.droppedBytes() > 0;
     }

@@ -1,10 +1,11 @@
 package io.outrun.api.http;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
-import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionSummary;
 import io.outrun.client.wire.Json;
+import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.store.ExecutionsTable;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.StoreException;
@@ -52,7 +53,7 @@ final class ExecutionListing {
             variant |= ExecutionsTable.PAGE_BY_LABELS;
             try {
                 args.and("labels", Json.mapper().writeValueAsString(labels));
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
         }

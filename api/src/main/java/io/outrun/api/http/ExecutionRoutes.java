@@ -1,23 +1,38 @@
 package io.outrun.api.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.http.Context;
+import io.outrun.client.wire.ExecutionPage;
+import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.ProgressView;
+import io.outrun.client.wire.StdinView;
+import io.outrun.client.wire.StdinWritten;
+import io.outrun.client.wire.StreamDelta;
+import io.outrun.core.books.ProgressOnDashboard;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
-import io.outrun.client.wire.StdinView;
-import io.outrun.client.wire.StdinWritten;
-import io.outrun.core.store.StdinStore;
-import io.outrun.client.wire.ExecutionPage;
-import io.outrun.client.wire.OutputChunk;
-import io.outrun.client.wire.StreamDelta;
+import io.outrun.core.files.FilesConfig;
+import io.outrun.core.schedule.Schedules;
+import io.outrun.core.secrets.SecretStore;
 import io.outrun.core.service.ExecutionService;
+import io.outrun.core.store.Outage;
 import io.outrun.core.store.OutputStore;
-import io.outrun.client.wire.ExecutionView;
-import io.outrun.core.store.SubmissionStore;
+import io.outrun.core.store.ProgressStore;
+import io.outrun.core.store.StdinStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
 import io.outrun.core.store.SubmissionStore.Inserted;
-import io.outrun.core.store.Outage;
+import io.outrun.core.store.SubmissionStore;
+import io.outrun.core.trace.TraceContext;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /** The handlers of {@code /v1/executions}: every one is scoped to the caller's owner. */
 final class ExecutionRoutes {
@@ -36,18 +51,18 @@ final class ExecutionRoutes {
     private final EventStream events;
 
     private final int submitBodyBytes;
-    private final io.outrun.core.secrets.SecretStore secrets;
+    private final SecretStore secrets;
     private final WebhookRoutes webhooks;
-    private final io.outrun.core.store.ProgressStore progress;
-    private final io.outrun.core.books.ProgressOnDashboard dashboard;
+    private final ProgressStore progress;
+    private final ProgressOnDashboard dashboard;
 
     ExecutionRoutes(ApiConfig config, ExecutionService service, ExecutionListing listing, Waiter waiter,
-                    io.outrun.core.files.FilesConfig files, io.outrun.core.secrets.SecretStore secrets, WebhookRoutes webhooks,
-                    io.outrun.core.store.ProgressStore progress, java.util.function.Supplier<String> publicUrl) {
+                    FilesConfig files, SecretStore secrets, WebhookRoutes webhooks,
+                    ProgressStore progress, Supplier<String> publicUrl) {
         this.config = config;
         this.webhooks = webhooks;
         this.progress = progress;
-        this.dashboard = new io.outrun.core.books.ProgressOnDashboard(service.books());
+        this.dashboard = new ProgressOnDashboard(service.books());
         this.secrets = secrets;
         this.service = service;
         this.parser = new SubmissionParser(config, files).withPublicUrl(publicUrl);
@@ -70,7 +85,7 @@ final class ExecutionRoutes {
         checks.requireSubmittable(owner, submission);
         // A W3C traceparent joins the caller's trace (a malformed one starts a new trace, as the spec says).
         Inserted inserted = service.submit(submission,
-                io.outrun.core.trace.TraceContext.parse(ctx.header("traceparent"), ctx.header("tracestate")));
+                TraceContext.parse(ctx.header("traceparent"), ctx.header("tracestate")));
         Execution e = inserted.execution();
         if (!inserted.created()) {
             SubmitChecks.requireSameRequest(e, submission);
@@ -113,7 +128,7 @@ final class ExecutionRoutes {
                             + " -H \"Authorization: Bearer $OUTRUN_API_TOKEN\" -H 'Content-Type: application/json' -d '{\"percent\": 40}'.");
         }
         requireJson(ctx.header("Content-Type"));
-        com.fasterxml.jackson.databind.JsonNode body = ProgressBody.read(BodyReader.read(ctx, 4096));
+        JsonNode body = ProgressBody.read(BodyReader.read(ctx, 4096));
         Integer percent = ProgressBody.percent(body);
         String message = ProgressBody.message(body);
         UUID id = run.run().executionId();
@@ -127,14 +142,14 @@ final class ExecutionRoutes {
             lastProgress.clear(); // bounded: a reset lets each run report once more
         }
         lastProgress.put(id, now);
-        java.time.Instant at = progress.report(id, run.run().owner(), run.run().attempt(), run.run().leaseEpoch(), percent, message)
+        Instant at = progress.report(id, run.run().owner(), run.run().attempt(), run.run().leaseEpoch(), percent, message)
                 .orElseThrow(() -> RunScope.ended(run.run()));
         dashboard.report(run.jobId(), percent, message);
-        ApiServer.json(ctx, 200, new io.outrun.client.wire.ProgressView(percent, message, at));
+        ApiServer.json(ctx, 200, new ProgressView(percent, message, at));
     }
 
     static final long PROGRESS_EVERY_MS = 250;
-    private final java.util.concurrent.ConcurrentHashMap<UUID, Long> lastProgress = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentHashMap<UUID, Long> lastProgress = new ConcurrentHashMap<>();
 
 
 
@@ -146,7 +161,7 @@ final class ExecutionRoutes {
     }
 
     /** The routes of an owner's schedules, whose submissions are checked as this submit checks one. */
-    ScheduleRoutes schedules(io.outrun.core.schedule.Schedules schedules) {
+    ScheduleRoutes schedules(Schedules schedules) {
         return new ScheduleRoutes(schedules, parser, checks::requireSubmittable, submitBodyBytes);
     }
 
@@ -179,7 +194,7 @@ final class ExecutionRoutes {
      * an EventSource sends when it reconnects) or {@code ?cursor=}, else from the start. Errors
      * (unknown execution, bad cursor, no free place) answer JSON before the stream starts.
      */
-    void events(Context ctx) throws java.io.IOException {
+    void events(Context ctx) throws IOException {
         String owner = ApiServer.owner(ctx);
         UUID id = id(ctx);
         String resume = ctx.header("Last-Event-ID");
@@ -195,7 +210,7 @@ final class ExecutionRoutes {
                 .header("X-Accel-Buffering", "no");
         try {
             events.stream(ctx.res().getOutputStream(), place, id, cursor, c -> sinceCursor(id, owner, c));
-        } catch (java.io.IOException gone) {
+        } catch (IOException gone) {
             // The client left: nothing to answer.
         }
     }
@@ -264,7 +279,7 @@ final class ExecutionRoutes {
             }
         }
         int limit = (int) Math.min(longParam(ctx, "limit", 1, DEFAULT_LIMIT), MAX_LIMIT);
-        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
+        Map<String, String> labels = new LinkedHashMap<>();
         for (String label : ctx.queryParams("label")) {
             int eq = label.indexOf('=');
             if (eq < 1 || label.length() > 400 || label.indexOf('\0') >= 0) {
@@ -379,7 +394,7 @@ final class ExecutionRoutes {
         if (contentType == null || contentType.isBlank()) {
             return;
         }
-        String type = contentType.split(";", 2)[0].strip().toLowerCase(java.util.Locale.ROOT);
+        String type = contentType.split(";", 2)[0].strip().toLowerCase(Locale.ROOT);
         if (type.equals("application/json") || (type.startsWith("application/") && type.endsWith("+json"))) {
             return;
         }

@@ -1,7 +1,13 @@
 package io.outrun.api.http;
 
 import io.outrun.core.execution.Execution;
+import io.outrun.core.store.Outcome;
+import io.outrun.core.store.SubmissionStore;
 import io.outrun.model.output.Captured;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * What an agent should do next, in words, for each state. Agents act on this text, so it names
@@ -27,7 +33,7 @@ final class Guidance {
      * What to do next with {@code e}, in the words of {@code ch}; {@code held}: the run of the
      * same workspace a queued {@code e} waits for (null: none).
      */
-    String forExecution(Execution e, Channel ch, io.outrun.core.store.SubmissionStore.WorkspaceHeld held) {
+    String forExecution(Execution e, Channel ch, SubmissionStore.WorkspaceHeld held) {
         String id = e.id().toString();
         String follow = ch.follow(id, "<cursor>", config.maxWaitMs())
                 + " (pass this answer's cursor, then each answer's) streams only output you have not seen";
@@ -76,7 +82,7 @@ final class Guidance {
     }
 
     /** Queued twice over: never started, or back in the queue after its worker was lost. */
-    private static String queued(Execution e, Channel ch, io.outrun.core.store.SubmissionStore.WorkspaceHeld held) {
+    private static String queued(Execution e, Channel ch, SubmissionStore.WorkspaceHeld held) {
         String cancelled = e.cancelRequested() ? "Cancel requested. " : "";
         if (held != null) {
             // Not a matter of slots or caps: two runs of one workspace never overlap.
@@ -86,14 +92,14 @@ final class Guidance {
                     ? "; attempt " + e.attempt() + " lost its worker and it runs again from the start." : ".");
         }
         if (retries(e) > 0) {
-            java.time.Instant next = e.enqueuedAt();
+            Instant next = e.enqueuedAt();
             return cancelled + "Queued for retry " + retries(e) + " of " + e.retry().maxRetries() + ": "
                     + e.retry().lastFailure() + " (its output is shown until the retry starts). It starts "
-                    + (next != null && next.isAfter(java.time.Instant.now()) ? "at " + next + ", after its backoff, "
+                    + (next != null && next.isAfter(Instant.now()) ? "at " + next + ", after its backoff, "
                     : "") + "as soon as a worker has a free slot, as attempt " + (e.attempt() + 1) + ".";
         }
         if (e.attempt() == 0 && e.enqueuedAt() != null && e.startsAt() != null
-                && e.enqueuedAt().isAfter(java.time.Instant.now())) {
+                && e.enqueuedAt().isAfter(Instant.now())) {
             return cancelled + "Queued until " + e.enqueuedAt() + " (a delayed start: see startsAt); it starts then,"
                     + " as soon as a worker has a free slot.";
         }
@@ -124,22 +130,22 @@ final class Guidance {
         return e.retry() == null ? 0 : e.retry().retries();
     }
 
-    private static final java.util.regex.Pattern NETWORK_FAILURE = java.util.regex.Pattern.compile(
+    private static final Pattern NETWORK_FAILURE = Pattern.compile(
             "Could not resolve host|Temporary failure in name resolution|Name or service not known"
                     + "|Network is unreachable|getaddrinfo failed|No address associated with hostname"
                     + "|Failed to establish a new connection");
 
     /** Whether the kept stderr names a failure that a run without network gets. */
     private static boolean networkFailure(Captured stderr) {
-        String text = new String(stderr.head(), java.nio.charset.StandardCharsets.UTF_8) + "\n"
-                + new String(stderr.tail(), java.nio.charset.StandardCharsets.UTF_8);
+        String text = new String(stderr.head(), StandardCharsets.UTF_8) + "\n"
+                + new String(stderr.tail(), StandardCharsets.UTF_8);
         return NETWORK_FAILURE.matcher(text).find();
     }
 
     /** Whether the kept stderr holds a refusal the node's egress proxy noted there. */
     private static boolean egressRefused(Captured stderr) {
-        String text = new String(stderr.head(), java.nio.charset.StandardCharsets.UTF_8) + "\n"
-                + new String(stderr.tail(), java.nio.charset.StandardCharsets.UTF_8);
+        String text = new String(stderr.head(), StandardCharsets.UTF_8) + "\n"
+                + new String(stderr.tail(), StandardCharsets.UTF_8);
         return text.contains("outrun egress: ") && text.contains(" refused: ");
     }
 
@@ -182,10 +188,10 @@ final class Guidance {
      */
     private static String memoryKill(Execution e) {
         String message = e.errorMessage();
-        if (message == null || !message.contains(io.outrun.core.store.Outcome.MEMORY_KILL_NOTE)) {
+        if (message == null || !message.contains(Outcome.MEMORY_KILL_NOTE)) {
             return "";
         }
-        String note = message.substring(message.indexOf(io.outrun.core.store.Outcome.MEMORY_KILL_NOTE));
+        String note = message.substring(message.indexOf(Outcome.MEMORY_KILL_NOTE));
         return " " + note + " Its output may be incomplete: make that step use less memory (smaller inputs, streaming,"
                 + " fewer parallel jobs) or split the work.";
     }
@@ -234,7 +240,7 @@ final class Guidance {
     }
 
     /** After a stdin write: where the command's answer is read. */
-    String forStdinWrite(java.util.UUID id, boolean eof, String cursor, Channel ch) {
+    String forStdinWrite(UUID id, boolean eof, String cursor, Channel ch) {
         return (eof ? "Written, and stdin closed: the command reads end of file after these bytes. "
                 : "Written: the command reads these bytes in order, after any written before. ")
                 + "Its answer: " + ch.follow(id, cursor, config.maxWaitMs()) + " returns what it printed since (as soon"

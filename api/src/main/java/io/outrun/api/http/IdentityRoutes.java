@@ -4,6 +4,7 @@ import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKSet;
 import io.javalin.http.Context;
 import io.outrun.core.identity.SigningKeys;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +37,7 @@ final class IdentityRoutes {
         boolean none = false;
         if (body == null || now - jwksAt > CACHE_MS * 1_000_000L) {
             List<JWK> published = keys.published().stream().map(p -> (JWK) p.publicKey()).toList();
-            body = new JWKSet(published).toString(true).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            body = new JWKSet(published).toString(true).getBytes(StandardCharsets.UTF_8);
             // No key yet (a new fleet's first is made by the first run to start): kept neither
             // here nor by the caller, so that run's token verifies as soon as it is signed.
             none = published.isEmpty();

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.outrun.core.execution.RunInputs;
 import io.outrun.core.files.FilesConfig;
 import io.outrun.core.files.WorkspaceStore;
+import io.outrun.core.secrets.SecretName;
+import io.outrun.model.inputs.ArtifactPattern;
 import io.outrun.model.inputs.InputFile;
 import io.outrun.model.inputs.InputPath;
 import io.outrun.model.inputs.InputTar;
@@ -11,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -45,14 +48,14 @@ final class RunInputsParser {
             throw ApiError.invalid("secrets", "must be a list of your secrets' names, e.g. [\"NPM_TOKEN\"]"
                     + " (set them with PUT /v1/secrets/{name})");
         }
-        if (node.size() > io.outrun.core.secrets.SecretName.MAX_PER_RUN) {
+        if (node.size() > SecretName.MAX_PER_RUN) {
             throw ApiError.invalid("secrets", "names " + node.size() + " secrets; at most "
-                    + io.outrun.core.secrets.SecretName.MAX_PER_RUN);
+                    + SecretName.MAX_PER_RUN);
         }
-        java.util.LinkedHashSet<String> names = new java.util.LinkedHashSet<>();
+        LinkedHashSet<String> names = new LinkedHashSet<>();
         for (int i = 0; i < node.size(); i++) {
             JsonNode n = node.get(i);
-            String problem = n.isTextual() ? io.outrun.core.secrets.SecretName.problem(n.asText()) : "must be a secret's name";
+            String problem = n.isTextual() ? SecretName.problem(n.asText()) : "must be a secret's name";
             if (problem != null) {
                 throw ApiError.invalid("secrets[" + i + "]", problem);
             }
@@ -184,7 +187,7 @@ final class RunInputsParser {
             String pattern;
             try {
                 pattern = InputPath.check(node.get(i).textValue());
-                io.outrun.model.inputs.ArtifactPattern.compile(pattern);
+                ArtifactPattern.compile(pattern);
             } catch (IllegalArgumentException e) {
                 throw ApiError.invalid(field, e.getMessage());
             }

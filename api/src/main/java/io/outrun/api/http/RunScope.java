@@ -5,10 +5,12 @@ import io.outrun.core.identity.RunPrincipal;
 import io.outrun.core.store.ExecutionsTable;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.StoreException;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,7 +41,7 @@ final class RunScope {
     }
 
     /** What the run holds beyond its owner's name: a child of it may hold no more. */
-    record Held(String network, String identityAudience, java.util.Set<String> secrets) {
+    record Held(String network, String identityAudience, Set<String> secrets) {
     }
 
     private final DataSource dataSource;
@@ -84,9 +86,9 @@ final class RunScope {
             if (!self && !rs.getBoolean("child")) {
                 throw ApiError.notFound(target == null ? "" : target.toString());
             }
-            java.sql.Array secrets = rs.getArray("secrets");
-            java.util.Set<String> held = secrets == null ? java.util.Set.of()
-                    : java.util.Set.of((String[]) secrets.getArray());
+            Array secrets = rs.getArray("secrets");
+            Set<String> held = secrets == null ? Set.of()
+                    : Set.of((String[]) secrets.getArray());
             return new Allowed(run, rs.getInt("depth"), rs.getObject("job_id", UUID.class),
                     new Held(rs.getString("network"), rs.getString("identity_audience"), held));
         } catch (SQLException e) {

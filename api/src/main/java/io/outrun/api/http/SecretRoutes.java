@@ -6,6 +6,7 @@ import io.javalin.http.Context;
 import io.outrun.core.secrets.SecretName;
 import io.outrun.core.secrets.SecretStore;
 import java.io.IOException;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -91,7 +92,7 @@ final class SecretRoutes {
         if (root == null || !root.isObject()) {
             throw ApiError.invalid("body", "must be a JSON object such as {\"value\": \"...\"}");
         }
-        for (java.util.Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
+        for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String field = names.next();
             if (!field.equals("value")) {
                 throw ApiError.invalid(field.length() > 64 ? field.substring(0, 64) + "…" : field,

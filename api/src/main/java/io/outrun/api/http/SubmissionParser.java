@@ -8,13 +8,26 @@ import static io.outrun.api.http.JsonFields.string;
 import static io.outrun.api.http.JsonFields.stringMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.outrun.core.execution.Resources;
-import io.outrun.core.execution.Submission;
+import io.outrun.client.wire.IdempotencyKey;
 import io.outrun.client.wire.SubmissionField;
+import io.outrun.core.execution.Resources;
+import io.outrun.core.execution.Retry;
+import io.outrun.core.execution.RunInputs;
+import io.outrun.core.execution.Submission;
+import io.outrun.core.files.FilesConfig;
+import io.outrun.core.webhook.WebhookUrl;
+import io.outrun.model.inputs.StdinMode;
 import io.outrun.model.inputs.Workdir;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Reads and checks the body of a submit. Each problem becomes a 400 that names the field;
@@ -35,19 +48,19 @@ final class SubmissionParser {
     private final ApiConfig config;
     private final RunInputsParser inputs;
     /** The API's public URL: the default audience of identity tokens. */
-    private java.util.function.Supplier<String> publicUrl = () -> null;
+    private Supplier<String> publicUrl = () -> null;
 
     SubmissionParser(ApiConfig config) {
-        this(config, io.outrun.core.files.FilesConfig.DEFAULTS);
+        this(config, FilesConfig.DEFAULTS);
     }
 
-    SubmissionParser(ApiConfig config, io.outrun.core.files.FilesConfig files) {
+    SubmissionParser(ApiConfig config, FilesConfig files) {
         this.config = config;
         this.inputs = new RunInputsParser(files);
     }
 
     /** Where the default identity audience comes from (the server's public URL, known once it listens). */
-    SubmissionParser withPublicUrl(java.util.function.Supplier<String> value) {
+    SubmissionParser withPublicUrl(Supplier<String> value) {
         this.publicUrl = value;
         return this;
     }
@@ -102,7 +115,7 @@ final class SubmissionParser {
         }
         Map<String, String> env = env(root);
         Map<String, String> labels = labels(root);
-        io.outrun.core.execution.RunInputs runInputs = inputs.parse(root);
+        RunInputs runInputs = inputs.parse(root);
         for (String secret : runInputs.secrets()) {
             if (env.containsKey(secret)) {
                 throw ApiError.invalid("env." + secret, "is also named in `secrets`: the secret sets it; drop one");
@@ -170,13 +183,13 @@ final class SubmissionParser {
      * ({@code SubmitChecks#requireSubmittable}), and again before every attempt.
      */
     private String webhook(JsonNode root) {
-        String text = string(root, "webhook", io.outrun.core.webhook.WebhookUrl.MAX_LENGTH);
+        String text = string(root, "webhook", WebhookUrl.MAX_LENGTH);
         if (text == null) {
             return null;
         }
-        io.outrun.core.webhook.WebhookUrl url;
+        WebhookUrl url;
         try {
-            url = io.outrun.core.webhook.WebhookUrl.parse(text);
+            url = WebhookUrl.parse(text);
         } catch (IllegalArgumentException e) {
             throw ApiError.invalid("webhook", e.getMessage());
         }
@@ -189,7 +202,7 @@ final class SubmissionParser {
      * {@code "retry": {"maxRetries": N, "backoffMs": B, "on": ["command_failed", "timed_out"]}}: a
      * failed attempt runs again after B × 2^k ms; N and B are clamped to the maxima like timeoutMs.
      */
-    private static io.outrun.core.execution.Retry retry(JsonNode node) {
+    private static Retry retry(JsonNode node) {
         if (node == null || node.isNull()) {
             return null;
         }
@@ -206,12 +219,12 @@ final class SubmissionParser {
         }
         if (!node.hasNonNull("maxRetries")) {
             throw ApiError.invalid("retry.maxRetries", "is required: how many times a failed attempt may run again (1-"
-                    + io.outrun.core.execution.Retry.MAX_RETRIES + ")");
+                    + Retry.MAX_RETRIES + ")");
         }
-        long max = Math.min(positive(node, "maxRetries", 1, 1), io.outrun.core.execution.Retry.MAX_RETRIES);
-        long backoff = Math.min(positive(node, "backoffMs", 0, io.outrun.core.execution.Retry.DEFAULT_BACKOFF_MS),
-                io.outrun.core.execution.Retry.MAX_BACKOFF_MS);
-        java.util.List<String> on = new java.util.ArrayList<>();
+        long max = Math.min(positive(node, "maxRetries", 1, 1), Retry.MAX_RETRIES);
+        long backoff = Math.min(positive(node, "backoffMs", 0, Retry.DEFAULT_BACKOFF_MS),
+                Retry.MAX_BACKOFF_MS);
+        List<String> on = new ArrayList<>();
         JsonNode list = node.get("on");
         if (list != null && !list.isNull()) {
             if (!list.isArray() || list.isEmpty()) {
@@ -220,7 +233,7 @@ final class SubmissionParser {
             }
             for (int i = 0; i < list.size(); i++) {
                 String code = list.get(i).isTextual() ? list.get(i).asText() : null;
-                if (code == null || !io.outrun.core.execution.Retry.RETRIABLE.contains(code)) {
+                if (code == null || !Retry.RETRIABLE.contains(code)) {
                     throw ApiError.invalid("retry.on[" + i + "]", "must be command_failed, timed_out or out_of_memory");
                 }
                 if (!on.contains(code)) {
@@ -228,11 +241,11 @@ final class SubmissionParser {
                 }
             }
         }
-        return io.outrun.core.execution.Retry.policy((int) max, backoff, on);
+        return Retry.policy((int) max, backoff, on);
     }
 
     /** The longest a start may be put off: a longer wait is a schedule's job, not a queued row's. */
-    static final long MAX_DELAY_MS = java.time.Duration.ofDays(30).toMillis();
+    static final long MAX_DELAY_MS = Duration.ofDays(30).toMillis();
 
     /**
      * {@code "delayMs"} or {@code "startAt"} (an ISO-8601 instant; one in the past starts at once):
@@ -257,14 +270,14 @@ final class SubmissionParser {
         }
         if (at) {
             JsonNode node = root.get("startAt");
-            java.time.Instant instant;
+            Instant instant;
             try {
-                instant = java.time.OffsetDateTime.parse(node.asText()).toInstant();
-            } catch (java.time.format.DateTimeParseException e) {
+                instant = OffsetDateTime.parse(node.asText()).toInstant();
+            } catch (DateTimeParseException e) {
                 throw ApiError.invalid("startAt", "must be an ISO-8601 instant with its offset, e.g."
                         + " 2026-12-24T18:00:00Z or 2026-12-24T19:00:00+01:00");
             }
-            if (!node.isTextual() || instant.isAfter(java.time.Instant.now().plusMillis(MAX_DELAY_MS))) {
+            if (!node.isTextual() || instant.isAfter(Instant.now().plusMillis(MAX_DELAY_MS))) {
                 throw ApiError.invalid("startAt", "must be at most 30 days from now, got " + node.asText());
             }
             s.startAt(instant);
@@ -324,10 +337,10 @@ final class SubmissionParser {
     }
 
     /** {@code "stdin": true} keeps the command's stdin open; {@code "tty": true} gives it a terminal (stdin open too). */
-    private static io.outrun.model.inputs.StdinMode stdinMode(JsonNode root) {
+    private static StdinMode stdinMode(JsonNode root) {
         boolean stdin = flag(root, "stdin");
         boolean tty = flag(root, "tty");
-        return tty ? io.outrun.model.inputs.StdinMode.TTY : stdin ? io.outrun.model.inputs.StdinMode.PIPE : io.outrun.model.inputs.StdinMode.NONE;
+        return tty ? StdinMode.TTY : stdin ? StdinMode.PIPE : StdinMode.NONE;
     }
 
 
@@ -367,8 +380,8 @@ final class SubmissionParser {
         if (header == null) {
             return null;
         }
-        if (!io.outrun.client.wire.IdempotencyKey.valid(header)) {
-            throw ApiError.invalid("Idempotency-Key", "must be 1-" + io.outrun.client.wire.IdempotencyKey.MAX_LENGTH
+        if (!IdempotencyKey.valid(header)) {
+            throw ApiError.invalid("Idempotency-Key", "must be 1-" + IdempotencyKey.MAX_LENGTH
                     + " printable ASCII characters without spaces, e.g. a UUID");
         }
         return header;

@@ -2,6 +2,7 @@ package io.outrun.api.http;
 
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.Lineage;
+import io.outrun.core.execution.Retry;
 import io.outrun.core.execution.Submission;
 import io.outrun.core.secrets.SecretName;
 import io.outrun.core.secrets.SecretStore;
@@ -149,7 +150,7 @@ final class SubmitChecks {
     }
 
     /** The same retry policy asked for (what the retries made since do not count). */
-    private static boolean samePolicy(io.outrun.core.execution.Retry first, io.outrun.core.execution.Retry repeat) {
+    private static boolean samePolicy(Retry first, Retry repeat) {
         if (first == null || repeat == null) {
             return first == repeat;
         }

@@ -1,9 +1,20 @@
 package io.outrun.api.http;
 
-import io.outrun.core.execution.Execution;
 import io.outrun.client.wire.ErrorInfo;
 import io.outrun.client.wire.ExecutionView;
+import io.outrun.client.wire.IdentityView;
+import io.outrun.client.wire.ProgressView;
+import io.outrun.client.wire.ResourcesView;
+import io.outrun.client.wire.RetryView;
+import io.outrun.client.wire.StdinView;
 import io.outrun.client.wire.StreamText;
+import io.outrun.client.wire.WebhookView;
+import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.ExecutionStatus;
+import io.outrun.core.execution.Resources;
+import io.outrun.core.execution.Retry;
+import io.outrun.core.execution.Webhook;
+import io.outrun.core.store.SubmissionStore;
 import io.outrun.model.output.Captured;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,7 +42,7 @@ final class Views {
     }
 
     /** As the caller's channel reads it; {@code held}: the run holding the workspace a queued {@code e} waits for. */
-    ExecutionView of(Execution e, OutputMode mode, Channel ch, io.outrun.core.store.SubmissionStore.WorkspaceHeld held) {
+    ExecutionView of(Execution e, OutputMode mode, Channel ch, SubmissionStore.WorkspaceHeld held) {
         Duration duration = e.duration(Instant.now());
         ErrorInfo error = e.errorCode() == null ? null : new ErrorInfo(e.errorCode(), e.errorMessage());
         boolean complete = e.status().isTerminal();
@@ -51,36 +62,36 @@ final class Views {
                 .startsAt(e.startsAt()).retry(retry(e)).webhook(webhook(e.webhook()))
                 .parentId(e.lineage().isChild() ? e.lineage().parentId().toString() : null)
                 .cancelWithParent(e.lineage().isChild() ? e.lineage().cancelWithParent() : null)
-                .identity(e.identityAudience() == null ? null : new io.outrun.client.wire.IdentityView(e.identityAudience()))
-                .progress(e.progress() == null ? null : new io.outrun.client.wire.ProgressView(e.progress().percent(),
+                .identity(e.identityAudience() == null ? null : new IdentityView(e.identityAudience()))
+                .progress(e.progress() == null ? null : new ProgressView(e.progress().percent(),
                         e.progress().message(), e.progress().at()))
                 .build();
     }
 
-    private static io.outrun.client.wire.WebhookView webhook(io.outrun.core.execution.Webhook w) {
-        return w == null ? null : new io.outrun.client.wire.WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
+    private static WebhookView webhook(Webhook w) {
+        return w == null ? null : new WebhookView(w.url(), w.state(), w.eventId(), w.attempts(),
                 w.lastStatus(), w.lastError(), w.lastAttemptAt(), w.nextAttemptAt(), w.deliveredAt());
     }
 
-    private static io.outrun.client.wire.RetryView retry(Execution e) {
-        io.outrun.core.execution.Retry r = e.retry();
+    private static RetryView retry(Execution e) {
+        Retry r = e.retry();
         if (r == null) {
             return null;
         }
-        boolean waiting = e.status() == io.outrun.core.execution.ExecutionStatus.QUEUED && r.retries() > 0;
-        return new io.outrun.client.wire.RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
+        boolean waiting = e.status() == ExecutionStatus.QUEUED && r.retries() > 0;
+        return new RetryView(r.maxRetries(), r.backoffMs(), r.on(), r.retries(), r.lastFailure(),
                 waiting ? e.enqueuedAt() : null);
     }
 
-    private static io.outrun.client.wire.ResourcesView resources(Execution e) {
-        io.outrun.core.execution.Resources r = e.resources();
-        return r.isEmpty() ? null : new io.outrun.client.wire.ResourcesView(r.memoryMb(),
+    private static ResourcesView resources(Execution e) {
+        Resources r = e.resources();
+        return r.isEmpty() ? null : new ResourcesView(r.memoryMb(),
                 r.cpuMillis() == null ? null : r.cpuMillis() / 1000.0, r.pids(), r.tmpfsMb(), r.network());
     }
 
-    private static io.outrun.client.wire.StdinView stdin(Execution e) {
+    private static StdinView stdin(Execution e) {
         return e.stdin().mode().open()
-                ? new io.outrun.client.wire.StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
+                ? new StdinView(e.stdin().mode().wire(), e.stdin().bytes(), e.stdin().closed()) : null;
     }
 
     private static StreamText text(Captured c, OutputMode mode, boolean complete) {

@@ -2,6 +2,7 @@ package io.outrun.api.http;
 
 import io.outrun.core.notify.ChangeSignal;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -22,7 +23,7 @@ final class Waiter {
     private final Semaphore slots;
     private final int maxWaiters;
     private final int maxPerOwner;
-    private final java.util.concurrent.ConcurrentHashMap<String, Integer> byOwner = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Integer> byOwner = new ConcurrentHashMap<>();
 
     Waiter(ChangeSignal signal, int maxWaiters) {
         this.signal = signal;

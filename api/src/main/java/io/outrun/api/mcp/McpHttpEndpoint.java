@@ -1,5 +1,6 @@
 package io.outrun.api.mcp;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -14,18 +15,28 @@ import io.outrun.core.store.Outage;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.eclipse.jetty.servlet.FilterHolder;
 import org.eclipse.jetty.servlet.ServletContextHandler;
@@ -200,13 +211,13 @@ public final class McpHttpEndpoint implements AutoCloseable {
 
         private boolean isInitialize(byte[] body) {
             // Every tool call passes here: parse only a body that names the method at all.
-            if (!new String(body, java.nio.charset.StandardCharsets.ISO_8859_1).contains("\"initialize\"")) {
+            if (!new String(body, StandardCharsets.ISO_8859_1).contains("\"initialize\"")) {
                 return false;
             }
             try {
-                com.fasterxml.jackson.databind.JsonNode message = Json.mapper().readTree(body);
+                JsonNode message = Json.mapper().readTree(body);
                 if (message != null && message.isArray()) {
-                    for (com.fasterxml.jackson.databind.JsonNode m : message) {
+                    for (JsonNode m : message) {
                         if ("initialize".equals(m.path("method").asText())) {
                             return true;
                         }
@@ -236,8 +247,8 @@ public final class McpHttpEndpoint implements AutoCloseable {
             }
             // Registered when the SDK sets the header, before the answer leaves: a client that
             // deletes the session at once then finds it known.
-            java.util.concurrent.atomic.AtomicBoolean opened = new java.util.concurrent.atomic.AtomicBoolean();
-            HttpServletResponse watched = new jakarta.servlet.http.HttpServletResponseWrapper(response) {
+            AtomicBoolean opened = new AtomicBoolean();
+            HttpServletResponse watched = new HttpServletResponseWrapper(response) {
                 @Override
                 public void setHeader(String name, String value) {
                     seen(name, value);
@@ -316,7 +327,7 @@ public final class McpHttpEndpoint implements AutoCloseable {
     }
 
     /** A request whose body was read already (to bound it), served again from memory to the SDK. */
-    private static final class BufferedRequest extends jakarta.servlet.http.HttpServletRequestWrapper {
+    private static final class BufferedRequest extends HttpServletRequestWrapper {
         private final byte[] body;
 
         BufferedRequest(HttpServletRequest request, byte[] body) {
@@ -325,9 +336,9 @@ public final class McpHttpEndpoint implements AutoCloseable {
         }
 
         @Override
-        public jakarta.servlet.ServletInputStream getInputStream() {
-            java.io.ByteArrayInputStream in = new java.io.ByteArrayInputStream(body);
-            return new jakarta.servlet.ServletInputStream() {
+        public ServletInputStream getInputStream() {
+            ByteArrayInputStream in = new ByteArrayInputStream(body);
+            return new ServletInputStream() {
                 @Override
                 public int read() {
                     return in.read();
@@ -349,17 +360,17 @@ public final class McpHttpEndpoint implements AutoCloseable {
                 }
 
                 @Override
-                public void setReadListener(jakarta.servlet.ReadListener listener) {
+                public void setReadListener(ReadListener listener) {
                     throw new UnsupportedOperationException("a buffered body is read blocking");
                 }
             };
         }
 
         @Override
-        public java.io.BufferedReader getReader() {
+        public BufferedReader getReader() {
             String charset = getCharacterEncoding() == null ? "UTF-8" : getCharacterEncoding();
-            return new java.io.BufferedReader(new java.io.InputStreamReader(getInputStream(),
-                    java.nio.charset.Charset.forName(charset)));
+            return new BufferedReader(new InputStreamReader(getInputStream(),
+                    Charset.forName(charset)));
         }
 
         @Override

@@ -6,9 +6,9 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.ServerCapabilities;
 import io.modelcontextprotocol.spec.McpSchema.Tool;
 import io.outrun.client.ApiException;
 import io.outrun.client.OutrunClient;
@@ -18,7 +18,11 @@ import io.outrun.client.wire.ExecutionSummary;
 import io.outrun.client.wire.ExecutionView;
 import io.outrun.client.wire.Json;
 import io.outrun.client.wire.OutputChunk;
+import io.outrun.client.wire.StdinWritten;
+import io.outrun.client.wire.StreamDelta;
+import io.outrun.client.wire.StreamText;
 import io.outrun.client.wire.SubmitRequest;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
@@ -219,7 +223,7 @@ public final class OutrunTools {
         }
         Long asked = args.integer("waitMs");
         long waitMs = Math.min(asked == null ? STDIN_ANSWER_WAIT_MS : Math.max(0, asked), 30_000);
-        io.outrun.client.wire.StdinWritten written = client.writeStdin(id, text, eof);
+        StdinWritten written = client.writeStdin(id, text, eof);
         String from = args.string("cursor") != null ? args.string("cursor") : written.cursor();
         // Its answer: the first output after the write, then whatever follows while it keeps
         // printing (a quiet spell or the wait ends it), at most TEXT_LIMIT bytes per stream.
@@ -391,10 +395,10 @@ public final class OutrunTools {
         ExecutionView tail = client.get(id, 0, "tail");
         boolean added = false;
         String[] names = {"stdoutTail", "stderrTail"};
-        io.outrun.client.wire.StreamDelta[] shown = {page.stdout(), page.stderr()};
-        io.outrun.client.wire.StreamText[] ends = {tail.stdout(), tail.stderr()};
+        StreamDelta[] shown = {page.stdout(), page.stderr()};
+        StreamText[] ends = {tail.stdout(), tail.stderr()};
         for (int i = 0; i < 2; i++) {
-            long shownBytes = shown[i].text().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            long shownBytes = shown[i].text().getBytes(StandardCharsets.UTF_8).length;
             String text = ends[i].text();
             if (text != null && shownBytes < shown[i].totalBytes()) {
                 int from = Math.max(0, text.length() - TAIL_CHARS);

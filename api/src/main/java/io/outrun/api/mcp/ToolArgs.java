@@ -1,5 +1,6 @@
 package io.outrun.api.mcp;
 
+import java.math.BigInteger;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +44,7 @@ final class ToolArgs {
         if (!(v instanceof Map<?, ?> m)) {
             throw new InvalidArgument(name + ": must be an object");
         }
-        Map<String, Object> inner = new java.util.LinkedHashMap<>();
+        Map<String, Object> inner = new LinkedHashMap<>();
         m.forEach((k, val) -> inner.put(String.valueOf(k), val));
         return new ToolArgs(inner);
     }
@@ -77,7 +78,7 @@ final class ToolArgs {
         if (v == null) {
             return null;
         }
-        if (v instanceof java.math.BigInteger big) {
+        if (v instanceof BigInteger big) {
             // Beyond 64 bits: saturate (longValue would wrap), so the server clamps it as over HTTP.
             return big.signum() > 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
         }
@@ -118,12 +119,12 @@ final class ToolArgs {
     }
 
     /** A list argument's items as given (strings, objects as maps), or null when absent. */
-    java.util.List<?> list(String name) {
+    List<?> list(String name) {
         Object v = raw.get(name);
         if (v == null) {
             return null;
         }
-        if (!(v instanceof java.util.List<?> l)) {
+        if (!(v instanceof List<?> l)) {
             throw new InvalidArgument(name + ": must be a list");
         }
         return l;

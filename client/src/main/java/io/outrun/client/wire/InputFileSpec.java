@@ -1,5 +1,7 @@
 package io.outrun.client.wire;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 
@@ -26,9 +28,9 @@ public record InputFileSpec(String path, String content, String encoding, String
     public static InputFileSpec of(String path, byte[] bytes, String mode) {
         var decoder = StandardCharsets.UTF_8.newDecoder();
         try {
-            String text = decoder.decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+            String text = decoder.decode(ByteBuffer.wrap(bytes)).toString();
             return new InputFileSpec(path, text, null, mode);
-        } catch (java.nio.charset.CharacterCodingException e) {
+        } catch (CharacterCodingException e) {
             return bytes(path, bytes, mode);
         }
     }

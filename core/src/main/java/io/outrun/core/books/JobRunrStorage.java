@@ -2,6 +2,10 @@ package io.outrun.core.books;
 
 import io.outrun.core.store.AdvisoryLock;
 import io.outrun.core.store.Database;
+import io.outrun.core.store.StoreException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import javax.sql.DataSource;
 import org.jobrunr.jobs.Job;
@@ -49,11 +53,11 @@ public final class JobRunrStorage {
      * tables exist only once its storage is built, after Outrun's migrations).
      */
     private static void indexFirings(DataSource direct) {
-        try (java.sql.Connection c = direct.getConnection(); java.sql.Statement st = c.createStatement()) {
+        try (Connection c = direct.getConnection(); Statement st = c.createStatement()) {
             st.execute("CREATE INDEX IF NOT EXISTS outrun_jobrunr_firings ON jobrunr_jobs (createdat)"
                     + " WHERE state = 'ENQUEUED' AND recurringjobid LIKE 'outrun-schedule-%'");
-        } catch (java.sql.SQLException e) {
-            throw new io.outrun.core.store.StoreException("cannot index the schedules' firings in jobrunr_jobs", e);
+        } catch (SQLException e) {
+            throw new StoreException("cannot index the schedules' firings in jobrunr_jobs", e);
         }
     }
 

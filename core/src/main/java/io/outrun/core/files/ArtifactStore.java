@@ -1,16 +1,18 @@
 package io.outrun.core.files;
 
-import io.outrun.core.store.Lease;
 import io.outrun.core.store.ExecutionsTable;
+import io.outrun.core.store.Lease;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.StoreException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -102,7 +104,7 @@ public final class ArtifactStore {
                 NamedSql.Args args = NamedSql.Args.of("status", complete ? "stored" : "incomplete",
                                 "size", gzip ? rawSize : written.bytes(), "sha256", gzip ? rawSha256 : written.sha256())
                         .and("seek_points", gzip && seekPoints != null
-                                ? c.createArrayOf("int8", java.util.Arrays.stream(seekPoints).boxed().toArray()) : null)
+                                ? c.createArrayOf("int8", Arrays.stream(seekPoints).boxed().toArray()) : null)
                         .and("id", lease.executionId())
                         .and("name", name);
                 try (PreparedStatement ps = STORED.prepare(c, args)) {
@@ -206,7 +208,7 @@ public final class ArtifactStore {
     }
 
     private static Artifact row(ResultSet rs) throws SQLException {
-        java.sql.Array points = rs.getArray(8);
+        Array points = rs.getArray(8);
         long[] seek = null;
         if (points != null) {
             Object[] values = (Object[]) points.getArray();

@@ -8,6 +8,7 @@ import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.function.BiFunction;
 
@@ -43,7 +44,7 @@ final class ChunkWriter {
                     break;
                 }
                 sha.update(buffer, 0, n);
-                sql.bind(ps, key.apply(seq++, n == buffer.length ? buffer : java.util.Arrays.copyOf(buffer, n)));
+                sql.bind(ps, key.apply(seq++, n == buffer.length ? buffer : Arrays.copyOf(buffer, n)));
                 ps.executeUpdate();
                 total += n;
                 if (n < buffer.length) {

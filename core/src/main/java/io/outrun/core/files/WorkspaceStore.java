@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -128,6 +129,6 @@ public final class WorkspaceStore {
 
     private static Workspace row(ResultSet rs) throws SQLException {
         return new Workspace(rs.getString(1), rs.getLong(2), rs.getString(3), rs.getTimestamp(4).toInstant(),
-                rs.getObject(5, java.util.UUID.class));
+                rs.getObject(5, UUID.class));
     }
 }

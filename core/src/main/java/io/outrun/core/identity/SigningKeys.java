@@ -14,6 +14,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.text.ParseException;
 import java.time.Duration;
 import java.time.Instant;
@@ -213,7 +214,7 @@ public final class SigningKeys {
     }
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
-        java.sql.Timestamp t = rs.getTimestamp(column);
+        Timestamp t = rs.getTimestamp(column);
         return t == null ? null : t.toInstant();
     }
 }

@@ -9,7 +9,7 @@ import io.outrun.core.store.OutputStore;
 import io.outrun.core.store.RedriveStore;
 import io.outrun.core.store.RedriveStore.DashboardChange;
 import io.outrun.core.store.RedriveStore.LeftOpen;
-import io.outrun.core.store.Redriven;
+import io.outrun.core.store.Departed;
 import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
 import io.outrun.core.trace.Tracing;
@@ -68,10 +68,10 @@ public final class RedriveSweep {
     public Result sweep() {
         int redriven = 0;
         int reaped = 0;
-        List<Redriven> moved;
+        List<Departed> moved;
         do {
             moved = store.redriveExpired(BATCH);
-            for (Redriven r : moved) {
+            for (Departed r : moved) {
                 if (apply(r)) {
                     redriven++;
                 } else {
@@ -121,8 +121,8 @@ public final class RedriveSweep {
      * @return true when the execution was moved (re-queued or reaped)
      */
     public boolean sweepOne(UUID id) {
-        List<Redriven> moved = store.redriveExpired(id, 1);
-        for (Redriven r : moved) {
+        List<Departed> moved = store.redriveExpired(id, 1);
+        for (Departed r : moved) {
             if (apply(r)) {
                 wakes.wake();
             }
@@ -176,7 +176,7 @@ public final class RedriveSweep {
     public static final String ADMIN_CANCEL = "Cancelled by an admin from the dashboard (its JobRunr job was deleted).";
 
     /** @return true when re-driven (a new job was enqueued), false when it ended (reaped or cancelled) */
-    private boolean apply(Redriven r) {
+    private boolean apply(Departed r) {
         boolean redriven = r.status() == ExecutionStatus.QUEUED;
         String lost = "attempt " + r.attempt() + " lost its lease (its worker stopped renewing it); ";
         switch (r.status()) {

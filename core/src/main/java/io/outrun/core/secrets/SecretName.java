@@ -1,5 +1,7 @@
 package io.outrun.core.secrets;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -43,7 +45,7 @@ public final class SecretName {
                     + " at most " + MAX_NAME + " characters";
         }
         if (name.startsWith("BASH") || name.startsWith("OUTRUN_") || name.startsWith("LD_") || name.startsWith("COMP_")
-                || name.toLowerCase(java.util.Locale.ROOT).startsWith("_outrun_") || TAKEN.contains(name)) {
+                || name.toLowerCase(Locale.ROOT).startsWith("_outrun_") || TAKEN.contains(name)) {
             return "the run's shell or sandbox sets " + name + " itself; choose another name";
         }
         return null;
@@ -54,7 +56,7 @@ public final class SecretName {
         if (value == null) {
             return "`value` is required: the secret's text";
         }
-        int bytes = value.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes < MIN_VALUE_BYTES) {
             return "a secret must be at least " + MIN_VALUE_BYTES + " bytes: a shorter one could not be masked in output"
                     + " without masking ordinary text";
@@ -65,7 +67,7 @@ public final class SecretName {
         if (value.indexOf('\0') >= 0) {
             return "a secret cannot contain a NUL byte, which an environment variable cannot hold";
         }
-        if (!java.nio.charset.StandardCharsets.UTF_8.newEncoder().canEncode(value)) {
+        if (!StandardCharsets.UTF_8.newEncoder().canEncode(value)) {
             return "a secret must be valid Unicode text (it has an unpaired surrogate, such as \\ud800 alone)";
         }
         return null;

@@ -3,6 +3,7 @@ package io.outrun.core.secrets;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.StoreException;
 import io.outrun.core.store.Transaction;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -198,7 +199,7 @@ public final class SecretStore {
                                     + " --secrets-key-file, or the secret is set again"));
             values.put(name, value);
         }
-        long bytes = values.values().stream().mapToLong(v -> v.getBytes(java.nio.charset.StandardCharsets.UTF_8).length).sum();
+        long bytes = values.values().stream().mapToLong(v -> v.getBytes(StandardCharsets.UTF_8).length).sum();
         if (bytes > SecretName.MAX_RUN_BYTES) {
             throw new SecretUnavailableException("the secrets the execution names hold " + bytes + " bytes together (they"
                     + " were changed after the submission); a run gets at most " + SecretName.MAX_RUN_BYTES);

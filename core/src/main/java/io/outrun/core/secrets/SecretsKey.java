@@ -11,6 +11,8 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.Optional;
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -99,14 +101,14 @@ public final class SecretsKey {
     }
 
     /** The value, or empty when it does not open under this key (another key, or a tampered row). */
-    public java.util.Optional<String> open(String owner, String name, Sealed sealed) {
+    public Optional<String> open(String owner, String name, Sealed sealed) {
         try {
             Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
             cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, sealed.nonce()));
             cipher.updateAAD(aad(owner, name));
-            return java.util.Optional.of(new String(cipher.doFinal(sealed.ciphertext()), StandardCharsets.UTF_8));
-        } catch (javax.crypto.AEADBadTagException e) {
-            return java.util.Optional.empty();
+            return Optional.of(new String(cipher.doFinal(sealed.ciphertext()), StandardCharsets.UTF_8));
+        } catch (AEADBadTagException e) {
+            return Optional.empty();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("AES-GCM is required of every JVM", e);
         }

@@ -1,20 +1,25 @@
 package io.outrun.core.service;
 
-import io.outrun.core.owner.OwnerLimits;
-import io.outrun.core.owner.OwnerStore;
-import io.outrun.core.owner.QueueGate;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.core.books.Books;
 import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.family.Children;
 import io.outrun.core.notify.Notifier;
 import io.outrun.core.notify.Wakes;
+import io.outrun.core.owner.OwnerLimits;
+import io.outrun.core.owner.OwnerStore;
+import io.outrun.core.owner.QueueGate;
 import io.outrun.core.redrive.RedriveSweep;
 import io.outrun.core.store.Database;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.core.store.RedriveStore;
+import io.outrun.core.store.StdinStore;
 import io.outrun.core.store.SubmissionStore;
+import io.outrun.core.trace.Tracing;
+import javax.sql.DataSource;
 import org.jobrunr.storage.StorageProvider;
 import org.jobrunr.utils.mapper.JsonMapper;
+import org.slf4j.LoggerFactory;
 
 /**
  * What every node role shares: its connection pool (migrated at open), the stores of executions,
@@ -26,14 +31,14 @@ public final class Core implements AutoCloseable {
     private final HikariDataSource pool;
     private final SubmissionStore submissions;
     private final RedriveStore redrives;
-    private final io.outrun.core.store.StdinStore stdin;
+    private final StdinStore stdin;
     private final JsonMapper jsonMapper;
     private final StorageProvider storage;
     private final Wakes wakes;
     private final Books books;
     private final RedriveSweep sweep;
     private final ExecutionService service;
-    private final io.outrun.core.family.Children children;
+    private final Children children;
     private final OwnerStore owners;
     private final OwnerLimits limits;
     private final String deployment;
@@ -42,25 +47,25 @@ public final class Core implements AutoCloseable {
         this.config = config;
         this.limits = limits;
         // The effective settings, once per process (the password never appears: DatabaseConfig masks it).
-        org.slf4j.LoggerFactory.getLogger(Core.class).info("database: {}", config);
+        LoggerFactory.getLogger(Core.class).info("database: {}", config);
         // Traces are set up (or found off) at the node's start: a bad OTEL_* setting stops it here.
-        io.outrun.core.trace.Tracing.process();
+        Tracing.process();
         this.pool = Database.pool(config, name);
         try {
             // Session locks and DDL go to PostgreSQL itself, never through a transaction pooler.
-            javax.sql.DataSource direct = Database.direct(config);
+            DataSource direct = Database.direct(config);
             Database.migrate(direct);
             this.deployment = Database.deployment(pool);
             this.submissions = new SubmissionStore(pool);
             this.redrives = new RedriveStore(pool);
-            this.stdin = new io.outrun.core.store.StdinStore(pool);
+            this.stdin = new StdinStore(pool);
             this.jsonMapper = JobRunrStorage.jsonMapper();
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.wakes = new Wakes(new Notifier(pool));
             this.books = new Books(storage);
             this.owners = new OwnerStore(pool);
             this.sweep = new RedriveSweep(redrives, submissions, books, wakes);
-            this.children = new io.outrun.core.family.Children(pool, books, wakes);
+            this.children = new Children(pool, books, wakes);
             this.service = new ExecutionService(submissions, stdin, books, wakes, sweep,
                     new QueueGate(owners, limits.maxQueued()), children);
         } catch (RuntimeException e) {
@@ -103,7 +108,7 @@ public final class Core implements AutoCloseable {
     }
 
     /** What owners write to their commands' stdin: written by the API, fed by workers. */
-    public io.outrun.core.store.StdinStore stdin() {
+    public StdinStore stdin() {
         return stdin;
     }
 
@@ -130,7 +135,7 @@ public final class Core implements AutoCloseable {
     }
 
     /** Children that end with their parents (issue 31). */
-    public io.outrun.core.family.Children children() {
+    public Children children() {
         return children;
     }
 

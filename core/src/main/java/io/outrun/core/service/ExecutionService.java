@@ -6,6 +6,7 @@ import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
+import io.outrun.core.family.Children;
 import io.outrun.core.notify.Wakes;
 import io.outrun.core.owner.QueueGate;
 import io.outrun.core.owner.TooManyQueuedException;
@@ -13,9 +14,10 @@ import io.outrun.core.redrive.RedriveSweep;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.DiskFull;
 import io.outrun.core.store.OutputStore;
-import io.outrun.core.store.SubmissionStore;
+import io.outrun.core.store.StdinStore;
 import io.outrun.core.store.SubmissionStore.CancelResult;
 import io.outrun.core.store.SubmissionStore.Inserted;
+import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.trace.AttemptTrace;
 import io.outrun.core.trace.TraceContext;
 import io.outrun.core.trace.Tracing;
@@ -33,16 +35,16 @@ public final class ExecutionService {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
 
     private final SubmissionStore store;
-    private final io.outrun.core.store.StdinStore stdin;
+    private final StdinStore stdin;
     private final Books books;
     private final Wakes wakes;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
-    private final io.outrun.core.family.Children children;
+    private final Children children;
 
-    public ExecutionService(SubmissionStore store, io.outrun.core.store.StdinStore stdin, Books books, Wakes wakes,
-                            RedriveSweep sweep, QueueGate queueGate, io.outrun.core.family.Children children) {
+    public ExecutionService(SubmissionStore store, StdinStore stdin, Books books, Wakes wakes,
+                            RedriveSweep sweep, QueueGate queueGate, Children children) {
         this.children = children;
         this.stdin = stdin;
         this.queueGate = queueGate;
@@ -164,12 +166,12 @@ public final class ExecutionService {
      * Appends to the stdin of the owner's queued or running execution (the node that runs it is
      * woken in the same statement); {@code eof} ends it.
      */
-    public io.outrun.core.store.StdinStore.Written writeStdin(UUID id, String owner, byte[] bytes, boolean eof) {
+    public StdinStore.Written writeStdin(UUID id, String owner, byte[] bytes, boolean eof) {
         return stdin.write(id, owner, bytes, eof);
     }
 
     /** For a queued execution: the owner's running execution holding the workspace it waits for. */
-    public Optional<io.outrun.core.store.SubmissionStore.WorkspaceHeld> workspaceHolder(UUID id, String owner) {
+    public Optional<SubmissionStore.WorkspaceHeld> workspaceHolder(UUID id, String owner) {
         return store.workspaceHolder(id, owner);
     }
 

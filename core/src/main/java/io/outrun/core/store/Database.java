@@ -4,10 +4,13 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Properties;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /** Opens a node's small connection pool and applies Outrun's migrations. */
 public final class Database {
@@ -83,8 +86,8 @@ public final class Database {
 
     /** This deployment's id (one per database, made by migration V10). */
     public static String deployment(DataSource dataSource) {
-        try (Connection c = dataSource.getConnection(); java.sql.Statement st = c.createStatement();
-             java.sql.ResultSet rs = st.executeQuery("SELECT id FROM deployment")) {
+        try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT id FROM deployment")) {
             if (!rs.next()) {
                 throw new StoreException("the deployment table has no row: was migration V10 applied?", null);
             }
@@ -114,7 +117,7 @@ public final class Database {
 
     /** A data source on PostgreSQL itself, one connection per call, for what holds a session lock. */
     public static DataSource direct(DatabaseConfig config) {
-        org.postgresql.ds.PGSimpleDataSource ds = new org.postgresql.ds.PGSimpleDataSource();
+        PGSimpleDataSource ds = new PGSimpleDataSource();
         ds.setURL(config.directUrl());
         ds.setUser(config.user());
         ds.setPassword(config.password());

@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -79,7 +80,7 @@ public enum Departure {
      * @param whereArgs    the values of {@code rows}' own names, and {@code delay_ms}: how long a
      *                     re-queued row waits before it may be claimed again (0: at once)
      */
-    public List<Redriven> apply(DataSource dataSource, Rows rows, String errorCode, String failTemplate, String why,
+    public List<Departed> apply(DataSource dataSource, Rows rows, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) {
         try (Connection c = dataSource.getConnection()) {
             return apply(c, rows, errorCode, failTemplate, why, whereArgs);
@@ -89,18 +90,18 @@ public enum Departure {
     }
 
     /** As {@link #apply(DataSource, Rows, String, String, String, NamedSql.Args)}, on {@code c} (in its transaction). */
-    public List<Redriven> apply(Connection c, Rows rows, String errorCode, String failTemplate, String why,
+    public List<Departed> apply(Connection c, Rows rows, String errorCode, String failTemplate, String why,
                          NamedSql.Args whereArgs) throws SQLException {
         NamedSql.Args args = NamedSql.Args.of("error_code", errorCode, "cancel_message", cancelMessage,
                         "fail_template", failTemplate)
                 .and("why", why == null ? "nothing" : why.length() > 500 ? why.substring(0, 500) + "…" : why)
                 .and(whereArgs);
-        List<Redriven> moved = new ArrayList<>();
+        List<Departed> moved = new ArrayList<>();
         try (PreparedStatement ps = sql(rows).prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    moved.add(new Redriven(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
+                    moved.add(new Departed(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3),
                             ExecutionStatus.fromWire(rs.getString(4)), rs.getInt(5), rs.getInt(6)));
                 }
             }
@@ -109,7 +110,7 @@ public enum Departure {
     }
 
     /** The first (only) row {@code rows} picks. */
-    public java.util.Optional<Redriven> applyOne(DataSource dataSource, Rows rows, String errorCode, String failTemplate,
+    public Optional<Departed> applyOne(DataSource dataSource, Rows rows, String errorCode, String failTemplate,
                                           String why, NamedSql.Args whereArgs) {
         return apply(dataSource, rows, errorCode, failTemplate, why, whereArgs).stream().findFirst();
     }

@@ -2,18 +2,27 @@ package io.outrun.core.store;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Lineage;
+import io.outrun.core.execution.Progress;
+import io.outrun.core.execution.Resources;
+import io.outrun.core.execution.Retry;
+import io.outrun.core.execution.StdinState;
+import io.outrun.core.execution.Webhook;
 import io.outrun.core.trace.TraceContext;
+import io.outrun.model.inputs.StdinMode;
 import io.outrun.model.output.Captured;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -139,23 +148,23 @@ public final class ExecutionRows {
     }
 
     /** The latest progress its run reported (V23); null: none. */
-    private static io.outrun.core.execution.Progress progress(ResultSet rs) throws SQLException {
+    private static Progress progress(ResultSet rs) throws SQLException {
         Instant at = instant(rs, "progress_at");
         if (at == null) {
             return null;
         }
         int percent = rs.getInt("progress_percent");
-        return new io.outrun.core.execution.Progress(rs.wasNull() ? null : percent, rs.getString("progress_message"), at);
+        return new Progress(rs.wasNull() ? null : percent, rs.getString("progress_message"), at);
     }
 
     /** A {@code webhooks} row as {@code row_to_json} writes it; null: none. */
-    private static io.outrun.core.execution.Webhook webhook(String json) {
+    private static Webhook webhook(String json) {
         if (json == null) {
             return null;
         }
         try {
-            com.fasterxml.jackson.databind.JsonNode w = JSON.readTree(json);
-            return new io.outrun.core.execution.Webhook(w.path("url").asText(), w.path("state").asText(),
+            JsonNode w = JSON.readTree(json);
+            return new Webhook(w.path("url").asText(), w.path("state").asText(),
                     w.path("event_id").textValue(), w.path("attempts").asInt(),
                     w.path("last_status").isNumber() ? w.path("last_status").asInt() : null, w.path("last_error").textValue(),
                     jsonInstant(w.path("last_attempt_at")), jsonInstant(w.path("next_attempt_at")),
@@ -166,33 +175,33 @@ public final class ExecutionRows {
     }
 
     /** A timestamptz as row_to_json writes it ("2026-12-02T18:00:00.123456+00:00"). */
-    private static Instant jsonInstant(com.fasterxml.jackson.databind.JsonNode node) {
-        return node.isTextual() ? java.time.OffsetDateTime.parse(node.asText()).toInstant() : null;
+    private static Instant jsonInstant(JsonNode node) {
+        return node.isTextual() ? OffsetDateTime.parse(node.asText()).toInstant() : null;
     }
 
-    private static io.outrun.core.execution.Retry retry(ResultSet rs) throws SQLException {
+    private static Retry retry(ResultSet rs) throws SQLException {
         Integer max = (Integer) rs.getObject("retry_max");
         if (max == null) {
             return null;
         }
-        java.sql.Array on = rs.getArray("retry_on");
-        return new io.outrun.core.execution.Retry(max, rs.getLong("retry_backoff_ms"),
-                on == null ? null : java.util.List.of((String[]) on.getArray()), rs.getInt("retries"), rs.getString("last_failure"));
+        Array on = rs.getArray("retry_on");
+        return new Retry(max, rs.getLong("retry_backoff_ms"),
+                on == null ? null : List.of((String[]) on.getArray()), rs.getInt("retries"), rs.getString("last_failure"));
     }
 
-    private static io.outrun.core.execution.Resources resources(ResultSet rs) throws SQLException {
-        io.outrun.core.execution.Resources r = new io.outrun.core.execution.Resources((Integer) rs.getObject("memory_mb"),
+    private static Resources resources(ResultSet rs) throws SQLException {
+        Resources r = new Resources((Integer) rs.getObject("memory_mb"),
                 (Integer) rs.getObject("cpu_millis"), (Integer) rs.getObject("pids"), (Integer) rs.getObject("tmpfs_mb"),
                 rs.getString("network"));
-        return r.isEmpty() ? io.outrun.core.execution.Resources.NONE : r;
+        return r.isEmpty() ? Resources.NONE : r;
     }
 
-    private static io.outrun.core.execution.StdinState stdin(ResultSet rs) throws SQLException {
+    private static StdinState stdin(ResultSet rs) throws SQLException {
         String mode = rs.getString("stdin");
         if (mode == null || mode.equals("none")) {
-            return io.outrun.core.execution.StdinState.NONE;
+            return StdinState.NONE;
         }
-        return new io.outrun.core.execution.StdinState(io.outrun.model.inputs.StdinMode.fromWire(mode), rs.getLong("stdin_bytes"),
+        return new StdinState(StdinMode.fromWire(mode), rs.getLong("stdin_bytes"),
                 rs.getTimestamp("stdin_closed_at") != null);
     }
 

@@ -1,6 +1,7 @@
 package io.outrun.core.store;
 
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * The {@code executions} table's statements, whichever class runs them: the submission, the
@@ -379,7 +380,7 @@ public final class ExecutionsTable {
      * built once at class load by concatenating fixed text, not one with {@code :x IS NULL OR}
      * branches, which would keep a generic plan from starting the index scan at the cursor.
      */
-    public static final List<NamedSql> PAGE = java.util.stream.IntStream.range(0, 8).mapToObj(v -> NamedSql.of("""
+    public static final List<NamedSql> PAGE = IntStream.range(0, 8).mapToObj(v -> NamedSql.of("""
             SELECT id, status, left(command, 200), exit_code, attempt, created_at, started_at, finished_at, labels::text,
                    (extract(epoch from (coalesce(finished_at, now()) - started_at)) * 1000)::bigint
               FROM executions WHERE owner = :owner"""

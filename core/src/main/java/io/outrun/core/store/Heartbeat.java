@@ -5,8 +5,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -44,7 +48,7 @@ public final class Heartbeat {
         Set<Lease> cancel = new HashSet<>();
         boolean sweeper = false;
         boolean drain = false;
-        java.util.Map<String, Lease> asked = new java.util.HashMap<>();
+        Map<String, Lease> asked = new HashMap<>();
         leases.forEach(l -> asked.put(l.executionId() + "/" + l.epoch(), l));
         NamedSql.Args args = NamedSql.Args.of("incarnation", node.incarnation(), "node_id", node.nodeId(),
                         "version", node.version())
@@ -99,8 +103,8 @@ public final class Heartbeat {
     }
 
     /** Nodes that beat within the last {@code within} (or their own TTL): a dead node drops out once its beats stop. */
-    public static java.util.List<LiveNode> live(Connection c, Duration within) throws SQLException {
-        java.util.List<LiveNode> nodes = new java.util.ArrayList<>();
+    public static List<LiveNode> live(Connection c, Duration within) throws SQLException {
+        List<LiveNode> nodes = new ArrayList<>();
         try (PreparedStatement ps = NodesTable.LIVE.prepare(c, NamedSql.Args.of("within_ms", within.toMillis()))) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -200,6 +201,6 @@ public final class OutputStore {
                 System.arraycopy(k.data(), (int) (s - k.offset()), tail, (int) (s - cur), (int) (e - s));
             }
         }
-        return Captured.ofRaw(headEnd == head.length ? head : java.util.Arrays.copyOf(head, headEnd), tail, total);
+        return Captured.ofRaw(headEnd == head.length ? head : Arrays.copyOf(head, headEnd), tail, total);
     }
 }

@@ -61,12 +61,12 @@ public final class RedriveStore {
      * runs have killed themselves by then): re-driven while attempts remain, else reaped to
      * {@code failed} with {@code lease_expired}. Rows another sweep is handling are skipped.
      */
-    public List<Redriven> redriveExpired(int limit) {
+    public List<Departed> redriveExpired(int limit) {
         return redriveExpired(null, limit);
     }
 
     /** As {@link #redriveExpired(int)}, for one execution only (the opportunistic check on a poll). */
-    public List<Redriven> redriveExpired(UUID onlyId, int limit) {
+    public List<Departed> redriveExpired(UUID onlyId, int limit) {
         return Departure.ABANDON.apply(dataSource, Departure.Rows.EXPIRED, "lease_expired", Messages.leaseExpired(), null,
                 NamedSql.Args.of("grace_ms", Lease.REDRIVE_GRACE_MS, "only_id", onlyId, "limit", limit).and("delay_ms", 0));
     }

@@ -4,12 +4,17 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.RunInputs;
+import io.outrun.core.execution.StdinState;
 import io.outrun.core.execution.Submission;
+import io.outrun.core.execution.Webhook;
+import io.outrun.core.trace.TraceContext;
 import io.outrun.model.output.Captured;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -41,7 +46,7 @@ public final class SubmissionStore {
     }
 
     /** As {@link #insert(Submission)}, keeping {@code trace} (null: none) for the execution's later spans. */
-    public Inserted insert(Submission s, io.outrun.core.trace.TraceContext trace) {
+    public Inserted insert(Submission s, TraceContext trace) {
         NamedSql.Args args = NamedSql.Args.of("id", UUID.randomUUID(), "owner", s.owner(), "command", s.command())
                 .and("image", s.image())
                 .and("workdir", s.workdir())
@@ -57,7 +62,7 @@ public final class SubmissionStore {
                 .and("pids", s.resources().pids())
                 .and("tmpfs_mb", s.resources().tmpfsMb())
                 .and("network", s.resources().network())
-                .and("start_at", s.startAt() == null ? null : java.time.OffsetDateTime.ofInstant(s.startAt(), java.time.ZoneOffset.UTC))
+                .and("start_at", s.startAt() == null ? null : OffsetDateTime.ofInstant(s.startAt(), ZoneOffset.UTC))
                 .and("delay_ms", s.delayMs())
                 .and("retry_max", s.retry() == null ? null : s.retry().maxRetries())
                 .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
@@ -114,7 +119,7 @@ public final class SubmissionStore {
      * the RETURNING, the rest as submitted. Reading the whole row back cost a submit more CPU than
      * its insert (its JSON columns parsed again, a dozen timestamps and counters).
      */
-    private static Execution newRow(ResultSet rs, Submission s, io.outrun.core.trace.TraceContext trace) throws SQLException {
+    private static Execution newRow(ResultSet rs, Submission s, TraceContext trace) throws SQLException {
         Captured none = new Captured(new byte[0], new byte[0], 0);
         return Execution.builder()
                 .id(rs.getObject("id", UUID.class)).owner(s.owner()).command(s.command()).image(s.image())
@@ -124,9 +129,9 @@ public final class SubmissionStore {
                 .bookSeq(rs.getInt("book_seq")).jobId(rs.getObject("job_id", UUID.class))
                 .enqueuedAt(ExecutionRows.instant(rs, "enqueued_at")).createdAt(ExecutionRows.instant(rs, "created_at"))
                 .stdout(none).stderr(none)
-                .stdin(io.outrun.core.execution.StdinState.of(s.stdin())).resources(s.resources())
+                .stdin(StdinState.of(s.stdin())).resources(s.resources())
                 .startsAt(ExecutionRows.instant(rs, "starts_at")).retry(s.retry())
-                .webhook(s.webhook() == null ? null : io.outrun.core.execution.Webhook.waiting(s.webhook()))
+                .webhook(s.webhook() == null ? null : Webhook.waiting(s.webhook()))
                 .trace(trace).lineage(s.lineage()).identityAudience(s.identityAudience())
                 .build();
     }

@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -141,7 +142,7 @@ public final class WebhookStore {
      * this node is sending to now), each held for {@code hold}; rows past {@code window} after
      * their end are made {@code failed} instead.
      */
-    public Taken take(int n, Duration hold, java.util.Set<String> busy, Duration window) {
+    public Taken take(int n, Duration hold, Set<String> busy, Duration window) {
         NamedSql.Args args = NamedSql.Args.of("n", n, "hold_ms", hold.toMillis(), "busy", busy.toArray(new String[0]))
                 .and("window_ms", window.toMillis());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = TAKE.prepare(c, args)) {

@@ -8,6 +8,7 @@ import io.opentelemetry.context.Context;
 import java.time.Instant;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The spans of one attempt, on the node that claimed it, all in the execution's trace (under the
@@ -41,7 +42,7 @@ public final class AttemptTrace {
     private final long attemptNumber;
     private long lastFlushSpanNanos;
     private boolean flushed;
-    private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean ended = new AtomicBoolean();
 
     private AttemptTrace(Tracing tracing, Span attempt, TraceContext forCommand, String node, UUID executionId,
                          int attemptNumber) {

@@ -9,9 +9,13 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.outrun.core.config.ConfigException;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,7 +86,7 @@ public final class Tracing {
      */
     static Tracing fromEnvironment(Map<String, String> env, Function<String, String> properties) {
         Function<String, String> setting = name -> {
-            String p = properties.apply(name.toLowerCase(java.util.Locale.ROOT).replace('_', '.'));
+            String p = properties.apply(name.toLowerCase(Locale.ROOT).replace('_', '.'));
             return p != null ? p : env.get(name);
         };
         if ("true".equalsIgnoreCase(setting.apply("OTEL_SDK_DISABLED"))) {
@@ -116,7 +120,7 @@ public final class Tracing {
                     .getOpenTelemetrySdk();
         } catch (RuntimeException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new io.outrun.core.config.ConfigException("traces: the OTEL_* settings cannot be used (" + cause.getMessage()
+            throw new ConfigException("traces: the OTEL_* settings cannot be used (" + cause.getMessage()
                     + "); Outrun exports OTLP over HTTP (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf, the default)"
                     + " or to the console (OTEL_TRACES_EXPORTER=console), or set OTEL_TRACES_EXPORTER=none");
         }
@@ -164,7 +168,7 @@ public final class Tracing {
      * reap of an attempt that lost its lease. Nothing when this node does not trace or the
      * execution has no trace.
      */
-    public void mark(TraceContext kept, String name, java.util.UUID executionId, int attempt, String status) {
+    public void mark(TraceContext kept, String name, UUID executionId, int attempt, String status) {
         if (!on || kept == null) {
             return;
         }
@@ -180,7 +184,7 @@ public final class Tracing {
      */
     public void close() {
         if (sdk != null) {
-            sdk.shutdown().join(3, java.util.concurrent.TimeUnit.SECONDS);
+            sdk.shutdown().join(3, TimeUnit.SECONDS);
         }
     }
 

@@ -263,7 +263,7 @@ public final class EgressPolicy {
             if (v4 != null) {
                 try {
                     return internal(InetAddress.getByAddress(v4));
-                } catch (java.net.UnknownHostException impossible) {
+                } catch (UnknownHostException impossible) {
                     return true;
                 }
             }

@@ -1,5 +1,7 @@
 package io.outrun.model.inputs;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * A path relative to the workdir that stays inside it: no absolute path, no {@code ..}, no NUL, no
  * empty or {@code .} component. Checked by the API (400 naming the file) and again wherever a
@@ -45,7 +47,7 @@ public final class InputPath {
             if (part.equals(".")) {
                 continue;
             }
-            if (part.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+            if (part.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
                 throw new IllegalArgumentException("has a name longer than " + MAX_NAME_BYTES + " bytes, which no file"
                         + " system of the sandbox can hold: " + (part.length() > 40 ? part.substring(0, 40) + "…" : part));
             }

@@ -1,6 +1,7 @@
 package io.outrun.model.output;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * What is kept of one stream: its head (from byte 0), its tail (ending at the last byte) and the
@@ -26,8 +27,8 @@ public record Captured(byte[] head, byte[] tail, long totalBytes) {
         if (total > (long) head.length + tail.length) {
             tailSkip = Utf8.continuationPrefix(tail);
         }
-        byte[] headCopy = headKept == head.length ? head : java.util.Arrays.copyOf(head, headKept);
-        byte[] tailCopy = tailSkip == 0 ? tail : java.util.Arrays.copyOfRange(tail, tailSkip, tail.length);
+        byte[] headCopy = headKept == head.length ? head : Arrays.copyOf(head, headKept);
+        byte[] tailCopy = tailSkip == 0 ? tail : Arrays.copyOfRange(tail, tailSkip, tail.length);
         if (headKept < head.length && total <= (long) head.length + tail.length) {
             // Nothing was dropped yet: the bytes cut from the head's end move to the tail's start.
             byte[] moved = new byte[head.length - headKept + tailCopy.length];

@@ -1,9 +1,11 @@
 package io.outrun.sandbox.capture;
 
 import io.outrun.model.output.Captured;
-
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Keeps a stream's first and last bytes within a fixed budget and counts the rest.
@@ -84,7 +86,7 @@ public final class BoundedCapture {
      * value stays held (a value printed around the note is still masked whole).
      */
     public synchronized void note(String text) {
-        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         byte[] masked = mask == null ? bytes : mask.maskApart(bytes);
         keep(masked, 0, masked.length);
     }
@@ -109,7 +111,7 @@ public final class BoundedCapture {
             while (size < headLength + toHead) {
                 size *= 2;
             }
-            head = java.util.Arrays.copyOf(head, Math.min(size, headCap));
+            head = Arrays.copyOf(head, Math.min(size, headCap));
         }
         System.arraycopy(bytes, offset, head, headLength, toHead);
         headLength += toHead;
@@ -149,12 +151,12 @@ public final class BoundedCapture {
     public synchronized void noteGap(String marker) {
         gaps++;
         endOfStream(); // what was held back before the gap is never continued
-        append(marker.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        append(marker.getBytes(StandardCharsets.UTF_8));
     }
 
     /** The whole stream as kept once it outgrew the budget; empty when it never did or is not kept. */
-    public synchronized java.util.Optional<FullOutput.Spooled> finishFull() {
-        return full == null || !spilling ? java.util.Optional.empty() : full.finish();
+    public synchronized Optional<FullOutput.Spooled> finishFull() {
+        return full == null || !spilling ? Optional.empty() : full.finish();
     }
 
     /** Removes the spooled copy of the whole stream, if any. */
@@ -179,7 +181,7 @@ public final class BoundedCapture {
      * dropped before it.
      */
     public synchronized Captured snapshot() {
-        return Captured.ofRaw(java.util.Arrays.copyOf(head, headLength), ringBytes(), total);
+        return Captured.ofRaw(Arrays.copyOf(head, headLength), ringBytes(), total);
     }
 
     private byte[] ringBytes() {
@@ -216,13 +218,13 @@ public final class BoundedCapture {
     public synchronized Since keptSince(long from) {
         List<Segment> segments = new ArrayList<>(2);
         if (from < headLength) {
-            segments.add(new Segment(from, java.util.Arrays.copyOfRange(head, (int) from, headLength)));
+            segments.add(new Segment(from, Arrays.copyOfRange(head, (int) from, headLength)));
         }
         long ringOffset = total - ringLength;
         long start = Math.max(from, ringOffset);
         if (start < total) {
             byte[] tail = ringBytes();
-            segments.add(new Segment(start, java.util.Arrays.copyOfRange(tail, (int) (start - ringOffset), tail.length)));
+            segments.add(new Segment(start, Arrays.copyOfRange(tail, (int) (start - ringOffset), tail.length)));
         }
         return new Since(total, segments);
     }

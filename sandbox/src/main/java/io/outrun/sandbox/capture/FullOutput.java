@@ -1,12 +1,16 @@
 package io.outrun.sandbox.capture;
 
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
 import java.util.zip.GZIPOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,7 +44,7 @@ public final class FullOutput implements AutoCloseable {
     /** Raw bytes per gzip member. */
     private final long segment;
     /** (raw offset, file offset) of each member's start. */
-    private final java.util.List<long[]> seekPoints = new java.util.ArrayList<>();
+    private final List<long[]> seekPoints = new ArrayList<>();
 
     /** Raw bytes of output per gzip member: a range read inflates at most this much before its first byte. */
     public static final long SEGMENT = 4L << 20;
@@ -114,23 +118,23 @@ public final class FullOutput implements AutoCloseable {
     }
 
     /** Ends the file; empty when nothing was spooled or the spool failed. */
-    public synchronized java.util.Optional<Spooled> finish() {
+    public synchronized Optional<Spooled> finish() {
         if (gzip == null || failed) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         try {
             gzip.close(); // the last member's trailer; the file stays open until:
             counted.close();
         } catch (IOException e) {
             log.warn("cannot end the full output in {} ({})", file, e.toString());
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         long[] points = new long[seekPoints.size() * 2];
         for (int i = 0; i < seekPoints.size(); i++) {
             points[2 * i] = seekPoints.get(i)[0];
             points[2 * i + 1] = seekPoints.get(i)[1];
         }
-        return java.util.Optional.of(new Spooled(file, rawBytes, HexFormat.of().formatHex(sha.digest()), complete, points));
+        return Optional.of(new Spooled(file, rawBytes, HexFormat.of().formatHex(sha.digest()), complete, points));
     }
 
     @Override
@@ -148,7 +152,7 @@ public final class FullOutput implements AutoCloseable {
     }
 
     /** What one member writes to: closing it (the member's end) leaves the file open for the next. */
-    private static final class MemberOut extends java.io.FilterOutputStream {
+    private static final class MemberOut extends FilterOutputStream {
         MemberOut(OutputStream out) {
             super(out);
         }

@@ -1,11 +1,14 @@
 package io.outrun.sandbox.capture;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Replaces a run's secret values in its output by {@code [secret:NAME]} as the bytes stream in,
@@ -55,7 +58,7 @@ public final class SecretMask {
             return null;
         }
         List<Value> values = new ArrayList<>();
-        java.util.Set<String> seen = new java.util.HashSet<>(); // one pattern per text: repeats cost time, mask nothing more
+        Set<String> seen = new HashSet<>(); // one pattern per text: repeats cost time, mask nothing more
         secrets.forEach((name, value) -> {
             byte[] replacement = ("[secret:" + name + "]").getBytes(StandardCharsets.UTF_8);
             if (!value.isEmpty() && seen.add(value)) {
@@ -97,7 +100,7 @@ public final class SecretMask {
      * value printed around the note is still caught.
      */
     public byte[] maskApart(byte[] bytes) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(bytes.length);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length);
         byte[] heldNow = held;
         scan(bytes, 0, bytes.length, out::write, true);
         held = heldNow;

@@ -9,12 +9,13 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
+import io.outrun.model.inputs.Workdir;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.script.BashScript;
-import io.outrun.model.inputs.Workdir;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,6 +24,8 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * The locked-down container of one run: hardening, limits, labels, environment, and how the
@@ -173,9 +176,9 @@ final class ContainerRecipe {
     }
 
     /** Names bash keeps for itself (read-only or special): a run that sets one gets a fresh container. */
-    private static final java.util.Set<String> SHELL_OWNED = java.util.Set.of("SHELLOPTS", "BASHOPTS", "EUID", "UID",
+    private static final Set<String> SHELL_OWNED = Set.of("SHELLOPTS", "BASHOPTS", "EUID", "UID",
             "PPID", "IFS", "GROUPS", "FUNCNAME", "HOSTNAME", "PS4");
-    private static final java.util.regex.Pattern SHELL_NAME = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final Pattern SHELL_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     /**
      * True when {@code env} can travel as {@code export} lines in a pooled run's script with the
@@ -204,19 +207,19 @@ final class ContainerRecipe {
      */
     static void refuseNul(RunSpec spec) {
         if (spec.command().indexOf('\0') >= 0) {
-            throw new io.outrun.sandbox.RunRefusedException("the command contains a NUL byte, which a bash script cannot hold");
+            throw new RunRefusedException("the command contains a NUL byte, which a bash script cannot hold");
         }
         spec.runEnv().forEach((name, value) -> {
             // The environment travels as export lines that the command's first bash sources: a
             // name must be one bash takes as a variable, and not one of bash's own (read-only ones
             // would stop it, BASH* would change it).
             if (name.indexOf('\0') < 0 && !poolableEnv(Map.of(name, ""))) {
-                throw new io.outrun.sandbox.RunRefusedException("the environment variable " + name + " cannot be set for a"
+                throw new RunRefusedException("the environment variable " + name + " cannot be set for a"
                         + " run in a container: " + (SHELL_NAME.matcher(name).matches()
                         ? "bash owns it" : "it is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)"));
             }
             if (name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
-                throw new io.outrun.sandbox.RunRefusedException("the environment variable " + name.replace('\0', '?')
+                throw new RunRefusedException("the environment variable " + name.replace('\0', '?')
                         + " contains a NUL byte, which an environment cannot hold");
             }
         });
@@ -241,7 +244,7 @@ final class ContainerRecipe {
         byte[] script = spec.command().getBytes(StandardCharsets.UTF_8);
         byte[] header = (script.length + " " + backstop + " " + envBytes.length + " " + stdinField(spec) + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
-        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(header.length + envBytes.length + script.length);
+        ByteArrayOutputStream all = new ByteArrayOutputStream(header.length + envBytes.length + script.length);
         all.writeBytes(header);
         all.writeBytes(envBytes);
         all.writeBytes(script);
@@ -298,7 +301,7 @@ final class ContainerRecipe {
      * connect(2) needs write permission on the socket file alone, which the mount does not take.
      */
     static HostConfig withLeaseFile(HostConfig host, Path leaseFile, Path egressSocket, Path apiDir) {
-        java.util.List<Bind> binds = new java.util.ArrayList<>();
+        List<Bind> binds = new ArrayList<>();
         if (leaseFile != null) {
             binds.add(new Bind(leaseFile.toAbsolutePath().toString(), new Volume(LEASE_MOUNT), AccessMode.ro));
         }

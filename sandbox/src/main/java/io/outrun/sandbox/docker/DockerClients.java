@@ -4,6 +4,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import com.github.dockerjava.transport.DockerHttpClient;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
@@ -31,7 +32,7 @@ final class DockerClients implements AutoCloseable {
      * stream reads the rest of a chunked body to its end (a 1 PB sparse file, streamed by the
      * engine as zeros, would never end).
      */
-    final com.github.dockerjava.transport.DockerHttpClient controlHttp;
+    final DockerHttpClient controlHttp;
 
     DockerClients(DockerSandboxConfig config) {
         // A Docker API is root on its host: over TCP it takes TLS (DOCKER_CERT_PATH, as the docker
@@ -51,7 +52,7 @@ final class DockerClients implements AutoCloseable {
         }
         DefaultDockerClientConfig clientConfig = builder.build();
         this.control = client(clientConfig, config, config.responseTimeout());
-        this.controlHttp = ((com.github.dockerjava.core.DockerClientImpl) control).getHttpClient();
+        this.controlHttp = ((DockerClientImpl) control).getHttpClient();
         this.streams = client(clientConfig, config, null);
     }
 

@@ -3,10 +3,14 @@ package io.outrun.sandbox.docker;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import io.outrun.model.output.Captured;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.model.output.Captured;
+import io.outrun.sandbox.capture.BoundedCapture;
+import io.outrun.sandbox.capture.FullOutput;
+import io.outrun.sandbox.files.WorkdirVisitor;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -74,10 +78,10 @@ final class DockerRun implements Run {
     }
 
     @Override
-    public void writeStdin(byte[] bytes) throws java.io.IOException {
+    public void writeStdin(byte[] bytes) throws IOException {
         StdinFrames in = stdin;
         if (in == null) {
-            throw new java.io.IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
+            throw new IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
         }
         in.send(bytes);
     }
@@ -113,7 +117,7 @@ final class DockerRun implements Run {
     }
 
     @Override
-    public void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws java.io.IOException {
+    public void readWorkdir(String path, WorkdirVisitor visitor) throws IOException {
         if (workdir == null) {
             throw new UnsupportedOperationException("the spec did not ask to keep the workdir of container " + containerId);
         }
@@ -121,7 +125,7 @@ final class DockerRun implements Run {
     }
 
     @Override
-    public Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+    public Optional<FullOutput.Spooled> fullOutput(int stream) {
         return (stream == 1 ? output.stdout : output.stderr).finishFull();
     }
 
@@ -145,7 +149,7 @@ final class DockerRun implements Run {
     }
 
     @Override
-    public io.outrun.sandbox.capture.BoundedCapture.Since keptSince(int stream, long from) {
+    public BoundedCapture.Since keptSince(int stream, long from) {
         return (stream == 1 ? output.stdout : output.stderr).keptSince(from);
     }
 

@@ -2,21 +2,23 @@ package io.outrun.sandbox.docker;
 
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import io.outrun.sandbox.ImageNotAllowedException;
+import io.outrun.sandbox.ImageNotFoundException;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.SandboxUnavailableException;
-import io.outrun.sandbox.ImageNotAllowedException;
-import io.outrun.sandbox.ImageNotFoundException;
-import java.util.List;
 import java.io.InputStream;
-import java.util.Optional;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +61,7 @@ public final class DockerSandbox implements Sandbox {
     private volatile WarmPool pool;
     /** Who makes this sandbox's containers; the deployment is known from {@link #prepare}. */
     private volatile ContainerRecipe.Owner owner;
-    private final java.util.concurrent.atomic.AtomicLong pooledRuns = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong pooledRuns = new AtomicLong();
 
     public DockerSandbox(DockerSandboxConfig config) {
         this.config = config;
@@ -131,7 +133,7 @@ public final class DockerSandbox implements Sandbox {
         if (size == 0 || pool != null) {
             return;
         }
-        List<String> images = new java.util.ArrayList<>();
+        List<String> images = new ArrayList<>();
         images.add(config.image());
         config.allowedImages().stream().filter(i -> !i.contains("*") && !images.contains(i)).forEach(images::add);
         WarmPool p = new WarmPool(clients, owner, node, size, images, this::volumesOf);
@@ -296,7 +298,7 @@ public final class DockerSandbox implements Sandbox {
     }
 
     /** Attaches to a container's streams, {@code stdin} as its input, output captured as {@code spec} bounds it. */
-    private OutputCallback attach(String containerId, java.io.InputStream stdin, RunSpec spec) {
+    private OutputCallback attach(String containerId, InputStream stdin, RunSpec spec) {
         return clients.streams.attachContainerCmd(containerId)
                 .withStdIn(stdin)
                 .withStdOut(true)

@@ -1,6 +1,7 @@
 package io.outrun.sandbox.docker;
 
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 
 /**
  * A pooled run's stdin (its environment and command), held back until the attach is confirmed.
@@ -39,19 +40,19 @@ final class GatedStdin extends InputStream {
     }
 
     @Override
-    public synchronized int read() throws java.io.InterruptedIOException {
+    public synchronized int read() throws InterruptedIOException {
         byte[] one = new byte[1];
         return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
-    public synchronized int read(byte[] buffer, int offset, int length) throws java.io.InterruptedIOException {
+    public synchronized int read(byte[] buffer, int offset, int length) throws InterruptedIOException {
         while (open == null) {
             try {
                 wait();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while the pooled run's stdin was held");
+                throw new InterruptedIOException("interrupted while the pooled run's stdin was held");
             }
         }
         if (!open || position >= bytes.length) {

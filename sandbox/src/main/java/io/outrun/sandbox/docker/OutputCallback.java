@@ -1,7 +1,11 @@
 package io.outrun.sandbox.docker;
 
 import com.github.dockerjava.api.model.Frame;
+import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.capture.BoundedCapture;
+import io.outrun.sandbox.capture.FullOutput;
+import io.outrun.sandbox.capture.SecretMask;
+import io.outrun.sandbox.files.RunFiles;
 import java.io.Closeable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -27,15 +31,15 @@ final class OutputCallback extends StreamCallback<Frame> {
      * Captures for {@code spec}: they also keep the whole stream (gzipped, spooled) once it outgrows
      * its bound, if the files ask, and mask the run's secrets.
      */
-    OutputCallback(io.outrun.sandbox.RunSpec spec) {
+    OutputCallback(RunSpec spec) {
         this(capture(spec, "-stdout-"), capture(spec, "-stderr-"));
     }
 
-    private static BoundedCapture capture(io.outrun.sandbox.RunSpec spec, String stream) {
-        io.outrun.sandbox.files.RunFiles files = spec.files();
+    private static BoundedCapture capture(RunSpec spec, String stream) {
+        RunFiles files = spec.files();
         return new BoundedCapture(spec.maxOutputBytes(), files.fullOutputCap() <= 0 ? null
-                : new io.outrun.sandbox.capture.FullOutput(files.spoolDir(), spec.executionId() + stream,
-                        files.fullOutputCap()), io.outrun.sandbox.capture.SecretMask.of(spec.secrets()));
+                : new FullOutput(files.spoolDir(), spec.executionId() + stream,
+                        files.fullOutputCap()), SecretMask.of(spec.secrets()));
     }
 
     /** Goes on filling the captures of an earlier attach (re-attached after the engine came back). */

@@ -1,6 +1,7 @@
 package io.outrun.sandbox.docker;
 
 import com.github.dockerjava.api.async.ResultCallback;
+import java.io.IOException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -32,7 +33,7 @@ abstract class StreamCallback<T> extends ResultCallback.Adapter<T> {
         ended.countDown();
         try {
             close();
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             log.debug("closing a broken {} stream failed", name, e);
         }
     }

@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -339,7 +340,7 @@ final class WarmPool implements AutoCloseable {
         left.forEach(this::discard);
         try {
             // A create in flight finishes and is discarded by its own task: wait for it (bounded).
-            refiller.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+            refiller.awaitTermination(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

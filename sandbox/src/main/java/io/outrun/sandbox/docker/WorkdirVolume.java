@@ -1,5 +1,7 @@
 package io.outrun.sandbox.docker;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
@@ -7,14 +9,20 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
+import com.github.dockerjava.transport.DockerHttpClient;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.files.TarEntries;
 import io.outrun.sandbox.files.TarSource;
+import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.sandbox.files.WorkdirVisitor;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +68,7 @@ final class WorkdirVolume implements AutoCloseable {
 
     /** Creates the volume and starts its holder; closes what it made when a step fails. */
     static WorkdirVolume open(DockerClients clients, RunSpec spec, String image, ContainerRecipe.Owner owner,
-                              java.util.Collection<String> imageVolumes) {
+                              Collection<String> imageVolumes) {
         String workdir = ContainerRecipe.workdir(spec);
         WorkdirVolume made = new WorkdirVolume(clients, volumeName(spec), workdir);
         Map<String, String> labels = ContainerRecipe.labels(spec, owner);
@@ -123,7 +131,7 @@ final class WorkdirVolume implements AutoCloseable {
         }
     }
 
-    private static Map<String, String> holderTmpfs(java.util.Collection<String> imageVolumes, String workdir) {
+    private static Map<String, String> holderTmpfs(Collection<String> imageVolumes, String workdir) {
         Map<String, String> tmpfs = new LinkedHashMap<>();
         for (String volume : imageVolumes) {
             if (!volume.equals(workdir)) {
@@ -161,10 +169,10 @@ final class WorkdirVolume implements AutoCloseable {
             read(first, (entry, content) -> {
                 if (entry.path().equals(path) || entry.path().startsWith(path + "/")) {
                     visitor.visit(entry, content);
-                } else if (entry.type() == io.outrun.sandbox.files.WorkdirEntry.Type.SYMLINK
+                } else if (entry.type() == WorkdirEntry.Type.SYMLINK
                         && path.startsWith(entry.path() + "/")) {
                     // A directory on the path is a link: say so for the path asked for.
-                    visitor.visit(new io.outrun.sandbox.files.WorkdirEntry(path, entry.type(), 0, entry.mode(),
+                    visitor.visit(new WorkdirEntry(path, entry.type(), 0, entry.mode(),
                             entry.path() + ", a directory on its path, which links to " + entry.linkTarget()), content);
                 }
             });
@@ -173,11 +181,11 @@ final class WorkdirVolume implements AutoCloseable {
         String remote = path.isEmpty() ? workdir : workdir + "/" + path;
         // Through the transport, not docker-java's command: a read abandoned halfway (a file over
         // the visitor's limit, a failure) must end the engine's stream, never read it to its end.
-        com.github.dockerjava.transport.DockerHttpClient.Response response = clients.controlHttp.execute(
-                new com.github.dockerjava.transport.DockerHttpClient.Request.Builder()
-                        .method(com.github.dockerjava.transport.DockerHttpClient.Request.Method.GET)
+        DockerHttpClient.Response response = clients.controlHttp.execute(
+                new DockerHttpClient.Request.Builder()
+                        .method(DockerHttpClient.Request.Method.GET)
                         .path("/containers/" + holderId + "/archive?path="
-                                + java.net.URLEncoder.encode(remote, java.nio.charset.StandardCharsets.UTF_8))
+                                + URLEncoder.encode(remote, StandardCharsets.UTF_8))
                         .build());
         try {
             int code = response.getStatusCode();
@@ -192,7 +200,7 @@ final class WorkdirVolume implements AutoCloseable {
             // without one byte of it read (a sparse file may claim a petabyte).
             PathStat stat = PathStat.of(response.getHeader("X-Docker-Container-Path-Stat"));
             if (stat != null && stat.regular() && stat.size() > visitor.maxFileBytes() && !path.isEmpty()) {
-                visitor.visit(new io.outrun.sandbox.files.WorkdirEntry(path, io.outrun.sandbox.files.WorkdirEntry.Type.FILE,
+                visitor.visit(new WorkdirEntry(path, WorkdirEntry.Type.FILE,
                         stat.size(), (int) (stat.mode() & 0777), null), InputStream.nullInputStream());
                 return;
             }
@@ -216,8 +224,8 @@ final class WorkdirVolume implements AutoCloseable {
                 return null;
             }
             try {
-                com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
-                        .readTree(java.util.Base64.getDecoder().decode(header.strip()));
+                JsonNode json = new ObjectMapper()
+                        .readTree(Base64.getDecoder().decode(header.strip()));
                 return new PathStat(json.path("size").asLong(-1), json.path("mode").asLong(0));
             } catch (IOException | IllegalArgumentException e) {
                 return null; // read as before: the tar's own header gives the size

@@ -1,7 +1,6 @@
 package io.outrun.sandbox.files;
 
 import io.outrun.model.inputs.InputPath;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.FileVisitResult;
@@ -46,7 +45,7 @@ public final class HostWorkdir {
                 // A second name of a file extracted before it (a workspace keeps hard links).
                 Path existing = root.resolve(InputPath.check(entry.getLinkName(), TarEntries.MAX_PATH)).normalize();
                 if (!existing.startsWith(root) || throughLink(root, existing) || !Files.isRegularFile(existing,
-                        java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        LinkOption.NOFOLLOW_LINKS)) {
                     throw new IOException("refusing a hard link " + path + " to " + entry.getLinkName());
                 }
                 Files.createDirectories(target.getParent());

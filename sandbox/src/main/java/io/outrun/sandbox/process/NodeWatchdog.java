@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One host process per node that is every run's kill switch and reaper: a bash in a session of
@@ -61,7 +63,7 @@ final class NodeWatchdog implements AutoCloseable {
         if (commands != null) {
             closeQuietly(commands);
         }
-        java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
+        List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
         argv.addAll(SCRIPT.inline("outrun-process-watch", runs.toString(), tag));
         ProcessBuilder builder = new ProcessBuilder(argv);
         builder.environment().clear();

@@ -1,16 +1,25 @@
 package io.outrun.sandbox.process;
 
+import io.outrun.model.output.Captured;
 import io.outrun.sandbox.Exit;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.capture.BoundedCapture;
-import io.outrun.model.output.Captured;
+import io.outrun.sandbox.capture.FullOutput;
+import io.outrun.sandbox.capture.SecretMask;
+import io.outrun.sandbox.files.HostWorkdir;
+import io.outrun.sandbox.files.WorkdirVisitor;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /** One host process tree, its bounded output, and its deadline. */
@@ -52,20 +61,20 @@ final class ProcessRun implements Run {
 
     private static BoundedCapture capture(RunSpec spec, String stream) {
         return new BoundedCapture(spec.maxOutputBytes(), spec.files().fullOutputCap() <= 0 ? null
-                : new io.outrun.sandbox.capture.FullOutput(spec.files().spoolDir(), spec.executionId() + stream,
-                        spec.files().fullOutputCap()), io.outrun.sandbox.capture.SecretMask.of(spec.secrets()));
+                : new FullOutput(spec.files().spoolDir(), spec.executionId() + stream,
+                        spec.files().fullOutputCap()), SecretMask.of(spec.secrets()));
     }
 
     @Override
-    public void readWorkdir(String path, io.outrun.sandbox.files.WorkdirVisitor visitor) throws IOException {
+    public void readWorkdir(String path, WorkdirVisitor visitor) throws IOException {
         if (workdir == null) {
             throw new UnsupportedOperationException("this run has no workdir of its own to read back");
         }
-        io.outrun.sandbox.files.HostWorkdir.visit(workdir, path, visitor);
+        HostWorkdir.visit(workdir, path, visitor);
     }
 
     @Override
-    public java.util.Optional<io.outrun.sandbox.capture.FullOutput.Spooled> fullOutput(int stream) {
+    public Optional<FullOutput.Spooled> fullOutput(int stream) {
         try {
             (stream == 1 ? stdoutPump : stderrPump).await(2000);
         } catch (InterruptedException e) {
@@ -79,7 +88,7 @@ final class ProcessRun implements Run {
             return;
         }
         try (var paths = Files.walk(dir)) {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {
             // A directory left in the scratch directory is harmless.
         }
@@ -90,7 +99,7 @@ final class ProcessRun implements Run {
      * more of a short run's way to its first instruction on a busy machine (they start while
      * the command does), and CPU that every run paid.
      */
-    private static final java.util.concurrent.ExecutorService PUMPS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    private static final ExecutorService PUMPS = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "outrun-pump");
         t.setDaemon(true);
         return t;
@@ -98,7 +107,7 @@ final class ProcessRun implements Run {
 
     /** Copies one stream of the run into its capture until end of file. */
     private static final class Pump {
-        private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        private final CountDownLatch done = new CountDownLatch(1);
 
         Pump(InputStream in, BoundedCapture capture, RunSpec spec, String stream) {
             PUMPS.execute(() -> {
@@ -171,7 +180,7 @@ final class ProcessRun implements Run {
         if (!stdinOpen) {
             throw new IOException("this run's stdin is /dev/null: it was not submitted with stdin open");
         }
-        java.io.OutputStream in = process.getOutputStream();
+        OutputStream in = process.getOutputStream();
         in.write(bytes);
         in.flush();
     }

@@ -1,16 +1,31 @@
 package io.outrun.sandbox.process;
 
+import io.outrun.model.inputs.StdinMode;
 import io.outrun.sandbox.Run;
+import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.SandboxUnavailableException;
+import io.outrun.sandbox.files.HostWorkdir;
+import io.outrun.sandbox.files.TarSource;
 import io.outrun.sandbox.script.BashScript;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
 
 /**
  * Runs commands as host processes, for local development only.
@@ -43,7 +58,7 @@ public final class ProcessSandbox implements Sandbox {
 
     private final Path scratch;
     /** This node's pid files are {@code <execution>.<epoch>.<tag>.pid}: the watchdog watches only those. */
-    private final String tag = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() >>> 4);
+    private final String tag = Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 4);
     private final NodeWatchdog watchdog = new NodeWatchdog(RUNS, tag);
     private final LeftoverRuns leftovers = new LeftoverRuns(RUNS, tag);
     private final Path wrapper;
@@ -56,7 +71,7 @@ public final class ProcessSandbox implements Sandbox {
      *
      * @throws io.outrun.sandbox.SandboxUnavailableException when bubblewrap cannot run here
      */
-    public ProcessSandbox isolated(java.util.List<Path> hidden) {
+    public ProcessSandbox isolated(List<Path> hidden) {
         String why = Bubblewrap.unusableBecause();
         if (why != null) {
             throw new SandboxUnavailableException(why);
@@ -127,8 +142,8 @@ public final class ProcessSandbox implements Sandbox {
     }
 
     /** The pids of the spares waiting now (tests). */
-    synchronized java.util.List<Long> sparePids() {
-        return spares == null ? java.util.List.of() : spares.waitingPids();
+    synchronized List<Long> sparePids() {
+        return spares == null ? List.of() : spares.waitingPids();
     }
 
     private synchronized void countServed() {
@@ -196,9 +211,9 @@ public final class ProcessSandbox implements Sandbox {
         byte[] path = goFile.toString().getBytes(NATIVE);
         // Its length in four digits, then the path (see WRAPPER), in one write.
         byte[] word = new byte[4 + path.length];
-        System.arraycopy(String.format(java.util.Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
+        System.arraycopy(String.format(Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
         System.arraycopy(path, 0, word, 4, path.length);
-        try (java.io.OutputStream in = spare.getOutputStream()) {
+        try (OutputStream in = spare.getOutputStream()) {
             in.write(word);
         } catch (IOException e) {
             // It died before its run reached it (killed from outside): this run spawns its own.
@@ -226,7 +241,7 @@ public final class ProcessSandbox implements Sandbox {
     private static final int MAX_GO_BYTES = 64 * 1024;
 
     /** The charset the JDK passes a spawned process's arguments and environment in. */
-    private static final java.nio.charset.Charset NATIVE = nativeCharset();
+    private static final Charset NATIVE = nativeCharset();
 
     /**
      * A host process gets its environment in this JVM's native charset: under a C locale that is
@@ -234,22 +249,22 @@ public final class ProcessSandbox implements Sandbox {
      * garbled, and shown unmasked since the mask knows its real bytes). Refused with the reason.
      */
     static void refuseUnencodable(RunSpec spec) {
-        java.nio.charset.CharsetEncoder encoder = NATIVE.newEncoder();
-        for (java.util.Map.Entry<String, String> e : spec.runEnv().entrySet()) {
+        CharsetEncoder encoder = NATIVE.newEncoder();
+        for (Map.Entry<String, String> e : spec.runEnv().entrySet()) {
             if (!encoder.canEncode(e.getKey()) || !encoder.canEncode(e.getValue())) {
                 String what = spec.secrets().containsKey(e.getKey()) ? "the secret " : "the environment variable ";
-                throw new io.outrun.sandbox.RunRefusedException(what + e.getKey() + " has characters this worker's"
+                throw new RunRefusedException(what + e.getKey() + " has characters this worker's"
                         + " locale (" + NATIVE + ") cannot give a host process; the operator starts the worker under a"
                         + " UTF-8 locale (LANG=C.UTF-8) or uses the Docker sandbox");
             }
         }
     }
 
-    private static java.nio.charset.Charset nativeCharset() {
+    private static Charset nativeCharset() {
         try {
-            return java.nio.charset.Charset.forName(System.getProperty("sun.jnu.encoding"));
+            return Charset.forName(System.getProperty("sun.jnu.encoding"));
         } catch (RuntimeException e) {
-            return java.nio.charset.Charset.defaultCharset();
+            return Charset.defaultCharset();
         }
     }
 
@@ -267,9 +282,9 @@ public final class ProcessSandbox implements Sandbox {
                 && !name.equals("_") && !BASH_OWN.contains(name);
     }
 
-    private static final java.util.regex.Pattern IDENTIFIER = java.util.regex.Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-    private static final java.util.Set<String> BASH_OWN = java.util.Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
+    private static final Set<String> BASH_OWN = Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
             "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",
             "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
             "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS1", "PS2", "PS4", "TMOUT", "HISTFILE", "GLOBIGNORE",
@@ -309,20 +324,20 @@ public final class ProcessSandbox implements Sandbox {
     @Override
     public Run start(RunSpec spec) {
         refuseUnencodable(spec);
-        if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
-            throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
+        if (spec.stdin() == StdinMode.TTY && !Files.isExecutable(Path.of(SCRIPT_TOOL))) {
+            throw new RunRefusedException("a terminal (\"tty\": true) needs " + SCRIPT_TOOL
                     + " (util-linux) on the node, which is missing");
         }
-        if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY && bubblewrap == null) {
+        if (spec.stdin() == StdinMode.TTY && bubblewrap == null) {
             // script gives the command a session of its own: outside a PID namespace a kill of the
             // run's process group would miss it, and whatever ignores SIGHUP would outlive the run.
-            throw new io.outrun.sandbox.RunRefusedException("a terminal (\"tty\": true) on host processes needs"
+            throw new RunRefusedException("a terminal (\"tty\": true) on host processes needs"
                     + " bubblewrap (apt-get install bubblewrap; --bubblewrap auto or on), or the Docker sandbox: without"
                     + " a PID namespace the terminal's session would escape the run's kill");
         }
         Path workdir = spec.workdir() == null || spec.workdir().isBlank() ? null : Path.of(spec.workdir());
         if (workdir != null && !Files.isDirectory(workdir)) {
-            throw new io.outrun.sandbox.RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"
+            throw new RunRefusedException("workdir " + spec.workdir() + " is not a directory on this node"
                     + " (the host-process sandbox runs in an existing directory)");
         }
         Path own = null;
@@ -332,14 +347,14 @@ public final class ProcessSandbox implements Sandbox {
                 own = Files.createTempDirectory(scratch, "work-");
                 workdir = own;
             }
-            for (io.outrun.sandbox.files.TarSource input : spec.files().inputs()) {
-                try (java.io.InputStream tar = input.open()) {
-                    io.outrun.sandbox.files.HostWorkdir.extract(tar, workdir);
+            for (TarSource input : spec.files().inputs()) {
+                try (InputStream tar = input.open()) {
+                    HostWorkdir.extract(tar, workdir);
                 }
             }
             // The command goes through a file, never an argv: any size, no ARG_MAX.
             Path script = Files.createTempFile(scratch, "run-", ".sh");
-            if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY) {
+            if (spec.stdin() == StdinMode.TTY) {
                 // The wrapper runs a shim that gives the command a pseudo-terminal (tty.sh); the
                 // command itself is the file beside it.
                 Files.writeString(ttyCommand(script), spec.command(), StandardCharsets.UTF_8);
@@ -359,10 +374,10 @@ public final class ProcessSandbox implements Sandbox {
             Process process = spec.stdin().open() || isolation != null ? null
                     : handToSpare(script, lease, pidFile, workdir, spec.runEnv());
             if (process == null) {
-                java.util.List<String> argv = new java.util.ArrayList<>(java.util.List.of("/usr/bin/setsid"));
+                List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
                 if (isolation != null) {
-                    java.util.List<Path> visible = new java.util.ArrayList<>(java.util.List.of(wrapper, script));
-                    if (spec.stdin() == io.outrun.model.inputs.StdinMode.TTY) {
+                    List<Path> visible = new ArrayList<>(List.of(wrapper, script));
+                    if (spec.stdin() == StdinMode.TTY) {
                         visible.add(ttyCommand(script));
                     }
                     if (spec.leaseFile() != null) {
@@ -375,7 +390,7 @@ public final class ProcessSandbox implements Sandbox {
                 }
                 // Isolated, the wrapper's own pid ($$ in the run's PID namespace) means nothing
                 // outside: it writes a throwaway file, and the worker writes bwrap's below.
-                argv.addAll(java.util.List.of(BashScript.BASH, wrapper.toString(), script.toString(), lease,
+                argv.addAll(List.of(BashScript.BASH, wrapper.toString(), script.toString(), lease,
                         isolation != null ? Bubblewrap.INNER_PID_FILE : pidFile.toString()));
                 ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
@@ -384,7 +399,7 @@ public final class ProcessSandbox implements Sandbox {
                     builder.directory(workdir.toFile());
                 }
                 builder.redirectInput(spec.stdin().open() ? ProcessBuilder.Redirect.PIPE
-                        : ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                        : ProcessBuilder.Redirect.from(new File("/dev/null")));
                 try {
                     process = builder.start();
                 } catch (IOException e) {

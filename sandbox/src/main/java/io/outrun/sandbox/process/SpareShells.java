@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -66,7 +67,7 @@ final class SpareShells implements AutoCloseable {
     }
 
     /** The pids of the spares waiting now (tests). */
-    synchronized java.util.List<Long> waitingPids() {
+    synchronized List<Long> waitingPids() {
         return idle.stream().filter(Process::isAlive).map(Process::pid).toList();
     }
 

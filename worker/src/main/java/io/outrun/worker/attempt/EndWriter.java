@@ -12,7 +12,7 @@ import io.outrun.core.store.Lease;
 import io.outrun.core.store.Outage;
 import io.outrun.core.store.Outcome;
 import io.outrun.core.store.OutputStore;
-import io.outrun.core.store.Redriven;
+import io.outrun.core.store.Departed;
 import io.outrun.core.store.StoreException;
 import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.trace.AttemptTrace;
@@ -172,7 +172,7 @@ public final class EndWriter {
         @Override
         public Boolean unstarted(Unstarted end) {
             try {
-                Optional<Redriven> back = leases.handBack(Attempt.leaseOf(execution), end.why(), Duration.ZERO);
+                Optional<Departed> back = leases.handBack(Attempt.leaseOf(execution), end.why(), Duration.ZERO);
                 retire(job, back.filter(r -> r.status() == ExecutionStatus.QUEUED).orElse(null),
                         "handed back: " + end.why() + " (no attempt spent)");
                 LOG.info("execution {}: handed back unstarted, its node stops", execution.id());
@@ -214,12 +214,12 @@ public final class EndWriter {
          * a node is woken when it may start at once: after a pause the fallback poll finds it); this
          * attempt's job ends as the execution went on.
          */
-        private void redriven(Optional<Redriven> moved, String what, boolean spent, Duration pause) {
+        private void redriven(Optional<Departed> moved, String what, boolean spent, Duration pause) {
             if (moved.isEmpty()) {
                 book(job, null, null, pause); // lease already lost: the sweep decided
                 return;
             }
-            Redriven r = moved.get();
+            Departed r = moved.get();
             String told = "attempt " + execution.attempt() + " " + what;
             if (r.status() == ExecutionStatus.QUEUED) {
                 String why = told + "; the execution continues" + (spent ? " as attempt " + (r.attempt() + 1) : "")
@@ -242,7 +242,7 @@ public final class EndWriter {
      * {@code pause}, and a node woken when it may start at once), then this attempt's job, ended
      * as {@code entry} says or forgotten ({@code entry} null: the sweep decides).
      */
-    private void book(UUID job, Supplier<BookEntry> entry, Redriven next, Duration pause) {
+    private void book(UUID job, Supplier<BookEntry> entry, Departed next, Duration pause) {
         if (next != null) {
             booksWriter.enqueue(next.id(), next.bookSeq(), next.owner(), next.command(), next.attempt() + 1,
                     pause.isZero() ? null : Instant.now().plus(pause));
@@ -258,7 +258,7 @@ public final class EndWriter {
     }
 
     /** As {@link #book}, for a claim whose job the books never saw claimed: retired, not ended. */
-    private void retire(UUID job, Redriven next, String why) {
+    private void retire(UUID job, Departed next, String why) {
         if (next != null) {
             booksWriter.enqueue(next.id(), next.bookSeq(), next.owner(), next.command(), next.attempt() + 1);
             wakes.wake();

@@ -1,8 +1,9 @@
 package io.outrun.worker.attempt;
 
-import io.outrun.sandbox.Run;
 import io.outrun.core.store.StdinStore;
+import io.outrun.sandbox.Run;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -85,7 +86,7 @@ public final class StdinFeeds {
                         }
                         if (skip < chunk.data().length) {
                             byte[] bytes = skip == 0 ? chunk.data()
-                                    : java.util.Arrays.copyOfRange(chunk.data(), skip, chunk.data().length);
+                                    : Arrays.copyOfRange(chunk.data(), skip, chunk.data().length);
                             run.writeStdin(bytes);
                             delivered += bytes.length;
                         }

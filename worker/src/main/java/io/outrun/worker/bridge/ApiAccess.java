@@ -8,6 +8,7 @@ import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.SandboxException;
 import io.outrun.sandbox.script.BashScript;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -160,7 +161,7 @@ public final class ApiAccess implements AutoCloseable {
     }
 
     /** The relay of a run that sees the socket at its host path (bubblewrap binds it there). */
-    static String hostRelay(java.nio.file.Path socket) {
+    static String hostRelay(Path socket) {
         return RELAY.replace(ApiBridge.CONTAINER_SOCKET, socket.toAbsolutePath().toString());
     }
 
@@ -168,7 +169,7 @@ public final class ApiAccess implements AutoCloseable {
      * Whether a host path can stand in the relay's socat address as it is: socat splits its
      * addresses at {@code ,} and {@code :}, and the relay line is not quoted for spaces.
      */
-    public static boolean relayablePath(java.nio.file.Path dir) {
+    public static boolean relayablePath(Path dir) {
         return dir.toAbsolutePath().toString().matches("[A-Za-z0-9/._+-]+");
     }
 

@@ -1,18 +1,22 @@
 package io.outrun.worker.bridge;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.client.wire.ErrorBody;
 import io.outrun.core.identity.Issuer;
-import io.outrun.worker.proxy.RunSocket;
 import io.outrun.sandbox.Limits;
+import io.outrun.worker.proxy.RunSocket;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.StandardProtocolFamily;
 import java.net.URI;
+import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
@@ -20,9 +24,12 @@ import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Stream;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Outrun's API, reachable from inside a run's container, which has no network (issue 31). Each
@@ -43,7 +50,7 @@ import javax.net.ssl.SSLSocketFactory;
  */
 public final class ApiBridge implements AutoCloseable {
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ApiBridge.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ApiBridge.class);
 
     /** Where the socket appears inside a run's container, the relay's port there, and what {@code OUTRUN_API} says. */
     public static final String CONTAINER_SOCKET = "/run/outrun-api/" + Limits.API_SOCKET_NAME;
@@ -107,16 +114,16 @@ public final class ApiBridge implements AutoCloseable {
         if (parent == null || !Files.isDirectory(parent)) {
             return 0;
         }
-        try (java.util.stream.Stream<Path> nodes = Files.list(parent)) {
+        try (Stream<Path> nodes = Files.list(parent)) {
             for (Path node : (Iterable<Path>) nodes::iterator) {
                 if (!node.getFileName().toString().startsWith("api-") || node.equals(own)
-                        || !Files.isDirectory(node, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        || !Files.isDirectory(node, LinkOption.NOFOLLOW_LINKS)) {
                     continue;
                 }
-                try (java.util.stream.Stream<Path> attempts = Files.list(node)) {
+                try (Stream<Path> attempts = Files.list(node)) {
                     for (Path attempt : (Iterable<Path>) attempts::iterator) {
                         Path socket = attempt.resolve(Limits.API_SOCKET_NAME);
-                        if (Files.isDirectory(attempt, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !listening(socket)) {
+                        if (Files.isDirectory(attempt, LinkOption.NOFOLLOW_LINKS) && !listening(socket)) {
                             Files.deleteIfExists(socket);
                             Files.deleteIfExists(attempt);
                             removed++;
@@ -134,11 +141,11 @@ public final class ApiBridge implements AutoCloseable {
     }
 
     private static boolean listening(Path socket) {
-        if (!Files.exists(socket, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
-        try (java.nio.channels.SocketChannel c = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-            c.connect(java.net.UnixDomainSocketAddress.of(socket));
+        try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            c.connect(UnixDomainSocketAddress.of(socket));
             return true;
         } catch (IOException e) {
             return false;
@@ -151,9 +158,9 @@ public final class ApiBridge implements AutoCloseable {
      * process exists yet.
      */
     private static void removeLeftovers(Path dir) throws IOException {
-        try (java.util.stream.Stream<Path> left = Files.list(dir)) {
+        try (Stream<Path> left = Files.list(dir)) {
             for (Path attempt : (Iterable<Path>) left::iterator) {
-                if (Files.isDirectory(attempt, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                if (Files.isDirectory(attempt, LinkOption.NOFOLLOW_LINKS)) {
                     Files.deleteIfExists(attempt.resolve(Limits.API_SOCKET_NAME));
                     Files.deleteIfExists(attempt);
                 }
@@ -366,7 +373,7 @@ public final class ApiBridge implements AutoCloseable {
         out.flush();
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Override
     public void close() {

@@ -2,15 +2,18 @@ package io.outrun.worker.cli;
 
 import io.outrun.api.http.ApiConfig;
 import io.outrun.api.http.ApiNode;
+import io.outrun.core.config.ConfigException;
 import io.outrun.core.service.Core;
+import io.outrun.core.trace.Tracing;
+import io.outrun.model.egress.EgressPolicy;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** Serves the HTTP API until SIGTERM/SIGINT. Any number of API nodes share one database. */
 @Command(name = "api", mixinStandardHelpOptions = true, description = "Serve the HTTP API.")
@@ -55,9 +58,9 @@ final class ApiCommand implements Callable<Integer> {
             config = config.withImageAllowlist(imageAllow);
         }
         try {
-            config = config.withEgress(io.outrun.model.egress.EgressPolicy.parse(egressAllow));
+            config = config.withEgress(EgressPolicy.parse(egressAllow));
         } catch (IllegalArgumentException e) {
-            throw new io.outrun.core.config.ConfigException(e.getMessage());
+            throw new ConfigException(e.getMessage());
         }
         config = config.withSecretsKey(secretsKey.key()).withWebhooks(webhooks.policy());
         Core core = Core.open(db.toConfig(), "api", owners.toLimits());
@@ -72,7 +75,7 @@ final class ApiCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             api.close();
             core.close();
-            io.outrun.core.trace.Tracing.closeProcess();
+            Tracing.closeProcess();
             stopped.countDown();
         }, "outrun-shutdown"));
         spec.commandLine().getOut().println("outrun: API listening on http://" + config.host() + ":" + api.port());

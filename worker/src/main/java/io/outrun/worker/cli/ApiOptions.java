@@ -1,7 +1,8 @@
 package io.outrun.worker.cli;
 
-import io.outrun.core.execution.Resources;
 import io.outrun.api.http.ApiConfig;
+import io.outrun.core.execution.Resources;
+import io.outrun.core.identity.IdentityConfig;
 import io.outrun.core.redrive.RedriveSweep;
 import java.time.Duration;
 import java.util.List;
@@ -58,7 +59,7 @@ public final class ApiOptions {
             description = "The aud of a run's identity token when its submission names none (default: the public URL)")
     String identityAudience;
 
-    @Option(names = "--max-child-depth", defaultValue = "" + io.outrun.core.identity.IdentityConfig.DEFAULT_MAX_CHILD_DEPTH,
+    @Option(names = "--max-child-depth", defaultValue = "" + IdentityConfig.DEFAULT_MAX_CHILD_DEPTH,
             description = "How deep a run's children may nest (0: runs submit no children; default ${DEFAULT-VALUE})")
     int maxChildDepth;
 
@@ -69,7 +70,7 @@ public final class ApiOptions {
                 .withMaxBodyBytes(maxBodyBytes)
                 .withMaxAttempts(maxAttempts)
                 .withEnvAllowlist(envAllow)
-                .withIdentity(new io.outrun.core.identity.IdentityConfig(blankToNull(publicUrl), blankToNull(identityAudience),
+                .withIdentity(new IdentityConfig(blankToNull(publicUrl), blankToNull(identityAudience),
                         maxChildDepth))
                 .withMaxResources(new Resources(maxMemoryMb, (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, Math.round(maxCpus * 1000))), maxPids, maxTmpfsMb));
     }

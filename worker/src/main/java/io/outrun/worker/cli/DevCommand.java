@@ -1,35 +1,43 @@
 package io.outrun.worker.cli;
 
 import io.outrun.api.auth.TokenStore;
+import io.outrun.api.http.ApiConfig;
+import io.outrun.api.http.ApiNode;
+import io.outrun.core.secrets.SecretsKey;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.DatabaseConfig;
+import io.outrun.core.trace.Tracing;
+import io.outrun.sandbox.Sandbox;
 import io.outrun.worker.dev.DataDirLock;
 import io.outrun.worker.dev.DevDirException;
 import io.outrun.worker.dev.OrphanPostgres;
-import io.outrun.api.http.ApiConfig;
-import io.outrun.api.http.ApiNode;
-import io.outrun.sandbox.Sandbox;
-import io.outrun.core.service.Core;
-import io.outrun.core.store.DatabaseConfig;
 import io.outrun.worker.node.DashboardAccess;
 import io.outrun.worker.node.WorkerConfig;
 import io.outrun.worker.node.WorkerNode;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * Everything in one process for a laptop: an embedded PostgreSQL keeping its data in
@@ -81,10 +89,10 @@ final class DevCommand implements Callable<Integer> {
         files.activate();
         Stack stack = start(spec.commandLine().getOut(), spec.commandLine().getErr());
         CountDownLatch stopped = new CountDownLatch(1);
-        java.io.PrintWriter err = spec.commandLine().getErr();
+        PrintWriter err = spec.commandLine().getErr();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             stack.stop(err);
-            io.outrun.core.trace.Tracing.closeProcess(); // after the drain: its attempts' spans are exported
+            Tracing.closeProcess(); // after the drain: its attempts' spans are exported
             stopped.countDown();
         }, "outrun-shutdown"));
         stopped.await();
@@ -114,7 +122,7 @@ final class DevCommand implements Callable<Integer> {
          * {@link #STOP_GRACE} to finish, the rest are handed back without spending an attempt
          * and run again at the next start; then everything stops. Said in one line.
          */
-        void stop(java.io.PrintWriter err) {
+        void stop(PrintWriter err) {
             int running = worker == null ? 0 : worker.running();
             if (running > 0) {
                 err.println("outrun dev: stopping; " + running + " running execution(s) get " + STOP_GRACE.toSeconds()
@@ -126,7 +134,7 @@ final class DevCommand implements Callable<Integer> {
         }
 
         /** How long running executions may finish when {@code outrun dev} stops. */
-        static final java.time.Duration STOP_GRACE = java.time.Duration.ofSeconds(2);
+        static final Duration STOP_GRACE = Duration.ofSeconds(2);
 
         @Override
         public void close() {
@@ -199,7 +207,7 @@ final class DevCommand implements Callable<Integer> {
             // on all interfaces (JobRunr has no bind option), so never without a password.
             String dashboardPassword = dashboardPort > 0 ? secret(dir.resolve("dashboard-password")) : null;
             // Its runs' lease files in its own data dir, not the host's shared /tmp/outrun-leases.
-            io.outrun.core.secrets.SecretsKey key = secretsKey(dir);
+            SecretsKey key = secretsKey(dir);
             apiConfig = apiConfig.withSecretsKey(key).withWebhooks(webhookOptions.policy());
             WorkerConfig workerConfig = WorkerConfig.defaults(nodeId).withSlots(slots).withLeaseDir(dir.resolve("leases"))
                     .withLimits(sandboxOptions.limits()).withEgress(sandboxOptions.egress()).withSecretsKey(key)
@@ -266,7 +274,7 @@ final class DevCommand implements Callable<Integer> {
         try {
             lockDown(postgres, dir.resolve("postgres"), password);
             return postgres;
-        } catch (IOException | java.sql.SQLException | RuntimeException e) {
+        } catch (IOException | SQLException | RuntimeException e) {
             try {
                 postgres.close();
             } catch (IOException closing) {
@@ -285,12 +293,12 @@ final class DevCommand implements Callable<Integer> {
             """;
 
     private static void lockDown(EmbeddedPostgres postgres, Path data, String password)
-            throws IOException, java.sql.SQLException {
-        java.util.Properties props = new java.util.Properties();
+            throws IOException, SQLException {
+        Properties props = new Properties();
         props.setProperty("user", "postgres");
         props.setProperty("password", password);
-        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres"), props);
-             java.sql.Statement st = c.createStatement()) {
+        try (Connection c = DriverManager.getConnection(postgres.getJdbcUrl("postgres", "postgres"), props);
+             Statement st = c.createStatement()) {
             // The password is base64url (secret): no quote can end the literal. ALTER ROLE takes no
             // bind parameter (a utility statement), so the literal is written into the text.
             st.execute("SET password_encryption = 'scram-sha-256'");
@@ -326,20 +334,20 @@ final class DevCommand implements Callable<Integer> {
      * when given, else {@code DIR/secrets-key}, made (0600) at the first start and kept, so
      * secrets set in one session open in the next.
      */
-    private io.outrun.core.secrets.SecretsKey secretsKey(Path dir) {
-        io.outrun.core.secrets.SecretsKey given = secretsKeyOptions.key();
+    private SecretsKey secretsKey(Path dir) {
+        SecretsKey given = secretsKeyOptions.key();
         if (given != null) {
             return given;
         }
         Path file = dir.resolve("secrets-key");
         try {
             if (!Files.exists(file)) {
-                writePrivate(file, io.outrun.core.secrets.SecretsKey.generate());
+                writePrivate(file, SecretsKey.generate());
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }
-        return io.outrun.core.secrets.SecretsKey.fromFile(file);
+        return SecretsKey.fromFile(file);
     }
 
     static String secret(Path file) {
@@ -370,7 +378,7 @@ final class DevCommand implements Callable<Integer> {
     private void printWelcome(PrintWriter to, ApiConfig config, int port, Path dir, String sandbox, String dbUrl,
                               String dashboardPassword) {
         // Built whole and written at once, so whoever reads the output never sees half a banner.
-        java.io.StringWriter banner = new java.io.StringWriter();
+        StringWriter banner = new StringWriter();
         PrintWriter out = new PrintWriter(banner);
         String url = "http://" + (config.host().equals("0.0.0.0") ? "localhost" : config.host()) + ":" + port;
         Path cwd = Path.of("").toAbsolutePath();

@@ -1,5 +1,7 @@
 package io.outrun.worker.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.core.store.Database;
 import io.outrun.core.store.Heartbeat;
 import java.sql.Connection;
@@ -33,7 +35,7 @@ final class NodesCommand implements Callable<Integer> {
             List<Heartbeat.LiveNode> nodes = Heartbeat.live(c, LIVE_WITHIN);
             var out = spec.commandLine().getOut();
             if (json) {
-                var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+                var mapper = new ObjectMapper();
                 for (Heartbeat.LiveNode n : nodes) {
                     out.println(mapper.writeValueAsString(n));
                 }
@@ -46,7 +48,7 @@ final class NodesCommand implements Callable<Integer> {
                 }
             }
             out.flush();
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
         return 0;

@@ -1,13 +1,20 @@
 package io.outrun.worker.cli;
 
 import io.outrun.core.config.ConfigException;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxUnavailableException;
 import io.outrun.sandbox.docker.DockerSandbox;
-import io.outrun.sandbox.docker.DockerSandboxConfig;
 import io.outrun.sandbox.docker.DockerSandboxConfig.LeftoverScope;
+import io.outrun.sandbox.docker.DockerSandboxConfig;
 import io.outrun.sandbox.process.ProcessSandbox;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Option;
@@ -32,13 +39,13 @@ public final class SandboxOptions {
 
     @Option(names = "--image-allow", split = ",",
             description = "Other images executions may ask for: NAME, PREFIX* or * (default: only --image)")
-    java.util.List<String> imageAllow;
+    List<String> imageAllow;
 
     @Option(names = "--egress-allow", split = ",", defaultValue = "${env:OUTRUN_EGRESS_ALLOW}",
             description = "Hosts runs with network=egress may reach through this node's proxy: HOST, *.DOMAIN or an IP,"
                     + " each with :PORT (without: 80 and 443); internal addresses only when listed literally"
                     + " (env OUTRUN_EGRESS_ALLOW; default none)")
-    java.util.List<String> egressAllow;
+    List<String> egressAllow;
 
     @Option(names = "--docker-host", description = "Docker engine (default unix:///var/run/docker.sock)")
     String dockerHost;
@@ -71,17 +78,17 @@ public final class SandboxOptions {
     String network;
 
     /** The parsed --egress-allow (empty when not given). */
-    public io.outrun.model.egress.EgressPolicy egress() {
+    public EgressPolicy egress() {
         try {
-            return io.outrun.model.egress.EgressPolicy.parse(egressAllow);
+            return EgressPolicy.parse(egressAllow);
         } catch (IllegalArgumentException e) {
-            throw new io.outrun.core.config.ConfigException(e.getMessage());
+            throw new ConfigException(e.getMessage());
         }
     }
 
     /** What an API node in the same process lets submissions name: the default image and --image-allow. */
-    public java.util.List<String> imagesAllowed() {
-        java.util.List<String> images = new java.util.ArrayList<>();
+    public List<String> imagesAllowed() {
+        List<String> images = new ArrayList<>();
         images.add(image != null ? image : DockerSandboxConfig.DEFAULT_IMAGE);
         if (imageAllow != null) {
             images.addAll(imageAllow);
@@ -108,12 +115,12 @@ public final class SandboxOptions {
     }
 
     /** Paths host-process runs must not see (the dev's data dir): masked in their sandbox. */
-    private final java.util.List<java.nio.file.Path> hidden = new java.util.ArrayList<>();
+    private final List<Path> hidden = new ArrayList<>();
     /** Why host-process runs are not in bubblewrap (null: they are, or the sandbox is Docker). */
     private String unisolatedReason;
 
     /** Hides {@code path} from host-process runs (call before {@link #open}). */
-    public SandboxOptions hide(java.nio.file.Path path) {
+    public SandboxOptions hide(Path path) {
         hidden.add(path);
         return this;
     }
@@ -123,7 +130,7 @@ public final class SandboxOptions {
     }
 
     private Sandbox process() {
-        if (!java.util.Set.of("auto", "on", "off").contains(bubblewrap)) {
+        if (!Set.of("auto", "on", "off").contains(bubblewrap)) {
             throw new ConfigException("--bubblewrap must be auto, on or off, got: " + bubblewrap);
         }
         ProcessSandbox sandbox = new ProcessSandbox();
@@ -154,7 +161,7 @@ public final class SandboxOptions {
     }
 
     /** Applies {@code --pool-size} (either backend's warm pool); a bad value closes the sandbox and fails the start. */
-    private <S extends Sandbox> S pooled(S sandbox, java.util.function.IntConsumer setPoolSize) {
+    private <S extends Sandbox> S pooled(S sandbox, IntConsumer setPoolSize) {
         if (poolSize != null) {
             try {
                 setPoolSize.accept(poolSize);
@@ -187,7 +194,7 @@ public final class SandboxOptions {
         if (engineGraceS < 1 || engineGraceS > 3600) {
             throw new ConfigException("--engine-grace-s must be between 1 and 3600, got: " + engineGraceS);
         }
-        config = config.withEngineGrace(java.time.Duration.ofSeconds(engineGraceS));
+        config = config.withEngineGrace(Duration.ofSeconds(engineGraceS));
         DockerSandbox sandbox;
         try {
             sandbox = new DockerSandbox(config);

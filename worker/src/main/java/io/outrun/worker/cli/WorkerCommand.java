@@ -2,8 +2,9 @@ package io.outrun.worker.cli;
 
 import io.outrun.core.config.ConfigException;
 import io.outrun.core.redrive.RedriveSweep;
-import io.outrun.sandbox.Sandbox;
 import io.outrun.core.store.DatabaseConfig;
+import io.outrun.core.trace.Tracing;
+import io.outrun.sandbox.Sandbox;
 import io.outrun.worker.node.DashboardAccess;
 import io.outrun.worker.node.WorkerConfig;
 import io.outrun.worker.node.WorkerNode;
@@ -12,6 +13,8 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -118,8 +121,8 @@ final class WorkerCommand implements Callable<Integer> {
         // SIGTERM (a platform's rolling deploy) drains: running executions may finish within
         // --drain-timeout-ms, the rest are handed back without spending an attempt, then exit 0.
         // A second SIGTERM stops at once. Other exits (SIGINT) stop at once too.
-        java.util.concurrent.atomic.AtomicInteger terms = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.atomic.AtomicBoolean drainStarted = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger terms = new AtomicInteger();
+        AtomicBoolean drainStarted = new AtomicBoolean();
         Runnable drainThenStop = () -> {
             if (!drainStarted.compareAndSet(false, true)) {
                 return; // a SIGTERM and `outrun drain` share one drain
@@ -141,7 +144,7 @@ final class WorkerCommand implements Callable<Integer> {
         });
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             node.close();
-            io.outrun.core.trace.Tracing.closeProcess(); // after the drain: its attempts' spans are exported
+            Tracing.closeProcess(); // after the drain: its attempts' spans are exported
             stopped.countDown();
         }, "outrun-shutdown"));
         spec.commandLine().getOut().println("outrun: worker " + id + " ready (" + slots + " slots, sandbox " + sandbox.name() + ")");

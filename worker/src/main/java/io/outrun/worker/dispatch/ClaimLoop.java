@@ -1,9 +1,9 @@
 package io.outrun.worker.dispatch;
 
-import io.outrun.worker.lease.LeaseStore;
 import io.outrun.core.store.Outage;
 import io.outrun.worker.lease.LeaseStore.Batch;
 import io.outrun.worker.lease.LeaseStore.Claimed;
+import io.outrun.worker.lease.LeaseStore;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -11,6 +11,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +56,7 @@ public final class ClaimLoop implements AutoCloseable {
     private final int slots;
     private final Duration poll;
     private final Runner run;
-    private final java.util.function.Consumer<Claimed> handBack;
+    private final Consumer<Claimed> handBack;
     private final BooleanSupplier draining;
     private final Runnable relay;
     private final ExecutorService runners;
@@ -77,7 +78,7 @@ public final class ClaimLoop implements AutoCloseable {
      * @param relay    passes a wake-up on to the other nodes
      */
     public ClaimLoop(String node, int slots, Duration poll, Claimer claimer, Runner run,
-                     java.util.function.Consumer<Claimed> handBack, BooleanSupplier draining, Runnable relay) {
+                     Consumer<Claimed> handBack, BooleanSupplier draining, Runnable relay) {
         this.claimer = claimer;
         this.handBack = handBack;
         this.slots = slots;

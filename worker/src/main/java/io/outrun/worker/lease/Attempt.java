@@ -1,10 +1,12 @@
 package io.outrun.worker.lease;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.sandbox.Run;
 import io.outrun.core.store.Chunk;
 import io.outrun.core.store.Lease;
 import io.outrun.core.store.OutputUpdate;
+import io.outrun.core.trace.AttemptTrace;
+import io.outrun.sandbox.Exit;
+import io.outrun.sandbox.Run;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -53,7 +55,7 @@ public final class Attempt {
     final OutputTracker stdout;
     final OutputTracker stderr;
     /** Its spans (none until its runner says); the flush records sampled ones. */
-    private volatile io.outrun.core.trace.AttemptTrace trace = io.outrun.core.trace.AttemptTrace.none(null);
+    private volatile AttemptTrace trace = AttemptTrace.none(null);
 
     Attempt(Lease lease, int maxOutputBytes, long deadlineNanos) {
         this.lease = lease;
@@ -67,11 +69,11 @@ public final class Attempt {
         return new Lease(claimed.id(), claimed.leaseEpoch(), claimed.attempt(), claimed.leaseHolder());
     }
 
-    public io.outrun.core.trace.AttemptTrace trace() {
+    public AttemptTrace trace() {
         return trace;
     }
 
-    public void traced(io.outrun.core.trace.AttemptTrace spans) {
+    public void traced(AttemptTrace spans) {
         this.trace = spans;
     }
 
@@ -188,8 +190,8 @@ public final class Attempt {
      * True when a SIGKILL exit came when the run's own kill switch was due: the lease may have
      * lapsed (the worker was paused or cut off), so it is not the command's end.
      */
-    public boolean killedBySwitch(io.outrun.sandbox.Exit exit) {
-        return exit.exitCode() == io.outrun.sandbox.Exit.SIGKILL_EXIT && !exit.killed() && !exit.oomKilled()
+    public boolean killedBySwitch(Exit exit) {
+        return exit.exitCode() == Exit.SIGKILL_EXIT && !exit.killed() && !exit.oomKilled()
                 && System.currentTimeMillis() >= killSwitchAtMillis;
     }
 

@@ -1,30 +1,39 @@
 package io.outrun.worker.lease;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.worker.metrics.NodeMetrics;
-import io.outrun.sandbox.Run;
+import io.outrun.core.store.Chunk;
 import io.outrun.core.store.Heartbeat;
 import io.outrun.core.store.Lease;
 import io.outrun.core.store.OutputStore;
 import io.outrun.core.store.OutputUpdate;
+import io.outrun.sandbox.Run;
+import io.outrun.worker.metrics.NodeMetrics;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
@@ -72,7 +81,7 @@ public final class LeaseKeeper implements AutoCloseable {
     private final ScheduledExecutorService watchdog;
     private final ExecutorService killer;
     private volatile long lastBeatNanos = System.nanoTime();
-    private final java.util.concurrent.CountDownLatch firstBeat = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch firstBeat = new CountDownLatch(1);
     private volatile long sweeperUntilNanos;
     private volatile boolean draining;
     private volatile boolean drainRequested;
@@ -107,7 +116,7 @@ public final class LeaseKeeper implements AutoCloseable {
         return Duration.ofMillis(Math.max(1000, ttl.toMillis() / 4));
     }
 
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
+    private static ThreadFactory daemon(String name) {
         return r -> {
             Thread t = new Thread(r, name);
             t.setDaemon(true);
@@ -171,9 +180,9 @@ public final class LeaseKeeper implements AutoCloseable {
                 try {
                     String name = file.getFileName().toString();
                     if (name.startsWith("pool-") && name.endsWith(POOL_API_DIR_SUFFIX)
-                            && Files.isDirectory(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                            && Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
                         poolDirs.add(file);
-                    } else if (Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    } else if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
                             && Files.getLastModifiedTime(file).toMillis() < before && Files.deleteIfExists(file)) {
                         removed++;
                     }
@@ -188,8 +197,8 @@ public final class LeaseKeeper implements AutoCloseable {
             String name = dir.getFileName().toString();
             Path leaseFile = dir.resolveSibling(name.substring(0, name.length() - POOL_API_DIR_SUFFIX.length()));
             try {
-                if (Files.exists(leaseFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                        || Files.getLastModifiedTime(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis() >= before) {
+                if (Files.exists(leaseFile, LinkOption.NOFOLLOW_LINKS)
+                        || Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS).toMillis() >= before) {
                     continue;
                 }
                 try (var inside = Files.list(dir)) {
@@ -355,7 +364,7 @@ public final class LeaseKeeper implements AutoCloseable {
             if (out.isEmpty() && err.isEmpty()) {
                 continue;
             }
-            List<io.outrun.core.store.Chunk> chunks = new ArrayList<>(out.chunks());
+            List<Chunk> chunks = new ArrayList<>(out.chunks());
             chunks.addAll(err.chunks());
             updates.add(new OutputUpdate(a.lease(), chunks, out.dropBelow(), err.dropBelow()));
             flushed.add(a);
@@ -365,7 +374,7 @@ public final class LeaseKeeper implements AutoCloseable {
             return;
         }
         long sent = System.nanoTime();
-        java.util.Set<UUID> written = OutputStore.append(c, incarnation, updates);
+        Set<UUID> written = OutputStore.append(c, incarnation, updates);
         long answered = System.nanoTime();
         // Only once written: a failed flush is sent again at the next one even if the run goes quiet.
         for (int i = 0; i < flushed.size(); i++) {
@@ -405,7 +414,7 @@ public final class LeaseKeeper implements AutoCloseable {
                             a.killInFlight = false;
                         }
                     });
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     a.killInFlight = false; // closing
                 }
             }
@@ -418,14 +427,14 @@ public final class LeaseKeeper implements AutoCloseable {
         // SIGKILL exit may be its doing.
         a.killSwitchAt((deadlineSeconds + 1) * 1000);
         // Locale.ROOT: ASCII digits for the shell scripts that read it, whatever the JVM's locale.
-        byte[] text = String.format(java.util.Locale.ROOT, "%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
+        byte[] text = String.format(Locale.ROOT, "%012d\n", deadlineSeconds).getBytes(StandardCharsets.US_ASCII);
         // In place, one write of a fixed width: a bind mount keeps the inode, a reader never sees it empty.
         Path file = leaseFile(a.lease());
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.wrap(text), 0);
             if (!readableByAll(file)) {
                 // The sandbox user (another uid) must read it, whatever this process's umask.
-                Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
             }
         } catch (IOException e) {
             // The run then dies at its last written deadline: safe, only early.
@@ -434,7 +443,7 @@ public final class LeaseKeeper implements AutoCloseable {
     }
 
     private static boolean readableByAll(Path file) throws IOException {
-        return Files.getPosixFilePermissions(file).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ);
+        return Files.getPosixFilePermissions(file).contains(PosixFilePermission.OTHERS_READ);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.outrun.worker.lease;
 
+import io.outrun.core.execution.Execution;
+import io.outrun.core.store.Departed;
 import io.outrun.core.store.Departure;
 import io.outrun.core.store.ExecutionRows;
 import io.outrun.core.store.ExecutionsTable;
@@ -8,16 +10,15 @@ import io.outrun.core.store.Messages;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.Outcome;
 import io.outrun.core.store.OutputStore;
-import io.outrun.core.store.Redriven;
 import io.outrun.core.store.SqlText;
 import io.outrun.core.store.StoreException;
 import io.outrun.core.store.Transaction;
-import io.outrun.core.execution.Execution;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -97,7 +98,7 @@ public final class LeaseStore {
                 .and("ttl_ms", ttl.toMillis());
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.CLAIM.prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
-            List<Claimed> won = new java.util.ArrayList<>();
+            List<Claimed> won = new ArrayList<>();
             int picked = 0;
             boolean more = false;
             Long nextDueMs = null;
@@ -195,7 +196,7 @@ public final class LeaseStore {
      * @param pause how long the execution waits before a node may claim it again
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> handBack(Lease lease, String why, Duration pause) {
+    public Optional<Departed> handBack(Lease lease, String why, Duration pause) {
         return Departure.HAND_BACK.applyOne(dataSource, Departure.Rows.BY_LEASE, "sandbox_error", Messages.handBackFailed(), why,
                 fence(lease, pause));
     }
@@ -207,7 +208,7 @@ public final class LeaseStore {
      *
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> drainBack(Lease lease) {
+    public Optional<Departed> drainBack(Lease lease) {
         return Departure.DRAIN.applyOne(dataSource, Departure.Rows.BY_LEASE, "sandbox_error", "%7$s", "drained", fence(lease, Duration.ZERO));
     }
 
@@ -218,7 +219,7 @@ public final class LeaseStore {
      *
      * @return the new state, or empty when the lease was already lost
      */
-    public Optional<Redriven> abandon(Lease lease, String errorCode, String errorMessage, Duration pause) {
+    public Optional<Departed> abandon(Lease lease, String errorCode, String errorMessage, Duration pause) {
         return Departure.ABANDON.applyOne(dataSource, Departure.Rows.BY_LEASE, errorCode, "%7$s", errorMessage, fence(lease, pause));
     }
 
@@ -227,7 +228,7 @@ public final class LeaseStore {
      * or {@code cancelRequested}: its owner asked for a cancel, nothing was written, and the
      * attempt's end is to be written as it ended.
      */
-    public record Retried(Optional<Redriven> moved, boolean cancelRequested) {
+    public record Retried(Optional<Departed> moved, boolean cancelRequested) {
     }
 
     /**
@@ -254,7 +255,7 @@ public final class LeaseStore {
                 if (withOutput) {
                     OutputStore.append(tx, lease.holder(), List.of(outcome.output()));
                 }
-                Optional<Redriven> moved = Departure.RETRY.apply(tx, Departure.Rows.BY_LEASE, outcome.errorCode(), "%7$s", why,
+                Optional<Departed> moved = Departure.RETRY.apply(tx, Departure.Rows.BY_LEASE, outcome.errorCode(), "%7$s", why,
                         fence(lease, pause)).stream().findFirst();
                 return new Transaction.Result<>(new Retried(moved, false), moved.isPresent()); // a lost lease writes nothing
             });

@@ -2,6 +2,7 @@ package io.outrun.worker.metrics;
 
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -19,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.DoubleSupplier;
+import java.util.function.ToDoubleFunction;
 
 /**
  * What one worker node knows about itself, for Prometheus: its slots and runs, how its runs
@@ -67,8 +69,8 @@ public final class NodeMetrics implements AutoCloseable {
      * A counter kept by {@code state} (monotonic), read at every scrape; {@code tags} as key, value
      * pairs. Micrometer holds {@code state} weakly: pass an object its owner keeps, not a lambda.
      */
-    public <T> void counter(String name, String help, T state, java.util.function.ToDoubleFunction<T> value, String... tags) {
-        io.micrometer.core.instrument.FunctionCounter.builder(name, state, value).description(help).tags(tags).register(registry);
+    public <T> void counter(String name, String help, T state, ToDoubleFunction<T> value, String... tags) {
+        FunctionCounter.builder(name, state, value).description(help).tags(tags).register(registry);
     }
 
     /** This node wrote the end of a run. */

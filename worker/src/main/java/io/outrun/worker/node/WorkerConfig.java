@@ -1,6 +1,9 @@
 package io.outrun.worker.node;
 
 import io.outrun.core.config.ConfigException;
+import io.outrun.core.identity.Issuer;
+import io.outrun.core.secrets.SecretsKey;
+import io.outrun.model.egress.EgressPolicy;
 import io.outrun.sandbox.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,15 +57,15 @@ public record WorkerConfig(
         Path leaseDir,
         Limits limits,
         DashboardAccess dashboardAccess,
-        io.outrun.model.egress.EgressPolicy egress,
-        io.outrun.core.secrets.SecretsKey secretsKey,
-        io.outrun.model.egress.EgressPolicy webhooks,
+        EgressPolicy egress,
+        SecretsKey secretsKey,
+        EgressPolicy webhooks,
         String apiUrl,
         String publicUrl) {
 
     public WorkerConfig(String nodeId, int slots, Duration leaseTtl, Duration outputFlush, Duration sweepInterval,
                         Duration pollInterval, Duration cleanupInterval, int dashboardPort, int metricsPort, Path leaseDir,
-                        Limits limits, DashboardAccess dashboardAccess, io.outrun.model.egress.EgressPolicy egress) {
+                        Limits limits, DashboardAccess dashboardAccess, EgressPolicy egress) {
         this(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort,
                 leaseDir, limits, dashboardAccess, egress, null, null, null, null);
     }
@@ -77,8 +80,8 @@ public record WorkerConfig(
     public static final Path DEFAULT_LEASE_DIR = Path.of(DEFAULT_LEASE_DIR_TEXT);
 
     public WorkerConfig {
-        egress = egress == null ? io.outrun.model.egress.EgressPolicy.NONE : egress;
-        webhooks = webhooks == null ? io.outrun.model.egress.EgressPolicy.NONE_WEBHOOKS : webhooks;
+        egress = egress == null ? EgressPolicy.NONE : egress;
+        webhooks = webhooks == null ? EgressPolicy.NONE_WEBHOOKS : webhooks;
         if (nodeId == null || !nodeId.matches("[A-Za-z0-9._-]{1,64}")) {
             throw new ConfigException("--node-id must be 1-64 characters of A-Z a-z 0-9 . _ -, got: " + nodeId);
         }
@@ -120,8 +123,8 @@ public record WorkerConfig(
         if (dashboardAccess == null) {
             dashboardAccess = DashboardAccess.NONE;
         }
-        apiUrl = apiUrl == null || apiUrl.isBlank() ? null : io.outrun.core.identity.Issuer.normalize(apiUrl, "--api-url");
-        publicUrl = publicUrl == null || publicUrl.isBlank() ? null : io.outrun.core.identity.Issuer.normalize(publicUrl);
+        apiUrl = apiUrl == null || apiUrl.isBlank() ? null : Issuer.normalize(apiUrl, "--api-url");
+        publicUrl = publicUrl == null || publicUrl.isBlank() ? null : Issuer.normalize(publicUrl);
         if (dashboardPort > 0 && !dashboardAccess.allowsServing()) {
             throw new ConfigException("--dashboard-port " + dashboardPort + " needs --dashboard-user and --dashboard-password"
                     + " (or OUTRUN_DASHBOARD_USER, OUTRUN_DASHBOARD_PASSWORD): the dashboard shows every command and can"
@@ -175,16 +178,16 @@ public record WorkerConfig(
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, value, dashboardAccess, egress, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
-    public WorkerConfig withEgress(io.outrun.model.egress.EgressPolicy value) {
+    public WorkerConfig withEgress(EgressPolicy value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, value, secretsKey, webhooks, apiUrl, publicUrl);
     }
 
-    public WorkerConfig withSecretsKey(io.outrun.core.secrets.SecretsKey value) {
+    public WorkerConfig withSecretsKey(SecretsKey value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, value, webhooks, apiUrl, publicUrl);
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
-    public WorkerConfig withWebhooks(io.outrun.model.egress.EgressPolicy value) {
+    public WorkerConfig withWebhooks(EgressPolicy value) {
         return new WorkerConfig(nodeId, slots, leaseTtl, outputFlush, sweepInterval, pollInterval, cleanupInterval, dashboardPort, metricsPort, leaseDir, limits, dashboardAccess, egress, secretsKey, value, apiUrl, publicUrl);
     }
 

@@ -1,37 +1,46 @@
 package io.outrun.worker.node;
 
+import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
+import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
+
 import io.outrun.core.books.JobBooks;
 import io.outrun.core.books.ServerWatch;
-import io.outrun.worker.dispatch.ClaimLoop;
-import io.outrun.worker.cleanup.LeftoverCleaner;
 import io.outrun.core.config.ConfigException;
+import io.outrun.core.notify.Listener;
+import io.outrun.core.owner.OwnerLimits;
+import io.outrun.core.service.Core;
+import io.outrun.core.store.Channels;
+import io.outrun.core.store.DatabaseConfig;
+import io.outrun.core.store.Heartbeat;
+import io.outrun.core.store.ScheduleStore;
+import io.outrun.core.store.WebhookStore;
+import io.outrun.sandbox.Limits;
+import io.outrun.sandbox.Sandbox;
+import io.outrun.worker.attempt.AttemptRunner;
+import io.outrun.worker.attempt.EndWriter;
+import io.outrun.worker.attempt.RunPreparation;
+import io.outrun.worker.attempt.StdinFeeds;
+import io.outrun.worker.cleanup.LeftoverCleaner;
+import io.outrun.worker.dispatch.ClaimLoop;
 import io.outrun.worker.lease.LeaseKeeper;
 import io.outrun.worker.lease.LeaseStore;
 import io.outrun.worker.maintenance.Maintenance;
 import io.outrun.worker.maintenance.Periodic;
 import io.outrun.worker.metrics.NodeMetrics;
-import io.outrun.core.notify.Listener;
-import io.outrun.core.owner.OwnerLimits;
-import io.outrun.worker.attempt.AttemptRunner;
-import io.outrun.worker.attempt.EndWriter;
-import io.outrun.worker.attempt.RunPreparation;
-import io.outrun.worker.attempt.StdinFeeds;
-import io.outrun.sandbox.Limits;
-import io.outrun.sandbox.Sandbox;
-import io.outrun.core.service.Core;
-import io.outrun.core.store.Channels;
-import io.outrun.core.store.DatabaseConfig;
+import io.outrun.worker.schedule.Firings;
+import io.outrun.worker.webhook.WebhookSender;
 import java.io.UncheckedIOException;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.UUID;
 import org.jobrunr.dashboard.JobRunrDashboardWebServer;
 import org.jobrunr.server.BackgroundJobServer;
 import org.jobrunr.server.JobActivator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
-import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
-import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
 
 /**
  * One worker node: its claim loop (which takes queued executions fairly and runs each in this
@@ -60,7 +69,7 @@ public final class WorkerNode implements AutoCloseable {
     private ClaimLoop loop;
     private Listener listener;
     private Maintenance maintenance;
-    private io.outrun.worker.webhook.WebhookSender webhooks;
+    private WebhookSender webhooks;
     private JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
     private volatile Runnable drainRequestHandler;
@@ -143,8 +152,8 @@ public final class WorkerNode implements AutoCloseable {
         if (!sendsWebhooks && !config.webhooks().isEmpty()) {
             LOG.warn("--webhook-allow is ignored without --secrets-key-file: this node cannot sign webhooks and sends none");
         }
-        io.outrun.worker.webhook.WebhookSender webhookSender = sendsWebhooks ? new io.outrun.worker.webhook.WebhookSender(
-                new io.outrun.core.store.WebhookStore(core.pool()), config.secretsKey(), config.webhooks(), node).start() : null;
+        WebhookSender webhookSender = sendsWebhooks ? new WebhookSender(
+                new WebhookStore(core.pool()), config.secretsKey(), config.webhooks(), node).start() : null;
         this.webhooks = webhookSender;
         this.listener = new Listener(core.config(), node)
                 .on(wakeChannel, loop::wake)
@@ -165,7 +174,7 @@ public final class WorkerNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        io.outrun.worker.schedule.Firings firings = new io.outrun.worker.schedule.Firings(new io.outrun.core.store.ScheduleStore(core.pool()),
+        Firings firings = new Firings(new ScheduleStore(core.pool()),
                 core.submissions(), core.service(), core.books());
         this.maintenance = new Maintenance("outrun-maintenance")
                 // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
@@ -290,8 +299,8 @@ public final class WorkerNode implements AutoCloseable {
 
     private static String randomHex(int chars) {
         byte[] bytes = new byte[(chars + 1) / 2];
-        new java.security.SecureRandom().nextBytes(bytes);
-        return java.util.HexFormat.of().formatHex(bytes).substring(0, chars);
+        new SecureRandom().nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes).substring(0, chars);
     }
 
     private static String version() {
@@ -432,10 +441,10 @@ public final class WorkerNode implements AutoCloseable {
                 // A run not confirmed dead must keep its lease until it lapses (its kill switch fires first).
                 LOG.warn("{} runs not confirmed dead at stop; their leases expire on their own", keeper.size());
             }
-            try (java.sql.Connection c = core.pool().getConnection()) {
-                io.outrun.core.store.Heartbeat.resign(c, keeper.incarnation());
+            try (Connection c = core.pool().getConnection()) {
+                Heartbeat.resign(c, keeper.incarnation());
             }
-        } catch (RuntimeException | java.sql.SQLException e) {
+        } catch (RuntimeException | SQLException e) {
             LOG.warn("could not give its leases up at shutdown; they expire on their own", e);
         }
     }

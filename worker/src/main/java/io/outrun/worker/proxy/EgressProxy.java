@@ -12,7 +12,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +55,7 @@ public final class EgressProxy implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final java.util.concurrent.ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "outrun-egress-timer");
         t.setDaemon(true);
         return t;
@@ -86,7 +89,7 @@ public final class EgressProxy implements AutoCloseable {
     public final class Listener implements AutoCloseable {
         private final RunSocket socket;
         /** Where refusals are noted for the run's owner (its stderr); null until the run exists. */
-        private volatile java.util.function.Consumer<String> notes;
+        private volatile Consumer<String> notes;
         private final AtomicLong noted = new AtomicLong();
 
         private Listener(Path socket) throws IOException {
@@ -102,12 +105,12 @@ public final class EgressProxy implements AutoCloseable {
          * Refusals from now on are also told to {@code sink} (the run's stderr), the first
          * {@link #NOTED_REFUSALS} of them, then once that further ones are not.
          */
-        public void noteRefusalsTo(java.util.function.Consumer<String> sink) {
+        public void noteRefusalsTo(Consumer<String> sink) {
             this.notes = sink;
         }
 
         void refused(String refusal) {
-            java.util.function.Consumer<String> sink = notes;
+            Consumer<String> sink = notes;
             if (sink == null) {
                 return;
             }
@@ -233,7 +236,7 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     /** What a host in a request may be made of (a name, IPv4, or IPv6 in brackets); nothing that could forge a log line. */
-    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile("[A-Za-z0-9._\\[\\]:-]{1,255}");
+    private static final Pattern HOST = Pattern.compile("[A-Za-z0-9._\\[\\]:-]{1,255}");
 
     private static int parsePort(String text) {
         try {

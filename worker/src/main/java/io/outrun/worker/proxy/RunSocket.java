@@ -5,6 +5,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.Socket;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -13,6 +14,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -196,7 +198,7 @@ public final class RunSocket implements AutoCloseable {
      * Copies both ways until the far end is done sending: the run's bytes to {@code toFar} (on
      * {@code threads}; the far end's output is shut when the run's end), the far end's to the run.
      */
-    public static void relay(InputStream fromRun, OutputStream toRun, java.net.Socket far, ExecutorService threads)
+    public static void relay(InputStream fromRun, OutputStream toRun, Socket far, ExecutorService threads)
             throws IOException {
         InputStream fromFar = far.getInputStream();
         OutputStream toFar = far.getOutputStream();
@@ -224,7 +226,7 @@ public final class RunSocket implements AutoCloseable {
     public static String forwardedHeaders(String head, int lineEnd, String authority) {
         StringBuilder b = new StringBuilder("Host: ").append(authority).append("\r\n");
         for (String line : head.substring(lineEnd + 2).split("\r\n")) {
-            String lower = line.toLowerCase(java.util.Locale.ROOT);
+            String lower = line.toLowerCase(Locale.ROOT);
             if (line.isEmpty() || lower.startsWith("proxy-") || lower.startsWith("connection:") || lower.startsWith("keep-alive:")
                     || lower.startsWith("host:")) {
                 continue;

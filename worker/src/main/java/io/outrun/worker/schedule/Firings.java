@@ -1,10 +1,11 @@
 package io.outrun.worker.schedule;
 
-import io.outrun.core.schedule.SubmissionJson;
 import io.outrun.core.books.Books;
 import io.outrun.core.execution.Execution;
+import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
 import io.outrun.core.owner.TooManyQueuedException;
+import io.outrun.core.schedule.SubmissionJson;
 import io.outrun.core.service.ExecutionService;
 import io.outrun.core.store.ScheduleStore;
 import io.outrun.core.store.SubmissionStore;
@@ -84,7 +85,7 @@ public final class Firings {
             return;
         }
         if (s.overlap().equals("skip") && s.lastExecutionId() != null) {
-            Optional<io.outrun.core.execution.ExecutionStatus> last = executions.statusOwned(s.lastExecutionId(), s.owner());
+            Optional<ExecutionStatus> last = executions.statusOwned(s.lastExecutionId(), s.owner());
             if (last.isPresent() && !last.get().isTerminal()) {
                 schedules.skipped(s.recurringJobId());
                 books.endFiring(f.jobId(), true, "skipped: execution " + s.lastExecutionId() + " of the previous"

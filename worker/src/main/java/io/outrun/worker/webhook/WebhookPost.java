@@ -12,6 +12,11 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
@@ -28,8 +33,8 @@ final class WebhookPost {
 
     private static final int MAX_STATUS_LINE = 8 * 1024;
     /** Closes a send's socket at its deadline: the only bound on a TLS handshake or record a receiver trickles. */
-    private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+    private static final ScheduledExecutorService DEADLINES =
+            Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "outrun-webhook-deadline");
                 t.setDaemon(true);
                 return t;
@@ -43,15 +48,15 @@ final class WebhookPost {
             throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         Socket plain = new Socket();
-        java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.ScheduledFuture<?> kill = DEADLINES.schedule(() -> {
+        AtomicBoolean cut = new AtomicBoolean();
+        ScheduledFuture<?> kill = DEADLINES.schedule(() -> {
             cut.set(true);
             try {
                 plain.close(); // every blocked call on it (connect, handshake, read) throws now
             } catch (IOException ignored) {
                 // closing anyway
             }
-        }, timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         try (plain) { // closes the TLS layer with it
             plain.connect(new InetSocketAddress(address, url.port()), (int) Math.max(1, timeout.toMillis()));
             plain.setSoTimeout((int) Math.max(1, timeout.toMillis()));

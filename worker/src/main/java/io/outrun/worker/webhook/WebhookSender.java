@@ -1,15 +1,17 @@
 package io.outrun.worker.webhook;
 
+import io.outrun.core.secrets.SecretsKey;
+import io.outrun.core.store.WebhookStore;
 import io.outrun.core.webhook.WebhookSignature;
 import io.outrun.core.webhook.WebhookUrl;
 import io.outrun.model.egress.EgressPolicy;
-import io.outrun.core.secrets.SecretsKey;
-import io.outrun.core.store.WebhookStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -50,7 +52,7 @@ public final class WebhookSender implements AutoCloseable {
     private final ExecutorService senders;
     private final Semaphore free = new Semaphore(SENDERS);
     /** Owners this node sends to now: a take skips them, so one owner's hanging receivers hold one sender. */
-    private final java.util.Set<String> busy = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> busy = ConcurrentHashMap.newKeySet();
     private final Object signal = new Object();
     private final Thread loop;
     private volatile boolean running = true;
@@ -96,7 +98,7 @@ public final class WebhookSender implements AutoCloseable {
             try {
                 int n = free.availablePermits();
                 if (n > 0) {
-                    WebhookStore.Taken taken = store.take(n, HOLD, java.util.Set.copyOf(busy), WINDOW);
+                    WebhookStore.Taken taken = store.take(n, HOLD, Set.copyOf(busy), WINDOW);
                     for (WebhookStore.Due due : taken.due()) {
                         free.acquireUninterruptibly();
                         busy.add(due.owner());

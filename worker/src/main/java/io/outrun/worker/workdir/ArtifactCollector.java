@@ -2,11 +2,13 @@ package io.outrun.worker.workdir;
 
 import io.outrun.core.files.ArtifactStore;
 import io.outrun.core.files.FilesConfig;
-import io.outrun.sandbox.Run;
-import io.outrun.model.inputs.ArtifactPattern;
-import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.core.store.Lease;
+import io.outrun.model.inputs.ArtifactPattern;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.files.WorkdirEntry;
+import io.outrun.sandbox.files.WorkdirVisitor;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -65,9 +67,9 @@ final class ArtifactCollector {
         Set<ArtifactPattern> matched = new HashSet<>();
         List<String> unread = new ArrayList<>();
         for (String base : reads) {
-            run.readWorkdir(base, new io.outrun.sandbox.files.WorkdirVisitor() {
+            run.readWorkdir(base, new WorkdirVisitor() {
                 @Override
-                public void visit(WorkdirEntry entry, java.io.InputStream content) throws IOException {
+                public void visit(WorkdirEntry entry, InputStream content) throws IOException {
                     List<ArtifactPattern> hits = compiled.stream().filter(p -> p.matches(entry.path())).toList();
                     if (hits.isEmpty() || entry.type() == WorkdirEntry.Type.DIRECTORY || !seen.add(entry.path())) {
                         return;
@@ -125,7 +127,7 @@ final class ArtifactCollector {
         }
     }
 
-    private void take(WorkdirEntry entry, java.io.InputStream content) throws IOException {
+    private void take(WorkdirEntry entry, InputStream content) throws IOException {
         switch (entry.type()) {
             case SYMLINK -> report(entry.path(), "not_regular", 0, "a symbolic link to " + entry.linkTarget()
                     + "; links are not followed: copy the file itself into the workdir");

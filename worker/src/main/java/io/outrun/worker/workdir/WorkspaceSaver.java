@@ -3,16 +3,19 @@ package io.outrun.worker.workdir;
 import io.outrun.core.files.ArtifactStore;
 import io.outrun.core.files.FilesConfig;
 import io.outrun.core.files.WorkspaceStore;
-import io.outrun.sandbox.Run;
-import io.outrun.model.inputs.InputTar;
-import io.outrun.sandbox.files.WorkdirEntry;
 import io.outrun.core.store.Lease;
+import io.outrun.model.inputs.InputTar;
+import io.outrun.sandbox.Run;
+import io.outrun.sandbox.files.WorkdirEntry;
+import io.outrun.sandbox.files.WorkdirVisitor;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.slf4j.Logger;
@@ -45,14 +48,14 @@ final class WorkspaceSaver {
     void save(Run run, String owner, String name) throws IOException {
         Files.createDirectories(spoolDir);
         Path tarFile = Files.createTempFile(spoolDir, "workspace-", ".tar");
-        java.util.List<String> left = new java.util.ArrayList<>();
+        List<String> left = new ArrayList<>();
         try {
             long size;
             try (Bounded bounded = new Bounded(Files.newOutputStream(tarFile), limits.maxWorkspaceBytes());
                  TarArchiveOutputStream tar = new TarArchiveOutputStream(bounded)) {
                 tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
                 tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-                run.readWorkdir("", new io.outrun.sandbox.files.WorkdirVisitor() {
+                run.readWorkdir("", new WorkdirVisitor() {
                     @Override
                     public void visit(WorkdirEntry entry, InputStream content) throws IOException {
                         if (entry.type() == WorkdirEntry.Type.FILE && entry.size() > limits.maxWorkspaceBytes()) {

@@ -74,7 +74,7 @@ class ExecutionStoreIT {
         UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
         Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         expireLease(id);
-        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.QUEUED);
+        assertThat(redrives.redriveExpired(10)).extracting(Departed::status).containsExactly(ExecutionStatus.QUEUED);
         Execution second = leases.claim(id, "b", Duration.ofSeconds(5)).orElseThrow();
         assertThat(second.attempt()).isEqualTo(2);
 
@@ -98,7 +98,7 @@ class ExecutionStoreIT {
         UUID id = submissions.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
         leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         expireLease(id);
-        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.FAILED);
+        assertThat(redrives.redriveExpired(10)).extracting(Departed::status).containsExactly(ExecutionStatus.FAILED);
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(row.errorCode()).isEqualTo("lease_expired");
@@ -112,7 +112,7 @@ class ExecutionStoreIT {
         leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
         expireLease(id);
-        assertThat(redrives.redriveExpired(10)).extracting(Redriven::status).containsExactly(ExecutionStatus.CANCELLED);
+        assertThat(redrives.redriveExpired(10)).extracting(Departed::status).containsExactly(ExecutionStatus.CANCELLED);
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
         assertThat(row.errorCode()).isEqualTo("cancelled");
@@ -158,7 +158,7 @@ class ExecutionStoreIT {
     void unclaimGivesTheAttemptBackAndReleaseSpendsIt() {
         UUID id = submissions.insert(Submission.of("o", "true").withMaxAttempts(1)).execution().id();
         Execution first = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
-        Redriven back = leases.handBack(lease(first), "engine restarting", Duration.ZERO).orElseThrow();
+        Departed back = leases.handBack(lease(first), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.QUEUED);
         assertThat(back.attempt()).isZero();
         assertThat(back.bookSeq()).isEqualTo(2);
@@ -169,7 +169,7 @@ class ExecutionStoreIT {
         assertThat(again.leaseEpoch()).as("a hand-back never gives its epoch back").isEqualTo(first.leaseEpoch() + 1);
         assertThat(leases.isStaleRun(id, first.leaseEpoch(), "c")).as("the handed-back run is dead everywhere").isTrue();
         assertThat(leases.isStaleRun(id, again.leaseEpoch(), "c")).as("b's run is live").isFalse();
-        Redriven failed = leases.abandon(lease(again), "sandbox_error", "lost", Duration.ZERO).orElseThrow();
+        Departed failed = leases.abandon(lease(again), "sandbox_error", "lost", Duration.ZERO).orElseThrow();
         assertThat(failed.status()).isEqualTo(ExecutionStatus.FAILED);
         assertThat(submissions.find(id).orElseThrow().errorCode()).isEqualTo("sandbox_error");
     }
@@ -177,7 +177,7 @@ class ExecutionStoreIT {
     @Test
     void anExecutionNoSandboxCanStartFailsAfterTheLastHandBack() {
         UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
-        Redriven last = null;
+        Departed last = null;
         for (int i = 1; i <= LeaseStore.MAX_HANDBACKS; i++) {
             Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
             assertThat(claimed.attempt()).as("a hand-back spends no attempt").isEqualTo(1);
@@ -198,7 +198,7 @@ class ExecutionStoreIT {
         UUID id = submissions.insert(Submission.of("o", "true")).execution().id();
         Execution claimed = leases.claim(id, "a", Duration.ofSeconds(5)).orElseThrow();
         assertThat(submissions.requestCancel(id, "o")).isEqualTo(SubmissionStore.CancelResult.REQUESTED);
-        Redriven back = leases.handBack(lease(claimed), "engine restarting", Duration.ZERO).orElseThrow();
+        Departed back = leases.handBack(lease(claimed), "engine restarting", Duration.ZERO).orElseThrow();
         assertThat(back.status()).isEqualTo(ExecutionStatus.CANCELLED);
         Execution row = submissions.find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);

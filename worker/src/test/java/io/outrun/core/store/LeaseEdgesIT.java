@@ -76,7 +76,7 @@ class LeaseEdgesIT {
         // A reader's cursor after reading the first run: (attempt 1, stdout 20).
         int cursorAttempt = submissions.find(id).orElseThrow().attempt();
         long cursorStdout = submissions.find(id).orElseThrow().stdout().totalBytes();
-        assertThat(leases.drainBack(l1)).map(Redriven::status).contains(ExecutionStatus.QUEUED);
+        assertThat(leases.drainBack(l1)).map(Departed::status).contains(ExecutionStatus.QUEUED);
 
         Execution second = leases.claim(id, "n/2", Duration.ofSeconds(30)).orElseThrow();
         Lease l2 = new Lease(id, second.leaseEpoch(), second.attempt(), second.leaseHolder());
