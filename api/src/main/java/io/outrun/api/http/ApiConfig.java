@@ -6,7 +6,6 @@ import io.outrun.core.identity.IdentityConfig;
 import io.outrun.core.secrets.SecretsKey;
 import io.outrun.model.egress.EgressPolicy;
 import io.outrun.model.inputs.Allowlist;
-import java.time.Duration;
 import java.util.List;
 
 /**

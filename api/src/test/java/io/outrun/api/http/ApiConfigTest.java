@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.outrun.core.config.ConfigException;
-import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;

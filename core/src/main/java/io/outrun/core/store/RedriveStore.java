@@ -1,6 +1,5 @@
 package io.outrun.core.store;
 
-import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,9 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 

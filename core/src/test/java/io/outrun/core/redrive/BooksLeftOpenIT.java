@@ -1,7 +1,6 @@
 package io.outrun.core.redrive;
 
 import io.outrun.core.execution.Execution;
-import io.outrun.core.execution.Submission;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.testing.Rows;

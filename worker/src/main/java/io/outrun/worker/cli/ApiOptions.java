@@ -3,8 +3,6 @@ package io.outrun.worker.cli;
 import io.outrun.api.http.ApiConfig;
 import io.outrun.core.execution.Resources;
 import io.outrun.core.identity.IdentityConfig;
-import io.outrun.core.redrive.RedriveSweep;
-import java.time.Duration;
 import java.util.List;
 import picocli.CommandLine.Option;
 

@@ -1,7 +1,6 @@
 package io.outrun.worker.cli;
 
 import io.outrun.core.config.ConfigException;
-import io.outrun.core.redrive.RedriveSweep;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.core.trace.Tracing;
 import io.outrun.sandbox.Sandbox;

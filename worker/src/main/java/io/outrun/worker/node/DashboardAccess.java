@@ -1,6 +1,11 @@
 package io.outrun.worker.node;
 
+import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
+
 import io.outrun.core.config.ConfigException;
+import org.jobrunr.dashboard.JobRunrDashboardWebServer;
+import org.jobrunr.storage.StorageProvider;
+import org.jobrunr.utils.mapper.JsonMapper;
 
 /**
  * Who may open JobRunr's dashboard. It shows every job's command (secrets included) and has
@@ -44,6 +49,20 @@ public record DashboardAccess(String user, String password, boolean open) {
     /** Whether a dashboard may be served at all. */
     public boolean allowsServing() {
         return open || hasCredentials();
+    }
+
+    /**
+     * Starts JobRunr's dashboard on {@code port} as this access allows: without anonymous usage
+     * reporting (on by JobRunr's default), behind basic auth when there are credentials.
+     */
+    JobRunrDashboardWebServer serve(int port, StorageProvider storage, JsonMapper jsonMapper) {
+        var config = usingStandardDashboardConfiguration().andPort(port).andAllowAnonymousDataUsage(false);
+        if (hasCredentials()) {
+            config.andBasicAuthentication(user, password);
+        }
+        JobRunrDashboardWebServer dashboard = new JobRunrDashboardWebServer(storage, jsonMapper, config);
+        dashboard.start();
+        return dashboard;
     }
 
     @Override

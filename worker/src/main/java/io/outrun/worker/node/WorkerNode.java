@@ -1,6 +1,5 @@
 package io.outrun.worker.node;
 
-import static org.jobrunr.dashboard.JobRunrDashboardWebServerConfiguration.usingStandardDashboardConfiguration;
 import static org.jobrunr.server.BackgroundJobServerConfiguration.usingStandardBackgroundJobServerConfiguration;
 
 import io.outrun.core.books.JobBooks;
@@ -201,15 +200,7 @@ public final class WorkerNode implements AutoCloseable {
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
         if (config.dashboardPort() > 0) {
-            var dashboardConfig = usingStandardDashboardConfiguration()
-                    .andPort(config.dashboardPort())
-                    .andAllowAnonymousDataUsage(false);
-            DashboardAccess access = config.dashboardAccess();
-            if (access.hasCredentials()) {
-                dashboardConfig.andBasicAuthentication(access.user(), access.password());
-            }
-            this.dashboard = new JobRunrDashboardWebServer(core.storage(), core.jsonMapper(), dashboardConfig);
-            dashboard.start();
+            this.dashboard = config.dashboardAccess().serve(config.dashboardPort(), core.storage(), core.jsonMapper());
         }
         LeaseKeeper keeper = this.keeper;
         BackgroundJobServer server = this.server;

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
-import io.outrun.core.execution.JobIds;
 import io.outrun.core.execution.Submission;
 import io.outrun.api.http.FleetMetrics;
 import io.outrun.core.service.Core;

@@ -8,7 +8,6 @@ import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.testing.Await;
-import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import java.time.Duration;
 import java.util.UUID;

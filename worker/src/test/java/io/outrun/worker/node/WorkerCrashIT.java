@@ -4,7 +4,6 @@ import io.outrun.worker.lease.LeaseStore;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
-import io.outrun.model.output.Captured;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.DatabaseConfig;
 import io.outrun.core.store.Lease;
@@ -26,8 +25,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
