@@ -81,7 +81,7 @@ final class BigTable {
         }
         // The claim and the dashboard watch, as the nodes send them (LeaseStore, RedriveStore).
         Timed claim = explain(db, LeaseStore.claimStatement(), true, Map.of("only_id", NULL_UUID, "default_max_running",
-                NULL_INT, "slots", 4, "owner", "bench/claim", "ttl_ms", 30_000L));
+                NULL_INT, "slots", 4, "holder", "bench/claim", "ttl_ms", 30_000L));
         Timed watch = explain(db, RedriveStore.dashboardWatchStatement(), false, Map.of("limit", 500));
         Timed running = explain(db, FleetSql.LISTING, false, BIG_OWNER, "running", 21);
         Timed failed = explain(db, FleetSql.LISTING, false, BIG_OWNER, "failed", 21);
