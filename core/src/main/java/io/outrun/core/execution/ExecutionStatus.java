@@ -9,7 +9,7 @@ import java.util.Set;
  * trigger {@code executions_check_transition} of migration V1), so no statement of any node can
  * make an illegal move; {@code ExecutionStoreIT} checks that the two tables agree. Which move a
  * running row makes when it leaves running without ending by itself (re-drive, reap, cancel) is
- * decided in one place, {@code store.Departure}.
+ * decided in one place, {@code core.store.Departure}.
  *
  * <pre>
  *             claim                     exit 0
@@ -28,15 +28,15 @@ import java.util.Set;
 public enum ExecutionStatus {
     /**
      * Waits for a slot, its start time, a retry's backoff or a hand-back's pause. In: a submit
-     * ({@code service.ExecutionService}) or a schedule's firing ({@code schedule.Firings}); the
-     * sweep's re-drive ({@code redrive.RedriveSweep}); its worker's hand back, drain or retry
-     * ({@code run.AttemptRunner} through {@code store.LeaseStore}). Out: a worker's claim
-     * ({@code claim.ClaimLoop}, {@code store.LeaseStore}), or a cancel ({@code store.SubmissionStore}).
+     * ({@code core.service.ExecutionService}) or a schedule's firing ({@code worker.schedule.Firings}); the
+     * sweep's re-drive ({@code core.redrive.RedriveSweep}); its worker's hand back, drain or retry
+     * ({@code worker.attempt.EndWriter} through {@code worker.lease.LeaseStore}). Out: a worker's claim
+     * ({@code worker.dispatch.ClaimLoop}, {@code worker.lease.LeaseStore}), or a cancel ({@code core.store.SubmissionStore}).
      */
     QUEUED,
     /**
      * An attempt holds its lease on a worker. In: a worker's claim. Out: that worker's fenced end
-     * ({@code run.AttemptRunner}), or the sweep once the lease expired ({@code redrive.RedriveSweep}).
+     * ({@code worker.attempt.EndWriter}), or the sweep once the lease expired ({@code core.redrive.RedriveSweep}).
      */
     RUNNING,
     /** The command exited 0; written by its worker's end. Terminal. */

@@ -23,7 +23,7 @@ public final class Schedules {
 
     /**
      * Every Outrun recurring job's id starts so; the rest is a hash of owner and name. The firings'
-     * look ({@code store.ScheduleStore}) and its index ({@code dispatch.JobRunrStorage}) match on it.
+     * look ({@code core.store.ScheduleStore}) and its index ({@code core.books.JobRunrStorage}) match on it.
      */
     public static final String JOB_PREFIX = "outrun-schedule-";
 

@@ -2,7 +2,7 @@ package io.outrun.core.store;
 
 /**
  * The {@code execution_inputs} table's statements (what a run asks for beyond its command: files,
- * artifacts, workspace, secrets), run by {@link SubmissionStore} and {@code files.InputsStore}.
+ * artifacts, workspace, secrets), run by {@link SubmissionStore} and {@code worker.workdir.InputsStore}.
  * Statements only; see {@link ExecutionsTable} and CONTRIBUTING.md ("SQL") for the rule.
  */
 public final class ExecutionInputsTable {

@@ -3,7 +3,7 @@ package io.outrun.core.store;
 /**
  * The {@code nodes} table's statements: a node's beat (which also renews its leases and takes the
  * sweep), its leaving, the live list, a drain request ({@link Heartbeat}), and the wake-ups sent
- * to live nodes ({@code notify.Notifier}). Statements only; see {@link ExecutionsTable} and
+ * to live nodes ({@code core.notify.Notifier}). Statements only; see {@link ExecutionsTable} and
  * CONTRIBUTING.md ("SQL") for the rule.
  */
 public final class NodesTable {

@@ -53,7 +53,7 @@ public final class ScheduleStore {
     /**
      * The firing jobs JobRunr has enqueued for Outrun's schedules (another application's recurring
      * jobs on this database are not Outrun's to end), oldest first, by a partial index of
-     * {@code jobrunr_jobs} made with JobRunr's tables ({@code dispatch.JobRunrStorage}).
+     * {@code jobrunr_jobs} made with JobRunr's tables ({@code core.books.JobRunrStorage}).
      */
     private static final NamedSql ENQUEUED_FIRINGS = NamedSql.of("""
             SELECT id, recurringjobid FROM jobrunr_jobs WHERE state = 'ENQUEUED' AND recurringjobid LIKE 'outrun-schedule-%'

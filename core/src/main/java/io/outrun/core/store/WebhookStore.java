@@ -119,7 +119,7 @@ public final class WebhookStore {
         }
     }
 
-    /** A secret as sealed by the operator's key ({@code secrets.SecretsKey}, which this package does not see). */
+    /** A secret as sealed by the operator's key ({@code core.secrets.SecretsKey}, which this package does not see). */
     public record Sealed(byte[] nonce, byte[] ciphertext, String keyId) {
     }
 

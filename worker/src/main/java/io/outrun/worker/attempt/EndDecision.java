@@ -24,7 +24,7 @@ import java.time.Duration;
  * The one place that decides how an attempt ends ({@link AttemptEnd}), retry included, from
  * plain values the run's lifecycle gathered: no I/O, no store, no clock. Whether a re-drive or a
  * hand-back still has attempts (or hand-backs) left is not decided here: the fenced statement
- * that writes it decides that with the row it changes ({@code store.Departure}).
+ * that writes it decides that with the row it changes ({@code core.store.Departure}).
  */
 final class EndDecision {
 
