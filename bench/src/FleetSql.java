@@ -64,7 +64,7 @@ final class FleetSql {
      * constraints hold, and the transition trigger fires only on UPDATE. Parameter: M.
      */
     static final String GENERATE = "INSERT INTO executions (id, owner, command, timeout_ms, max_output_bytes, status,"
-            + " finished_at, lease_holder, enqueued_at)"
+            + " finished_at, lease_owner, enqueued_at)"
             + " SELECT gen_random_uuid(), CASE WHEN r1 < 0.3 THEN '" + BigTable.BIG_OWNER + "'"
             + "   ELSE 'owner-' || (r1 * 1000)::int END, 'make test', 600000, 1048576, st,"
             + " CASE WHEN st IN ('queued', 'running') THEN NULL ELSE now() - r2 * interval '30 days' END,"
@@ -87,8 +87,8 @@ final class FleetSql {
             + " FROM executions WHERE status = 'queued' AND owner LIKE 'owner-%'";
 
     /** The running rows' live leases (V3: a narrow table of its own). */
-    static final String GENERATE_LEASES = "INSERT INTO leases (execution_id, epoch, holder, expires_at)"
-            + " SELECT id, 1, lease_holder, now() + interval '1 hour' FROM executions WHERE status = 'running'";
+    static final String GENERATE_LEASES = "INSERT INTO leases (execution_id, epoch, owner, expires_at)"
+            + " SELECT id, 1, lease_owner, now() + interval '1 hour' FROM executions WHERE status = 'running'";
 
     /** As the fleet's sweep leaves it: it looked a moment ago. */
     static final String STEADY_WATERMARK = "UPDATE fleet_tasks SET watermark = now() - interval '2 seconds' WHERE name = 'sweep'";

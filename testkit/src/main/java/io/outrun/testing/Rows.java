@@ -187,7 +187,7 @@ public final class Rows {
             try (Connection c = rows.db.getConnection()) {
                 c.setAutoCommit(false);
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO executions (id, owner, command, timeout_ms,"
-                        + " max_output_bytes, status, attempt, max_attempts, lease_holder, lease_epoch, output_epoch,"
+                        + " max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,"
                         + " prev_output_epoch, enqueued_at, started_at, finished_at, exit_code, error_code)"
                         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() - ? * interval '1 millisecond',"
                         + " CASE WHEN ? THEN now() END, CASE WHEN ? THEN now() END, ?, ?)")) {
@@ -197,7 +197,7 @@ public final class Rows {
                     ps.executeUpdate();
                 }
                 if (running) {
-                    try (PreparedStatement ps = c.prepareStatement("INSERT INTO leases (execution_id, epoch, holder, expires_at)"
+                    try (PreparedStatement ps = c.prepareStatement("INSERT INTO leases (execution_id, epoch, owner, expires_at)"
                             + " VALUES (?, ?, ?, now() + ? * interval '1 millisecond')")) {
                         bind(ps, id, (long) attempt, leaseHolder, leaseExpiresIn.toMillis());
                         ps.executeUpdate();

@@ -25,7 +25,7 @@ class RowsIT {
     void aRunningRowHasItsLeaseAndExpiresWhenTold() throws SQLException {
         UUID id = rows.execution().owner("bob").status("running").attempt(2).lease("n/1", Duration.ofSeconds(30)).insert();
         assertThat(rows.single("SELECT count(*) FROM leases l JOIN executions e ON e.id = l.execution_id"
-                + " WHERE l.execution_id = ? AND l.epoch = 2 AND l.holder = 'n/1' AND e.lease_holder = 'n/1'"
+                + " WHERE l.execution_id = ? AND l.epoch = 2 AND l.owner = 'n/1' AND e.lease_owner = 'n/1'"
                 + " AND l.expires_at > now()", id)).isEqualTo(1);
         assertThat(rows.expireLease(id, Duration.ofMinutes(1))).isEqualTo(1);
         assertThat(rows.single("SELECT count(*) FROM leases WHERE execution_id = ? AND expires_at < now()", id)).isEqualTo(1);
@@ -36,7 +36,7 @@ class RowsIT {
         UUID failed = rows.execution().status("failed").attempt(3).ended(1, "exit_nonzero").insert();
         UUID waiting = rows.execution().enqueuedAgo(Duration.ofMinutes(5)).insert();
         assertThat(rows.single("SELECT count(*) FROM executions WHERE id = ? AND finished_at IS NOT NULL"
-                + " AND lease_holder IS NULL AND exit_code = 1", failed)).isEqualTo(1);
+                + " AND lease_owner IS NULL AND exit_code = 1", failed)).isEqualTo(1);
         assertThat(rows.single("SELECT count(*) FROM executions WHERE id = ? AND status = 'queued'"
                 + " AND enqueued_at < now() - interval '4 minutes'", waiting)).isEqualTo(1);
     }

@@ -14,7 +14,12 @@ import java.util.UUID;
  * it shows (output cursors name it); {@code leaseExpiresAt} is null unless it runs;
  * {@code enqueuedAt} is its place in its owner's queue and the time from which a worker may claim it
  * (a few seconds ahead after a hand-back).
+ * {@code bookSeq} numbers its JobRunr books: each claimable round (first queue, each re-drive,
+ * hand back, drain or retry) has a job of its own, {@code jobId}.
  * {@code trace} is the W3C context its spans hang under (null: none).
+ * Two columns keep names older than these words: {@code lease_owner} holds {@code leaseHolder},
+ * {@code dispatch_seq} holds {@code bookSeq} (a column rename breaks the nodes of the previous
+ * version during a rolling deploy, since every role migrates at start).
  * {@code lineage} names its parent when a run submitted it; {@code identityAudience} is the
  * {@code aud} of its run's identity token (null: none asked); {@code progress} the latest its run
  * reported (null: none).

@@ -7,7 +7,7 @@ import java.util.UUID;
 
 /**
  * The UUID of the JobRunr job that carries one dispatch of an execution. The same formula is the
- * generated column {@code executions.job_id} (md5 of "id:book_seq" read as a UUID), so the
+ * generated column {@code executions.job_id} (md5 of "id:dispatch_seq" read as a UUID), so the
  * database and every node agree on it without asking each other.
  */
 public final class JobIds {

@@ -35,7 +35,7 @@ public final class ExecutionsTable {
               :traceparent, :tracestate, :parent_id, :depth, :cancel_with_parent, :identity_audience
             FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, book_seq, job_id, enqueued_at, created_at, starts_at""");
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
 
     public static final NamedSql STATUS_OWNED = NamedSql.of("""
             SELECT status FROM executions WHERE id = :id AND owner = :owner""");
@@ -141,8 +141,8 @@ public final class ExecutionsTable {
      */
     private static final String ROW = """
             SELECT e.id, e.owner, e.command, e.image, e.workdir, e.env::text AS env_json, e.labels::text AS labels_json,
-              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_holder, e.lease_epoch, e.output_epoch,
-              e.cancel_requested_at, e.idempotency_key, e.book_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
+              e.timeout_ms, e.max_output_bytes, e.status, e.attempt, e.max_attempts, e.lease_owner, e.lease_epoch, e.output_epoch,
+              e.cancel_requested_at, e.idempotency_key, e.dispatch_seq, e.job_id, e.enqueued_at, e.created_at, e.started_at, e.finished_at,
               e.exit_code, e.error_code, e.error_message, e.stdout_total_bytes, e.stderr_total_bytes, e.stdin, e.stdin_bytes,
               e.stdin_closed_at, e.memory_mb, e.cpu_millis, e.pids, e.tmpfs_mb, e.network, e.starts_at,
               e.retry_max, e.retry_backoff_ms, e.retry_on, e.retries, e.last_failure, e.traceparent, e.tracestate,
@@ -220,21 +220,21 @@ public final class ExecutionsTable {
               locked AS (SELECT e.id FROM executions e WHERE e.id IN (SELECT id FROM allowed) AND e.status = 'queued'
                 FOR UPDATE SKIP LOCKED),
               claimed AS (UPDATE executions SET status = 'running', attempt = attempt + 1,
-                lease_epoch = lease_epoch + 1, lease_holder = :holder, prev_output_epoch = output_epoch,
+                lease_epoch = lease_epoch + 1, lease_owner = :holder, prev_output_epoch = output_epoch,
                 output_epoch = lease_epoch + 1, started_at = now(), updated_at = now(), exit_code = NULL,
                 error_code = NULL, error_message = NULL, stdout_total_bytes = 0, stderr_total_bytes = 0,
                 stdout_truncated = false, stderr_truncated = false
                 WHERE id IN (SELECT id FROM locked WHERE outrun_workspace_free(id)) AND status = 'queued'
                 RETURNING id, owner, command, image, workdir, env::text AS env_json, labels::text AS labels_json,
-              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_holder, lease_epoch, output_epoch,
-              cancel_requested_at, idempotency_key, book_seq, job_id, enqueued_at, created_at, started_at, finished_at,
+              timeout_ms, max_output_bytes, status, attempt, max_attempts, lease_owner, lease_epoch, output_epoch,
+              cancel_requested_at, idempotency_key, dispatch_seq, job_id, enqueued_at, created_at, started_at, finished_at,
               exit_code, error_code, error_message, stdout_total_bytes, stderr_total_bytes, stdin, stdin_bytes,
               stdin_closed_at, memory_mb, cpu_millis, pids, tmpfs_mb, network, starts_at,
               retry_max, retry_backoff_ms, retry_on, retries, last_failure, traceparent, tracestate,
               parent_id, depth, cancel_with_parent, identity_audience, progress_percent, progress_message, progress_at),
-              lease AS (INSERT INTO leases (execution_id, epoch, holder, expires_at)
-                SELECT id, lease_epoch, lease_holder, now() + :ttl_ms * interval '1 millisecond' FROM claimed
-                ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, holder = EXCLUDED.holder,
+              lease AS (INSERT INTO leases (execution_id, epoch, owner, expires_at)
+                SELECT id, lease_epoch, lease_owner, now() + :ttl_ms * interval '1 millisecond' FROM claimed
+                ON CONFLICT (execution_id) DO UPDATE SET epoch = EXCLUDED.epoch, owner = EXCLUDED.owner,
                 expires_at = EXCLUDED.expires_at, renewed_at = now(), cancel_requested = false
                 RETURNING execution_id, expires_at)
             -- One row at least, so that an empty claim still says how many it picked, and whether
@@ -264,7 +264,7 @@ public final class ExecutionsTable {
                   AND e.error_message IS NOT NULL THEN e.error_message ELSE :error_message END, stdout_total_bytes = :stdout_total, stderr_total_bytes = :stderr_total,
                 stdout_truncated = :stdout_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
                 stderr_truncated = :stderr_total > max_output_bytes / 2 + (max_output_bytes - max_output_bytes / 2),
-                finished_at = now(), updated_at = now(), lease_holder = NULL
+                finished_at = now(), updated_at = now(), lease_owner = NULL
                 WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'
               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = e.id AND l.epoch = e.lease_epoch
                 AND l.expires_at > now())
@@ -289,7 +289,7 @@ public final class ExecutionsTable {
 
     public static final NamedSql IS_STALE_RUN = NamedSql.of("""
             SELECT EXISTS (SELECT 1 FROM executions WHERE id = :id) AND NOT EXISTS (SELECT 1 FROM leases
-              WHERE execution_id = :id AND epoch = :epoch AND holder <> :incarnation
+              WHERE execution_id = :id AND epoch = :epoch AND owner <> :incarnation
                 AND expires_at > now() - :grace_ms * interval '1 millisecond')""");
 
     // --- stdin (StdinStore) ---

@@ -6,7 +6,8 @@ import java.util.UUID;
  * The fence of every worker write: one claim of one execution. The epoch is taken anew by every
  * claim and never reused (not even by a hand-back), so {@code (executionId, epoch)} names exactly
  * one run; {@code holder} is the claiming node's incarnation (node id and a per-process id); the
- * execution's owner (its tenant) is another thing.
+ * execution's owner (its tenant) is another thing. (The {@code leases} table's column for it is
+ * still {@code owner}: see {@code Execution} on why columns keep their names.)
  *
  * @param attempt the attempt number this run counts as (for people and logs, not for fencing)
  */

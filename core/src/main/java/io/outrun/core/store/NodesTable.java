@@ -17,7 +17,7 @@ public final class NodesTable {
                 draining = EXCLUDED.draining OR nodes.drain_requested RETURNING drain_requested),
             renewed AS (UPDATE leases l SET expires_at = now() + :ttl_ms * interval '1 millisecond', renewed_at = now()
                 FROM unnest(:ids::uuid[], :epochs::int8[]) AS r(id, epoch)
-                WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.holder = :incarnation AND l.expires_at > now()
+                WHERE l.execution_id = r.id AND l.epoch = r.epoch AND l.owner = :incarnation AND l.expires_at > now()
                 RETURNING l.execution_id, l.epoch, l.cancel_requested),
             sweep AS (UPDATE fleet_tasks SET holder = :incarnation, held_until = now() + :ttl_ms * interval '1 millisecond'
                 WHERE name = 'sweep' AND (holder = :incarnation OR held_until < now()) RETURNING 1)

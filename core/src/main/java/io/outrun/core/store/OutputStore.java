@@ -31,7 +31,7 @@ public final class OutputStore {
                 SELECT u.id, u.epoch, u.stream, u.off, u.off + octet_length(u.data), u.data
                   FROM unnest(:ids::uuid[], :epochs::int8[], :streams::int2[], :offsets::int8[], :datas::bytea[])
                     AS u(id, epoch, stream, off, data)
-                  JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.holder = :holder AND l.expires_at > now()
+                  JOIN leases l ON l.execution_id = u.id AND l.epoch = u.epoch AND l.owner = :holder AND l.expires_at > now()
                 ON CONFLICT (execution_id, epoch, stream, start_offset) DO UPDATE
                   SET data = EXCLUDED.data, end_offset = EXCLUDED.end_offset
                   WHERE EXCLUDED.end_offset >= execution_output.end_offset
@@ -49,7 +49,7 @@ public final class OutputStore {
                   AS d(id, epoch, out_below, err_below)
              WHERE e.id = d.id AND o.execution_id = d.id AND o.epoch = d.epoch
                -- Fenced like the append: a stale flush never deletes what it does not replace.
-               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.holder = :holder
+               AND EXISTS (SELECT 1 FROM leases l WHERE l.execution_id = d.id AND l.epoch = d.epoch AND l.owner = :holder
                  AND l.expires_at > now())
                AND o.start_offset >= e.max_output_bytes / 2
                AND o.end_offset <= CASE o.stream WHEN 1 THEN d.out_below ELSE d.err_below END""");

@@ -126,7 +126,7 @@ public final class SubmissionStore {
                 .workdir(s.workdir()).env(s.env()).labels(s.labels()).timeoutMs(s.timeoutMs())
                 .maxOutputBytes(s.maxOutputBytes()).maxAttempts(s.maxAttempts()).idempotencyKey(s.idempotencyKey())
                 .status(ExecutionStatus.fromWire(rs.getString("status")))
-                .bookSeq(rs.getInt("book_seq")).jobId(rs.getObject("job_id", UUID.class))
+                .bookSeq(rs.getInt("dispatch_seq")).jobId(rs.getObject("job_id", UUID.class))
                 .enqueuedAt(ExecutionRows.instant(rs, "enqueued_at")).createdAt(ExecutionRows.instant(rs, "created_at"))
                 .stdout(none).stderr(none)
                 .stdin(StdinState.of(s.stdin())).resources(s.resources())

@@ -38,7 +38,7 @@ public final class LeaseStore {
     public static final int MAX_HANDBACKS = 20;
 
     private static final NamedSql EXPIRE_LEASES = NamedSql.of("""
-            UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE holder = :incarnation""");
+            UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
 
     private final DataSource dataSource;
 

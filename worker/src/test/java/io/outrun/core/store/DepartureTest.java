@@ -17,16 +17,16 @@ class DepartureTest {
     private static final String TEMPLATE = """
             UPDATE executions e SET status = {next},
               attempt = e.attempt - {spent_back}, handbacks = e.handbacks + {counted},{shown_again}{retried}
-              book_seq = e.book_seq + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,
+              dispatch_seq = e.dispatch_seq + CASE WHEN ({next} = 'queued') THEN 1 ELSE 0 END,
               enqueued_at = CASE WHEN ({next} = 'queued') THEN now() + :delay_ms * interval '1 millisecond' ELSE e.enqueued_at END,
               finished_at = CASE WHEN ({next} = 'queued') THEN NULL ELSE now() END,
               error_code = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN 'cancelled' ELSE :error_code::text END,
               error_message = CASE {next} WHEN 'queued' THEN NULL WHEN 'cancelled' THEN :cancel_message::text
-                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_holder,
-                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.book_seq, :why::text) END,
-              lease_holder = NULL, updated_at = now()
+                ELSE format(:fail_template::text, e.attempt, e.max_attempts + e.retries, e.lease_owner,
+                  (SELECT l.expires_at FROM leases l WHERE l.execution_id = e.id), e.handbacks + 1, e.dispatch_seq, :why::text) END,
+              lease_owner = NULL, updated_at = now()
             {where}
-            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.book_seq""";
+            RETURNING e.id, e.owner, left(e.command, 200), e.status, e.attempt, e.dispatch_seq""";
 
     private static final String BY_LEASE = """
             WHERE e.id = :id AND e.lease_epoch = :epoch AND e.status = 'running'

@@ -234,11 +234,11 @@ class ExecutionStoreIT {
         // Walk a legal path to the wanted state, as the system would.
         switch (status) {
             case QUEUED -> { }
-            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_holder='x' WHERE id='" + id + "'");
+            case RUNNING -> exec("UPDATE executions SET status='running', attempt=1, lease_owner='x' WHERE id='" + id + "'");
             case CANCELLED -> exec("UPDATE executions SET status='cancelled', finished_at=now() WHERE id='" + id + "'");
             default -> {
                 force(id, ExecutionStatus.RUNNING);
-                exec("UPDATE executions SET status='" + status.wire() + "', finished_at=now(), lease_holder=NULL WHERE id='" + id + "'");
+                exec("UPDATE executions SET status='" + status.wire() + "', finished_at=now(), lease_owner=NULL WHERE id='" + id + "'");
             }
         }
     }
@@ -246,9 +246,9 @@ class ExecutionStoreIT {
     private boolean tryMove(UUID id, ExecutionStatus to) {
         try {
             exec("UPDATE executions SET status='" + to.wire() + "',"
-                    + (to.isTerminal() ? " finished_at=now(), lease_holder=NULL" : " finished_at=NULL")
-                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_holder='y'" : "")
-                    + (to == ExecutionStatus.QUEUED ? ", lease_holder=NULL" : "")
+                    + (to.isTerminal() ? " finished_at=now(), lease_owner=NULL" : " finished_at=NULL")
+                    + (to == ExecutionStatus.RUNNING ? ", attempt=1, lease_owner='y'" : "")
+                    + (to == ExecutionStatus.QUEUED ? ", lease_owner=NULL" : "")
                     + " WHERE id='" + id + "'");
             return true;
         } catch (SQLException e) {

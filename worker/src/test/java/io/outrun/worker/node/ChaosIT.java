@@ -132,7 +132,7 @@ class ChaosIT {
     }
 
     private static long runningOn(Rows rows, String node) {
-        return rows.single("SELECT count(*) FROM executions WHERE status = 'running' AND lease_holder LIKE ? || '/%'", node);
+        return rows.single("SELECT count(*) FROM executions WHERE status = 'running' AND lease_owner LIKE ? || '/%'", node);
     }
 
     private static void submit(Core api, Map<UUID, Integer> ids, int count, Random random) {

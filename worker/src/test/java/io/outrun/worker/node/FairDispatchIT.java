@@ -81,7 +81,7 @@ class FairDispatchIT {
                     + " WHERE owner = 'erin'") / 1000.0;
             long gapMs = Rows.on(api.pool()).single("SELECT (1000 * max(extract(epoch FROM s.started_at - f.finished_at)))::bigint"
                     + " FROM executions s, LATERAL (SELECT max(finished_at) AS finished_at FROM executions f"
-                    + " WHERE f.owner = 'erin' AND f.lease_holder IS NULL AND f.finished_at <= s.started_at) f WHERE s.owner = 'erin'"
+                    + " WHERE f.owner = 'erin' AND f.lease_owner IS NULL AND f.finished_at <= s.started_at) f WHERE s.owner = 'erin'"
                     + " AND f.finished_at IS NOT NULL");
             System.out.printf("FAIR: a lone owner's 40 commands of 2 s on 8 slots: slots busy %.1f%% of the time;"
                     + " the longest wait of a run after the latest end before its start: %d ms%n", busy * 100, gapMs);

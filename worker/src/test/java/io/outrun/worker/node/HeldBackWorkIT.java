@@ -49,7 +49,7 @@ class HeldBackWorkIT {
                     () -> api.submissions().find(first).filter(e -> e.startedAt() != null).orElse(null));
             // A heartbeat (every ttl/3) records the first's node as full.
             Await.until("the first's node recorded full", Duration.ofSeconds(30), () -> Rows.on(api.pool()).single(
-                    "SELECT count(*) FROM nodes n JOIN executions e ON e.lease_holder = n.incarnation"
+                    "SELECT count(*) FROM nodes n JOIN executions e ON e.lease_owner = n.incarnation"
                             + " WHERE e.id = ? AND n.running >= n.slots", first) == 1);
             UUID second = api.service().submit(Submission.of("alice", "echo two").withInputs(inputs)).execution().id();
             Execution two = Await.until("the second ends", Duration.ofSeconds(90),
