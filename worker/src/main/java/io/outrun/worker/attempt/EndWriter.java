@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class EndWriter {
 
-    // The runner's logger, as before the end had a class of its own: operators' filters still match.
+    // The runner's logger: an attempt's lines, from its start to its end, under one logger name.
     private static final Logger LOG = LoggerFactory.getLogger(AttemptRunner.class);
     private static final LeaseStore.Finish NOT_WRITTEN = new LeaseStore.Finish(false, false);
 
