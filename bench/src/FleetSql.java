@@ -79,7 +79,7 @@ final class FleetSql {
     /**
      * A live JobRunr job for every generated queued row, as a healthy backlog has: lost-dispatch
      * detection must then look at every queued row and find nothing, its worst case. The job id
-     * is what the store derives for the current dispatch (executions.job_id).
+     * is what the store derives for the current book (executions.job_id).
      */
     static final String GENERATE_JOBS = "INSERT INTO jobrunr_jobs (id, version, jobAsJson, jobSignature, state,"
             + " createdAt, updatedAt, scheduledAt)"

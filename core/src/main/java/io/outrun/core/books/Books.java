@@ -40,7 +40,7 @@ import static org.jobrunr.scheduling.JobBuilder.aJob;
  * <p>The job is Outrun's book of the execution for the dashboard, not its dispatch: worker nodes
  * claim queued rows themselves and JobRunr's servers never pick these jobs up. The
  * {@code executions} row is always committed first; the job is enqueued after, with the UUID of
- * the row's current dispatch, so a repeat is a no-op; a crash in between leaves a row without a
+ * the row's current book (its book number), so a repeat is a no-op; a crash in between leaves a row without a
  * job, which the node that claims it writes. JobRunr's retries are off: attempts are Outrun's.
  * Every change of a stored job is one save under JobRunr's version check: a job someone else
  * wrote meanwhile (an admin, another node, the sweep) keeps their write.
@@ -65,7 +65,7 @@ public final class Books {
     }
 
     // ---- An execution's book: enqueued, retired, ended by the sweep ----
-    /** Enqueues the job of a queued execution's current dispatch (its book; it wakes nobody). */
+    /** Enqueues a queued execution's current book, its JobRunr job (it wakes nobody: that is {@code Wakes}). */
     public void enqueue(UUID executionId, int bookSeq, String owner, String command) {
         enqueue(executionId, bookSeq, owner, command, 1);
     }
