@@ -96,6 +96,41 @@ public final class Books {
         scheduler.create(job);
     }
 
+    /**
+     * The books of new executions (their first dispatch), in one JobRunr save: one transaction
+     * and one multi-row insert for all ({@link NewBooks} decides when). When one of them exists
+     * already (the node that claimed it wrote it after its grace), they are written one by one,
+     * where JobRunr skips the one that exists.
+     */
+    public void enqueueAll(List<Execution> executions) {
+        if (executions.isEmpty()) {
+            return;
+        }
+        try {
+            scheduler.create(executions.stream().map(Books::firstJob));
+        } catch (RuntimeException e) {
+            LOG.debug("writing {} new books in one save failed ({}); one by one", executions.size(), e.toString());
+            RuntimeException last = null;
+            for (Execution x : executions) {
+                try {
+                    scheduler.create(firstJob(x));
+                } catch (RuntimeException one) {
+                    last = one;
+                }
+            }
+            if (last != null) {
+                throw last;
+            }
+        }
+    }
+
+    /** A new execution's first book: SCHEDULED until a delayed start, ENQUEUED otherwise. */
+    private static JobBuilder firstJob(Execution e) {
+        JobBuilder job = job(e.id(), e.bookSeq(), e.owner(), e.command(), 1);
+        Instant startsAt = e.startsAt() == null ? null : e.enqueuedAt();
+        return startsAt != null && startsAt.isAfter(Instant.now()) ? job.scheduleAt(startsAt) : job;
+    }
+
     private static JobBuilder job(UUID executionId, int bookSeq, String owner, String command, int attempt) {
         return aJob()
                 .withId(JobIds.of(executionId, bookSeq))

@@ -1,6 +1,6 @@
 package io.outrun.core.family;
 
-import io.outrun.core.books.Books;
+import io.outrun.core.books.NewBooks;
 import io.outrun.core.notify.Wakes;
 import io.outrun.core.store.Channels;
 import io.outrun.core.store.ExecutionsTable;
@@ -30,10 +30,10 @@ public final class Children {
     private static final Logger LOG = LoggerFactory.getLogger(Children.class);
 
     private final DataSource dataSource;
-    private final Books books;
+    private final NewBooks books;
     private final Wakes wakes;
 
-    public Children(DataSource dataSource, Books books, Wakes wakes) {
+    public Children(DataSource dataSource, NewBooks books, Wakes wakes) {
         this.dataSource = dataSource;
         this.books = books;
         this.wakes = wakes;

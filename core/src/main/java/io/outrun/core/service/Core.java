@@ -3,6 +3,7 @@ package io.outrun.core.service;
 import com.zaxxer.hikari.HikariDataSource;
 import io.outrun.core.books.Books;
 import io.outrun.core.books.JobRunrStorage;
+import io.outrun.core.books.NewBooks;
 import io.outrun.core.family.Children;
 import io.outrun.core.notify.Notifier;
 import io.outrun.core.notify.Wakes;
@@ -36,6 +37,7 @@ public final class Core implements AutoCloseable {
     private final StorageProvider storage;
     private final Wakes wakes;
     private final Books books;
+    private final NewBooks newBooks;
     private final RedriveSweep sweep;
     private final ExecutionService service;
     private final Children children;
@@ -63,10 +65,11 @@ public final class Core implements AutoCloseable {
             this.storage = JobRunrStorage.open(pool, jsonMapper, direct);
             this.wakes = new Wakes(new Notifier(pool));
             this.books = new Books(storage);
+            this.newBooks = new NewBooks(books);
             this.owners = new OwnerStore(pool);
             this.sweep = new RedriveSweep(redrives, submissions, books, wakes);
-            this.children = new Children(pool, books, wakes);
-            this.service = new ExecutionService(submissions, stdin, books, wakes, sweep,
+            this.children = new Children(pool, newBooks, wakes);
+            this.service = new ExecutionService(submissions, stdin, books, newBooks, wakes, sweep,
                     new QueueGate(owners, limits.maxQueued()), children);
         } catch (RuntimeException e) {
             pool.close();
@@ -125,6 +128,11 @@ public final class Core implements AutoCloseable {
         return books;
     }
 
+    /** The books of new executions, written off the submit's path in batches. */
+    public NewBooks newBooks() {
+        return newBooks;
+    }
+
     /** The wake-ups of dispatch: new work, a relayed wake-up, a change or a cancel told to the fleet. */
     public Wakes wakes() {
         return wakes;
@@ -155,6 +163,7 @@ public final class Core implements AutoCloseable {
     @Override
     public void close() {
         try {
+            newBooks.close(); // what was submitted last gets its book before the storage closes
             wakes.close();
             storage.close();
         } finally {

@@ -3,6 +3,7 @@ package io.outrun.core.service;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.outrun.core.books.Books;
+import io.outrun.core.books.NewBooks;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.Submission;
@@ -23,8 +24,6 @@ import io.outrun.core.trace.TraceContext;
 import io.outrun.core.trace.Tracing;
 import java.util.Optional;
 import java.util.UUID;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * What owners can do with executions, whatever the transport (HTTP, CLI, tests). Every call is
@@ -32,19 +31,19 @@ import org.slf4j.LoggerFactory;
  */
 public final class ExecutionService {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ExecutionService.class);
-
     private final SubmissionStore store;
     private final StdinStore stdin;
     private final Books books;
+    private final NewBooks newBooks;
     private final Wakes wakes;
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
     private final Children children;
 
-    public ExecutionService(SubmissionStore store, StdinStore stdin, Books books, Wakes wakes,
+    public ExecutionService(SubmissionStore store, StdinStore stdin, Books books, NewBooks newBooks, Wakes wakes,
                             RedriveSweep sweep, QueueGate queueGate, Children children) {
+        this.newBooks = newBooks;
         this.children = children;
         this.stdin = stdin;
         this.queueGate = queueGate;
@@ -54,16 +53,6 @@ public final class ExecutionService {
         this.sweep = sweep;
     }
 
-    /**
-     * Stores the execution, then enqueues its job (never the other way round: a crash in between
-     * leaves a queued row without a job, which the node that claims it writes), then wakes a node
-     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
-     * every submit's commit on PostgreSQL's notify lock).
-     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
-     *
-     * @throws TooManyQueuedException when the owner has as many queued executions as it may
-     * @throws DiskFull.Refused when the database's disk was seen full moments ago
-     */
     /** The execution {@code owner} submitted under {@code idempotencyKey}, if any (no output read). */
     public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
         return store.findByIdempotencyKey(owner, idempotencyKey);
@@ -74,6 +63,17 @@ public final class ExecutionService {
         return books;
     }
 
+    /**
+     * Stores the execution, then hands its JobRunr job to {@link NewBooks}, which writes it with
+     * others off the submit's path (never the other way round: a crash in between leaves a queued
+     * row without a job, which the node that claims it writes), then wakes a node
+     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
+     * every submit's commit on PostgreSQL's notify lock).
+     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
+     *
+     * @throws TooManyQueuedException when the owner has as many queued executions as it may
+     * @throws DiskFull.Refused when the database's disk was seen full moments ago
+     */
     public Inserted submit(Submission submission) {
         return submit(submission, null);
     }
@@ -123,19 +123,18 @@ public final class ExecutionService {
             throw e;
         }
         if (inserted.created()) {
-            try {
-                Execution e = inserted.execution();
-                books.enqueue(e.id(), e.bookSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
-                wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
-            } catch (RuntimeException e) {
-                // The row is committed: the execution is accepted and must be answered as such. A
-                // node claims it at its next poll and writes its job then.
-                diskFull.note(e);
-                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
-                        + " its next poll", inserted.execution().id(), e.toString());
-            }
+            booked(inserted.execution());
+            wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
         }
         return inserted;
+    }
+
+    /**
+     * The stored row's book is written off the submit's path, with others (issue 42): a crash
+     * before it is written leaves a queued row without a book, which the node that claims it writes.
+     */
+    private void booked(Execution e) {
+        newBooks.add(e);
     }
 
     /** What this node knows of its database's disk (health and submits share it). */
@@ -180,7 +179,7 @@ public final class ExecutionService {
         switch (result) {
             case CANCELLED_WHILE_QUEUED -> {
                 store.find(id, OutputStore.Read.NONE).ifPresent(e -> {
-                    books.retire(e.jobId(), "cancelled by its owner");
+                    newBooks.retire(e.jobId(), "cancelled by its owner");
                     Tracing.process().mark(e.trace(), "execution.end", id, e.attempt(), ExecutionStatus.CANCELLED.wire());
                 });
                 // Wake anyone long-polling it: no worker will ever write this execution again.

@@ -6,6 +6,7 @@ import io.outrun.api.auth.TokenStore;
 import io.outrun.core.owner.OwnerLimits;
 import io.outrun.core.service.Core;
 import io.outrun.core.store.DatabaseConfig;
+import io.outrun.testing.Await;
 import io.outrun.testing.Rows;
 import io.outrun.testing.TestDatabase;
 import io.outrun.worker.testing.WorkerProcess;
@@ -48,7 +49,16 @@ class DelayedStartIT {
             assertThat(delayed.statusCode()).as(delayed.body()).isEqualTo(202);
             assertThat(delayed.body()).contains("\"status\":\"queued\"", "\"startsAt\":\"");
             UUID id = UUID.fromString(field(delayed.body(), "executionId"));
-            assertThat(core.storage().getJobById(core.submissions().find(id).orElseThrow().jobId()).getState())
+            UUID jobId = core.submissions().find(id).orElseThrow().jobId();
+            // Its book is written off the submit's path, within a moment.
+            Await.until("its book written", Duration.ofSeconds(3), () -> {
+                try {
+                    return core.storage().getJobById(jobId) != null;
+                } catch (org.jobrunr.storage.JobNotFoundException notYet) {
+                    return false;
+                }
+            });
+            assertThat(core.storage().getJobById(jobId).getState())
                     .as("SCHEDULED on the dashboard until it is due").isEqualTo(StateName.SCHEDULED);
 
             HttpResponse<String> done = get(base, token, "/v1/executions/" + id + "?waitMs=15000");

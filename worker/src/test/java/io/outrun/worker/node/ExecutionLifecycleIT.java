@@ -91,7 +91,16 @@ class ExecutionLifecycleIT {
         Execution row = api.submissions().find(id).orElseThrow();
         assertThat(row.status()).isEqualTo(ExecutionStatus.CANCELLED);
         assertThat(row.attempt()).isZero();
-        assertThat(api.storage().getJobById(row.jobId()).getState().name()).isEqualTo("DELETED");
+        // Its book is written off the submit's path within a moment, then retired.
+        Await.until("its job retired", Duration.ofSeconds(5), () -> hasState(row.jobId(), "DELETED"));
+    }
+
+    private boolean hasState(UUID jobId, String state) {
+        try {
+            return api.storage().getJobById(jobId).getState().name().equals(state);
+        } catch (org.jobrunr.storage.JobNotFoundException e) {
+            return false;
+        }
     }
 
     @Test
@@ -104,11 +113,7 @@ class ExecutionLifecycleIT {
         assertThat(done.stdout().text()).isEqualTo("recovered\n");
         assertThat(done.bookSeq()).as("the same dispatch: nothing was re-dispatched").isEqualTo(1);
         Await.until("its job written by the node, ended as the execution", Duration.ofSeconds(20), () -> {
-            try {
-                return api.storage().getJobById(row.jobId()).getState().name().equals("SUCCEEDED");
-            } catch (org.jobrunr.storage.JobNotFoundException e) {
-                return false;
-            }
+            return hasState(row.jobId(), "SUCCEEDED");
         });
     }
 
@@ -120,6 +125,7 @@ class ExecutionLifecycleIT {
         }
         Await.until("slots busy", Duration.ofSeconds(10), () -> node.running() == 4);
         Execution row = api.service().submit(Submission.of("alice", "echo never")).execution();
+        Await.until("its book written", Duration.ofSeconds(5), () -> hasState(row.jobId(), "ENQUEUED"));
         org.jobrunr.jobs.Job job = api.storage().getJobById(row.jobId());
         job.delete("an admin on the dashboard");
         api.storage().save(job);
