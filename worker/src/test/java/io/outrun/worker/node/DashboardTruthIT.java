@@ -115,6 +115,15 @@ class DashboardTruthIT {
                     .allMatch(id -> api.submissions().find(id).orElseThrow().status() == ExecutionStatus.RUNNING));
             UUID waiting = submit(api, Submission.of("erin", "echo never"));
             assertThat(api.submissions().find(waiting).orElseThrow().status()).isEqualTo(ExecutionStatus.QUEUED);
+            UUID waitingJob = api.submissions().find(waiting).orElseThrow().jobId();
+            // Its book is written off the submit's path, within a moment: the admin sees it then.
+            Await.until("its job on the dashboard", Duration.ofSeconds(5), () -> {
+                try {
+                    return api.storage().getJobById(waitingJob) != null;
+                } catch (org.jobrunr.storage.JobNotFoundException notYet) {
+                    return false;
+                }
+            });
             assertThat(send("DELETE", base + "/api/jobs/" + api.submissions().find(waiting).orElseThrow().jobId()).statusCode())
                     .isEqualTo(204);
             Execution dropped = Await.until("queued one cancelled", Duration.ofSeconds(40),
