@@ -41,9 +41,11 @@ public final class LeaseStore {
             UPDATE leases SET expires_at = now() - :ms * interval '1 millisecond' WHERE owner = :incarnation""");
 
     private final DataSource dataSource;
+    private final EndBatch ends;
 
     public LeaseStore(DataSource dataSource) {
         this.dataSource = dataSource;
+        this.ends = new EndBatch(dataSource);
     }
 
     /** The claim as the nodes send it (bench/fleet times it on a big table). */
@@ -126,63 +128,24 @@ public final class LeaseStore {
     public record Finish(boolean written, boolean ownerQueued) {
     }
 
-    /** Writes an attempt's end under its lease, with its last output, in one transaction. */
+    /** Writes an attempt's end under its lease, with its last output, in one statement. */
     public Finish finish(Lease lease, Outcome outcome) {
         return finish(lease, outcome, null);
     }
 
     /**
      * As {@link #finish(Lease, Outcome)}, under the operator's default running cap (null: none),
-     * which tells whether the end may release held-back work of the owner.
+     * which tells whether the end may release held-back work of the owner. Written with the other
+     * ends of this node being written at the same moment, in one statement ({@link EndBatch}),
+     * each fenced on its own lease as a lone end is.
      */
     public Finish finish(Lease lease, Outcome outcome, Integer defaultMaxRunning) {
-        NamedSql.Args args = NamedSql.Args.of("status", outcome.status().wire(), "exit_code", outcome.exitCode(),
-                        "error_code", outcome.errorCode())
-                .and("error_message", outcome.errorMessage())
-                .and("stdout_total", outcome.stdoutTotal())
-                .and("stderr_total", outcome.stderrTotal())
-                .and("id", lease.executionId())
-                .and("epoch", lease.epoch())
-                .and("default_max_running", defaultMaxRunning);
-        boolean withOutput = outcome.output() != null && !outcome.output().chunks().isEmpty();
-        try (Connection c = dataSource.getConnection()) {
-            // With nothing left to append, the end is one statement (no transaction around it).
-            c.setAutoCommit(!withOutput);
-            try {
-                if (withOutput) {
-                    // Fenced by the lease row, which the end's trigger removes: append first.
-                    OutputStore.append(c, lease.holder(), List.of(outcome.output()));
-                }
-                boolean ended;
-                boolean ownerQueued = false;
-                try (PreparedStatement ps = ExecutionsTable.FINISH.prepare(c, args)) {
-                    ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
-                    try (ResultSet rs = ps.executeQuery()) {
-                        ended = rs.next();
-                        if (ended) {
-                            ownerQueued = rs.getBoolean("owner_queued");
-                        }
-                    }
-                }
-                if (withOutput) {
-                    if (ended) {
-                        c.commit();
-                    } else {
-                        c.rollback();
-                    }
-                }
-                return new Finish(ended, ownerQueued);
-            } catch (SQLException e) {
-                if (withOutput) {
-                    c.rollback();
-                }
-                throw e;
-            } finally {
-                c.setAutoCommit(true);
-            }
-        } catch (SQLException e) {
-            throw new StoreException("cannot finish execution " + lease.executionId(), e);
-        }
+        return ends.finish(lease, outcome, defaultMaxRunning);
+    }
+
+    /** Statements the ends of this store have sent so far (one per write of a batch, each resend counted). */
+    public long endStatements() {
+        return ends.statements();
     }
 
     /**
