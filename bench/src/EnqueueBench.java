@@ -181,10 +181,24 @@ final class EnqueueBench {
                 throw new IllegalStateException("the POST answered " + status);
             }
             int length = -1;
+            boolean chunked = false;
             for (String header; !(header = line()).isEmpty(); ) {
                 if (header.regionMatches(true, 0, "Content-Length:", 0, 15)) {
                     length = Integer.parseInt(header.substring(15).trim());
+                } else if (header.regionMatches(true, 0, "Transfer-Encoding:", 0, 18)) {
+                    chunked = header.substring(18).trim().equalsIgnoreCase("chunked");
                 }
+            }
+            if (chunked) {
+                // A large answer (a batch's) is sent in chunks: size line, bytes, CRLF; a 0 ends it.
+                for (int size; (size = Integer.parseInt(line().split(";", 2)[0].trim(), 16)) > 0; ) {
+                    in.skipNBytes(size);
+                    line();
+                }
+                while (!line().isEmpty()) {
+                    // trailers, if any
+                }
+                return;
             }
             if (length < 0) {
                 throw new IllegalStateException("an answer without Content-Length");
