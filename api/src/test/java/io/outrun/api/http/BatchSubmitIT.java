@@ -183,6 +183,33 @@ class BatchSubmitIT {
     }
 
     @Test
+    void aBatchIsClaimedAndListedInTheOrderItWasSent() {
+        List<BatchSubmission> items = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            items.add(BatchSubmission.of(SubmitRequest.of("echo " + i)));
+        }
+        List<String> sent = api.bob().submitBatch(items).results().stream().map(r -> r.execution().executionId()).toList();
+        // The claim takes an owner's queued rows by (enqueued_at, id); the listing shows them newest first.
+        List<String> claimOrder = new ArrayList<>();
+        try (var c = api.core().pool().getConnection(); var ps = c.prepareStatement("SELECT id::text FROM executions"
+                + " WHERE id::text = ANY(?) ORDER BY enqueued_at, id")) {
+            ps.setObject(1, sent.toArray(new String[0]));
+            try (var rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    claimOrder.add(rs.getString(1));
+                }
+            }
+        } catch (java.sql.SQLException e) {
+            throw new AssertionError(e);
+        }
+        assertThat(claimOrder).isEqualTo(sent);
+        List<String> listed = api.bob().list(null, 50, null).executions().stream().map(e -> e.executionId()).toList();
+        List<String> newestFirst = new ArrayList<>(sent);
+        java.util.Collections.reverse(newestFirst);
+        assertThat(listed).isEqualTo(newestFirst);
+    }
+
+    @Test
     void wholeRequestErrorsStoreNothing() {
         long before = rows.single("SELECT count(*) FROM executions");
         StringBuilder big = new StringBuilder("{\"submissions\": [");

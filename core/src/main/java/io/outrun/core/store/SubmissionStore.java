@@ -17,6 +17,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +38,12 @@ public final class SubmissionStore {
     public SubmissionStore(DataSource dataSource) {
         this.dataSource = dataSource;
     }
+
+    /** PostgreSQL's order of uuids: their 16 bytes compared unsigned, not Java's signed halves. */
+    private static final Comparator<UUID> IN_POSTGRES_ORDER = (a, b) -> {
+        int high = Long.compareUnsigned(a.getMostSignificantBits(), b.getMostSignificantBits());
+        return high != 0 ? high : Long.compareUnsigned(a.getLeastSignificantBits(), b.getLeastSignificantBits());
+    };
 
     /** The row a submission made, and whether this call made it (false: idempotent repeat). */
     public record Inserted(Execution execution, boolean created) {
@@ -91,10 +98,16 @@ public final class SubmissionStore {
             rows.add(i);
         }
         UUID[] ids = new UUID[rows.size()];
+        for (int r = 0; r < ids.length; r++) {
+            ids[r] = UUID.randomUUID();
+        }
+        // Rows of one statement share their enqueued_at and created_at (the transaction's now()):
+        // the claim and the listing then go by id, so ids ascending as PostgreSQL compares them
+        // (bytewise) keep the submissions' order: a batch starts and lists in the order it was sent.
+        Arrays.sort(ids, IN_POSTGRES_ORDER);
         Map<UUID, Integer> byId = new HashMap<>(rows.size() * 2);
         boolean together = false;
         for (int r = 0; r < rows.size(); r++) {
-            ids[r] = UUID.randomUUID();
             byId.put(ids[r], rows.get(r));
             Submission s = submissions.get(rows.get(r));
             together |= !s.inputs().isEmpty() || s.webhook() != null;
