@@ -144,7 +144,8 @@ public final class ExecutionService {
      * the database refuses fails alone (the others are stored again without it). Whole-batch
      * failures are thrown: a full disk seen moments ago ({@link DiskFull.Refused}), and a
      * database that is away, full or read-only when nothing could be stored. Every created
-     * execution is booked as a single submit's is; nodes are woken once for the batch.
+     * execution is booked as a single submit's is; nodes are woken once for the batch (as many
+     * as it made executions, {@link Wakes#wake(int)}).
      * {@code caller} (its {@code traceparent}; null: a new trace) parents one span for the batch,
      * which every execution of it keeps.
      */
@@ -172,7 +173,7 @@ public final class ExecutionService {
             List<Stored> stored = GroupCommit.storeEach(store, admitted.stream().map(submissions::get).toList(),
                     Collections.nCopies(admitted.size(), trace));
             RuntimeException everywhere = null;
-            boolean any = false;
+            int created = 0;
             for (int k = 0; k < admitted.size(); k++) {
                 Stored s = stored.get(k);
                 out[admitted.get(k)] = s;
@@ -181,17 +182,15 @@ public final class ExecutionService {
                     everywhere = GroupCommit.mayBeOneRows(s.failure()) ? everywhere : s.failure();
                 } else if (s.inserted().created()) {
                     booked(s.inserted().execution());
-                    any = true;
+                    created++;
                 }
             }
-            if (everywhere != null && !any && Arrays.stream(out).noneMatch(s -> s.failure() == null)) {
+            if (everywhere != null && Arrays.stream(out).allMatch(s -> s.failure() != null)) {
                 throw everywhere; // nothing stored: the batch as a whole answers the outage
             }
-            if (any) {
-                wakes.wake();
-            }
-            span.setAttribute("outrun.batch_created", Arrays.stream(out)
-                    .filter(s -> s.failure() == null && s.inserted().created()).count());
+            // One wake-up for the batch, for as many free nodes as it has new executions.
+            wakes.wake(created);
+            span.setAttribute("outrun.batch_created", created);
             return Arrays.asList(out);
         } catch (RuntimeException e) {
             AttemptTrace.failed(span, e);
