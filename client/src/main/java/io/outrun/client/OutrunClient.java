@@ -3,6 +3,9 @@ package io.outrun.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.outrun.client.wire.ArtifactList;
+import io.outrun.client.wire.BatchRequest;
+import io.outrun.client.wire.BatchResponse;
+import io.outrun.client.wire.BatchSubmission;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionView;
 import io.outrun.client.wire.Json;
@@ -24,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.StringJoiner;
@@ -117,6 +121,26 @@ public final class OutrunClient {
 
     public ExecutionView submit(SubmitRequest request) {
         return submit(request, null);
+    }
+
+    /**
+     * Submits up to 1,000 commands in one request, stored in one transaction
+     * ({@code POST /v1/executions/batch}); each {@link BatchSubmission} carries its own optional
+     * idempotency key, as {@link #submit(SubmitRequest, String)} takes one. A bad submission fails
+     * only itself: the answer has one {@link io.outrun.client.wire.BatchResult} per submission, in
+     * order, each with its execution or its error. Throws only when the request as a whole is
+     * refused (empty or over 1,000 submissions, too large, authentication, database unavailable).
+     */
+    public BatchResponse submitBatch(List<BatchSubmission> submissions) {
+        return submitBatch(submissions, null);
+    }
+
+    /** As {@link #submitBatch(List)}; {@code output} is how much output each answer shows: none, tail or full (null: tail). */
+    public BatchResponse submitBatch(List<BatchSubmission> submissions, String output) {
+        HttpRequest r = request("/v1/executions/batch" + query("output", output), Duration.ZERO)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(new BatchRequest(submissions)))).build();
+        return send(r, BatchResponse.class);
     }
 
     public ExecutionView get(String executionId) {

@@ -38,7 +38,15 @@ public final class Wakes implements AutoCloseable {
      * wakes as many nodes as there were wake-ups): under load a submit pays no round trip for it.
      */
     public void wake() {
-        if (wakesWanted.getAndIncrement() == 0) {
+        wake(1);
+    }
+
+    /**
+     * Tells the fleet there are {@code pieces} more pieces of new work (a batch of submissions):
+     * one wake-up, sent as {@link #wake()}'s, for as many nodes as there are pieces.
+     */
+    public void wake(int pieces) {
+        if (pieces > 0 && wakesWanted.getAndAdd(pieces) == 0) {
             waker.execute(() -> {
                 int wanted = wakesWanted.getAndSet(0);
                 if (wanted == 0) {

@@ -22,6 +22,10 @@ import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.trace.AttemptTrace;
 import io.outrun.core.trace.TraceContext;
 import io.outrun.core.trace.Tracing;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -39,6 +43,7 @@ public final class ExecutionService {
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
+    private final GroupCommit group;
     private final Children children;
 
     public ExecutionService(SubmissionStore store, StdinStore stdin, Books books, NewBooks newBooks, Wakes wakes,
@@ -48,6 +53,7 @@ public final class ExecutionService {
         this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
+        this.group = new GroupCommit(store);
         this.books = books;
         this.wakes = wakes;
         this.sweep = sweep;
@@ -67,9 +73,10 @@ public final class ExecutionService {
      * Stores the execution, then hands its JobRunr job to {@link NewBooks}, which writes it with
      * others off the submit's path (never the other way round: a crash in between leaves a queued
      * row without a job, which the node that claims it writes), then wakes a node
-     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
-     * every submit's commit on PostgreSQL's notify lock).
+     * (from a background thread, after the commit).
      * A repeat with the same idempotency key returns the first execution and enqueues nothing.
+     * Concurrent submits share one transaction ({@link GroupCommit}); each returns once its own
+     * row is committed.
      *
      * @throws TooManyQueuedException when the owner has as many queued executions as it may
      * @throws DiskFull.Refused when the database's disk was seen full moments ago
@@ -117,7 +124,7 @@ public final class ExecutionService {
         }
         Inserted inserted;
         try {
-            inserted = store.insert(submission, trace);
+            inserted = group.insert(submission, trace);
         } catch (RuntimeException e) {
             diskFull.note(e);
             throw e;
@@ -130,8 +137,73 @@ public final class ExecutionService {
     }
 
     /**
-     * The stored row's book is written off the submit's path, with others (issue 42): a crash
-     * before it is written leaves a queued row without a book, which the node that claims it writes.
+     * Stores up to a batch of submissions of one caller in ONE transaction and answers each:
+     * its row ({@code created} false for an idempotent repeat) or its own failure. An item over
+     * its owner's queued cap is refused alone ({@link TooManyQueuedException}); an item whose row
+     * the database refuses fails alone (the others are stored again without it). Whole-batch
+     * failures are thrown: a full disk seen moments ago ({@link DiskFull.Refused}), and a
+     * database that is away, full or read-only when nothing could be stored. Every created
+     * execution is booked as a single submit's is; nodes are woken once for the batch (as many
+     * as it made executions, {@link Wakes#wake(int)}).
+     * {@code caller} (its {@code traceparent}; null: a new trace) parents one span for the batch,
+     * which every execution of it keeps.
+     */
+    public List<Stored> submitBatch(List<Submission> submissions, TraceContext caller) {
+        Tracing tracing = Tracing.process();
+        Span span = tracing.tracer().spanBuilder("execution.submit_batch").setSpanKind(SpanKind.SERVER)
+                .setParent(tracing.parent(caller)).setAttribute("outrun.batch_size", submissions.size()).startSpan();
+        try {
+            TraceContext trace = tracing.keep(span, caller);
+            diskFull.check();
+            Stored[] out = new Stored[submissions.size()];
+            List<Integer> admitted = new ArrayList<>(submissions.size());
+            for (int i = 0; i < submissions.size(); i++) {
+                Submission s = submissions.get(i);
+                try {
+                    queueGate.admit(s.owner());
+                    admitted.add(i);
+                } catch (TooManyQueuedException refused) {
+                    // A repeat of an accepted submission is answered as accepted, full queue or not.
+                    Optional<Execution> first = s.idempotencyKey() == null ? Optional.empty()
+                            : store.findByIdempotencyKey(s.owner(), s.idempotencyKey());
+                    out[i] = first.isPresent() ? Stored.ok(new Inserted(first.get(), false)) : Stored.failed(refused);
+                }
+            }
+            List<Stored> stored = GroupCommit.storeEach(store, admitted.stream().map(submissions::get).toList(),
+                    Collections.nCopies(admitted.size(), trace));
+            RuntimeException everywhere = null;
+            int created = 0;
+            for (int k = 0; k < admitted.size(); k++) {
+                Stored s = stored.get(k);
+                out[admitted.get(k)] = s;
+                if (s.failure() != null) {
+                    diskFull.note(s.failure());
+                    everywhere = GroupCommit.mayBeOneRows(s.failure()) ? everywhere : s.failure();
+                } else if (s.inserted().created()) {
+                    booked(s.inserted().execution());
+                    created++;
+                }
+            }
+            if (everywhere != null && Arrays.stream(out).allMatch(s -> s.failure() != null)) {
+                throw everywhere; // nothing stored: the batch as a whole answers the outage
+            }
+            // One wake-up for the batch, for as many free nodes as it has new executions.
+            wakes.wake(created);
+            span.setAttribute("outrun.batch_created", created);
+            return Arrays.asList(out);
+        } catch (RuntimeException e) {
+            AttemptTrace.failed(span, e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    /**
+     * The step after a created execution's row is committed: its JobRunr job, written off the
+     * submit's path with others (issue 42; never before the row: a crash before it is written
+     * leaves a queued row without a book, which the node that claims it writes). Single submits
+     * and batches both come here.
      */
     private void booked(Execution e) {
         newBooks.add(e);

@@ -59,6 +59,26 @@ class NotifierIT {
         }
     }
 
+    /** A batch's one wake-up reaches as many free nodes as it made executions, not one. */
+    @Test
+    void aBatchWakesAsManyFreeNodesAsItHasNewExecutions() throws Exception {
+        DatabaseConfig db = TestDatabase.fresh(DatabaseConfig::new);
+        try (Core api = Core.open(db, "api");
+             Connection a = listen(db, "outrun_wake_n_a"); Connection b = listen(db, "outrun_wake_n_b");
+             Connection c = listen(db, "outrun_wake_n_c");
+             Wakes wakes = new Wakes(new Notifier(api.pool()))) {
+            node(api, "n-a", "outrun_wake_n_a", "now()", "8000");
+            node(api, "n-b", "outrun_wake_n_b", "now()", "8000");
+            node(api, "n-c", "outrun_wake_n_c", "now()", "8000");
+            wakes.wake(3);
+            assertThat(payloads(a, 1000)).hasSize(1);
+            assertThat(payloads(b, 200)).hasSize(1);
+            assertThat(payloads(c, 200)).hasSize(1);
+            wakes.wake(0); // a batch that made nothing wakes nobody
+            assertThat(payloads(a, 300).size() + payloads(b, 100).size() + payloads(c, 100).size()).isZero();
+        }
+    }
+
     private static void node(Core api, String id, String channel, String beat, String ttlMs) throws SQLException {
         sql(api, "INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, heartbeat_at, lease_ttl_ms)"
                 + " VALUES ('" + id + "', '" + id + "', 'test', '" + channel + "', 4, 0, " + beat + ", " + ttlMs + ")");
