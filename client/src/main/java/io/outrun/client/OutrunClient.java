@@ -2,7 +2,11 @@ package io.outrun.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.client.wire.ArtifactList;
+import io.outrun.client.wire.BatchAnswer;
+import io.outrun.client.wire.BatchSubmission;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionView;
 import io.outrun.client.wire.Json;
@@ -24,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.StringJoiner;
@@ -117,6 +122,29 @@ public final class OutrunClient {
 
     public ExecutionView submit(SubmitRequest request) {
         return submit(request, null);
+    }
+
+    /**
+     * Submits up to 1000 commands in one request, stored in one transaction; each carries its own
+     * idempotency key (or none). A bad submission fails only itself: the answer has one result per
+     * submission, in order, with its execution or the error a single submit would have answered.
+     * The whole request fails, storing nothing, with an {@link ApiException} when it is malformed
+     * ({@code batch_invalid}), too large ({@code batch_too_large}) or cannot be taken (401, 403,
+     * 503, 507).
+     */
+    public BatchAnswer submitBatch(List<BatchSubmission> submissions) {
+        ArrayNode items = json.createArrayNode();
+        for (BatchSubmission s : submissions) {
+            ObjectNode item = json.valueToTree(s.request());
+            if (s.idempotencyKey() != null) {
+                item.put("idempotencyKey", s.idempotencyKey());
+            }
+            items.add(item);
+        }
+        ObjectNode body = json.createObjectNode();
+        body.set("submissions", items);
+        return send(request("/v1/executions/batch", Duration.ZERO).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), BatchAnswer.class);
     }
 
     public ExecutionView get(String executionId) {
