@@ -2,10 +2,9 @@ package io.outrun.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.client.wire.ArtifactList;
-import io.outrun.client.wire.BatchAnswer;
+import io.outrun.client.wire.BatchRequest;
+import io.outrun.client.wire.BatchResponse;
 import io.outrun.client.wire.BatchSubmission;
 import io.outrun.client.wire.ExecutionPage;
 import io.outrun.client.wire.ExecutionView;
@@ -125,26 +124,23 @@ public final class OutrunClient {
     }
 
     /**
-     * Submits up to 1000 commands in one request, stored in one transaction; each carries its own
-     * idempotency key (or none). A bad submission fails only itself: the answer has one result per
-     * submission, in order, with its execution or the error a single submit would have answered.
-     * The whole request fails, storing nothing, with an {@link ApiException} when it is malformed
-     * ({@code batch_invalid}), too large ({@code batch_too_large}) or cannot be taken (401, 403,
-     * 503, 507).
+     * Submits up to 1,000 commands in one request, stored in one transaction
+     * ({@code POST /v1/executions/batch}); each {@link BatchSubmission} carries its own optional
+     * idempotency key, as {@link #submit(SubmitRequest, String)} takes one. A bad submission fails
+     * only itself: the answer has one {@link io.outrun.client.wire.BatchResult} per submission, in
+     * order, each with its execution or its error. Throws only when the request as a whole is
+     * refused (empty or over 1,000 submissions, too large, authentication, database unavailable).
      */
-    public BatchAnswer submitBatch(List<BatchSubmission> submissions) {
-        ArrayNode items = json.createArrayNode();
-        for (BatchSubmission s : submissions) {
-            ObjectNode item = json.valueToTree(s.request());
-            if (s.idempotencyKey() != null) {
-                item.put("idempotencyKey", s.idempotencyKey());
-            }
-            items.add(item);
-        }
-        ObjectNode body = json.createObjectNode();
-        body.set("submissions", items);
-        return send(request("/v1/executions/batch", Duration.ZERO).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(body))).build(), BatchAnswer.class);
+    public BatchResponse submitBatch(List<BatchSubmission> submissions) {
+        return submitBatch(submissions, null);
+    }
+
+    /** As {@link #submitBatch(List)}; {@code output} is how much output each answer shows: none, tail or full (null: tail). */
+    public BatchResponse submitBatch(List<BatchSubmission> submissions, String output) {
+        HttpRequest r = request("/v1/executions/batch" + query("output", output), Duration.ZERO)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encode(new BatchRequest(submissions)))).build();
+        return send(r, BatchResponse.class);
     }
 
     public ExecutionView get(String executionId) {

@@ -43,6 +43,9 @@ import java.util.List;
  * @param webhooks          where completion webhooks may be sent ({@code --webhook-allow}; empty: submissions
  *                          with a webhook are refused)
  * @param identity          run identities: the public URL (issuer), the default audience, how deep children nest
+ * @param maxBatchBodyBytes largest body of a batch of submissions ({@code POST /v1/executions/batch}); larger answers
+ *                          413 ({@code --max-batch-body-bytes}, default {@value #DEFAULT_MAX_BATCH_BODY_BYTES}); each
+ *                          submission in it is also held to the single submit's limits
  */
 public record ApiConfig(
         String host,
@@ -62,7 +65,8 @@ public record ApiConfig(
         EgressPolicy egress,
         SecretsKey secretsKey,
         EgressPolicy webhooks,
-        IdentityConfig identity) {
+        IdentityConfig identity,
+        int maxBatchBodyBytes) {
 
     public static final int DEFAULT_PORT = 8080;
     public static final long DEFAULT_TIMEOUT_MS = 600_000;
@@ -71,6 +75,7 @@ public record ApiConfig(
     public static final int DEFAULT_MAX_OUTPUT_BYTES = 8 << 20;
     public static final long DEFAULT_MAX_WAIT_MS = 30_000;
     public static final int DEFAULT_MAX_BODY_BYTES = 2 << 20;
+    public static final int DEFAULT_MAX_BATCH_BODY_BYTES = 32 << 20;
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
     public static final int DEFAULT_MAX_LABELS = 16;
     public static final int DEFAULT_MAX_WAITERS = 200;
@@ -119,6 +124,9 @@ public record ApiConfig(
         if (maxBodyBytes < 1024 || maxBodyBytes > (64 << 20)) {
             throw new ConfigException("--max-body-bytes must be between 1024 and 64 MiB, got: " + maxBodyBytes);
         }
+        if (maxBatchBodyBytes < 1024 || maxBatchBodyBytes > (256 << 20)) {
+            throw new ConfigException("--max-batch-body-bytes must be between 1024 and 256 MiB, got: " + maxBatchBodyBytes);
+        }
         if (maxAttempts < 1 || maxAttempts > 20) {
             throw new ConfigException("--max-attempts must be between 1 and 20, got: " + maxAttempts);
         }
@@ -160,72 +168,79 @@ public record ApiConfig(
         return new ApiConfig(host, port, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_BYTES,
                 DEFAULT_MAX_OUTPUT_BYTES, DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_ATTEMPTS,
                 DEFAULT_ENV_ALLOWLIST, DEFAULT_MAX_LABELS, DEFAULT_MAX_WAITERS, DEFAULT_IMAGE_ALLOWLIST, DEFAULT_MAX_RESOURCES, null, null, null,
-                IdentityConfig.DEFAULTS);
+                IdentityConfig.DEFAULTS, DEFAULT_MAX_BATCH_BODY_BYTES);
     }
 
     public ApiConfig withMaxTimeoutMs(long value) {
         return new ApiConfig(host, port, Math.min(defaultTimeoutMs, value), value, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withMaxOutputBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, Math.min(defaultOutputBytes, value), value,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withMaxBodyBytes(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, value, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withEnvAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, value, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withMaxWaitMs(long value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                value, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withMaxAttempts(int value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, value, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withImageAllowlist(List<String> value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, value, maxResources, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withMaxResources(Resources value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, value, egress, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withEgress(EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
-                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks, identity);
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, value, secretsKey, webhooks, identity, maxBatchBodyBytes);
     }
 
     public ApiConfig withSecretsKey(SecretsKey value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                value, webhooks, identity);
+                value, webhooks, identity, maxBatchBodyBytes);
     }
 
     /** Where completion webhooks may be sent ({@code --webhook-allow}). */
     public ApiConfig withWebhooks(EgressPolicy value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                secretsKey, value, identity);
+                secretsKey, value, identity, maxBatchBodyBytes);
     }
 
     /** Run identities' settings ({@code --public-url}, {@code --identity-audience}, {@code --max-child-depth}). */
     public ApiConfig withIdentity(IdentityConfig value) {
         return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
                 maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
-                secretsKey, webhooks, value);
+                secretsKey, webhooks, value, maxBatchBodyBytes);
+    }
+
+    /** The largest body of a batch of submissions ({@code --max-batch-body-bytes}). */
+    public ApiConfig withMaxBatchBodyBytes(int value) {
+        return new ApiConfig(host, port, defaultTimeoutMs, maxTimeoutMs, defaultOutputBytes, maxOutputBytes,
+                maxWaitMs, maxBodyBytes, maxAttempts, envAllowlist, maxLabels, maxWaiters, imageAllowlist, maxResources, egress,
+                secretsKey, webhooks, identity, value);
     }
 
     /** Whether a submission may name {@code image}. */

@@ -59,7 +59,7 @@ public final class ApiServer implements AutoCloseable {
     private static final String RUN = "outrun.run";
     private static final String ERROR_WRITTEN = "outrun.error";
     /** {@code /v1/executions/{id}} and its sub-routes: their log lines carry the execution id. */
-    private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/([^/]+)");
+    private static final Pattern EXECUTION_PATH = Pattern.compile("^/v1/executions/(?!batch$)([^/]+)");
 
     /** Every route served; {@code /openapi.json} documents exactly these. */
     public static final List<Route> ROUTES = List.of(
@@ -88,7 +88,8 @@ public final class ApiServer implements AutoCloseable {
             new Route("DELETE", "/v1/schedules/{name}"),
             new Route("POST", "/v1/executions/{id}/progress"),
             new Route("GET", "/.well-known/jwks.json"),
-            new Route("GET", "/.well-known/openid-configuration"));
+            new Route("GET", "/.well-known/openid-configuration"),
+            new Route("POST", "/v1/executions/batch"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -149,11 +150,12 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(23), executions::progress);
         handlers.put(ROUTES.get(24), identity::jwks);
         handlers.put(ROUTES.get(25), identity::discovery);
+        handlers.put(ROUTES.get(26), executions.batch()::submit);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;
             c.http.prefer405over404 = true;
-            c.http.maxRequestSize = submitBodyBytes;
+            c.http.maxRequestSize = Math.max(submitBodyBytes, config.maxBatchBodyBytes());
             c.router.ignoreTrailingSlashes = true;
             c.jetty.addConnector((server, http) -> {
                 ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
@@ -373,7 +375,7 @@ public final class ApiServer implements AutoCloseable {
         };
     }
 
-    private static ApiError internal() {
+    static ApiError internal() {
         return new ApiError(500, "internal_error", "The server failed to handle this request; the failure is logged.",
                 "Retry shortly. Executions already submitted are not affected; if this repeats, tell the operator.");
     }

@@ -18,11 +18,16 @@ final class BodyReader {
     }
 
     static byte[] read(Context ctx, int maxBytes) {
+        return read(ctx, maxBytes, tooLarge(maxBytes));
+    }
+
+    /** As {@link #read(Context, int)}, answering {@code tooLarge} over the limit. */
+    static byte[] read(Context ctx, int maxBytes, ApiError tooLarge) {
         long declared = ctx.req().getContentLengthLong();
         try (InputStream in = ctx.req().getInputStream()) {
             if (declared > maxBytes) {
                 drain(in);
-                throw tooLarge(maxBytes);
+                throw tooLarge;
             }
             ByteArrayOutputStream body = new ByteArrayOutputStream(declared > 0 ? (int) declared : 8192);
             byte[] buffer = new byte[8192];
@@ -30,7 +35,7 @@ final class BodyReader {
             while ((n = in.read(buffer)) >= 0) {
                 if (body.size() + n > maxBytes) {
                     drain(in);
-                    throw tooLarge(maxBytes);
+                    throw tooLarge;
                 }
                 body.write(buffer, 0, n);
             }

@@ -160,6 +160,11 @@ final class ExecutionRoutes {
         dashboard.close();
     }
 
+    /** {@code POST /v1/executions/batch}, whose submissions are parsed and checked as this submit's. */
+    BatchRoutes batch() {
+        return new BatchRoutes(config, service, parser, checks, views);
+    }
+
     /** The routes of an owner's schedules, whose submissions are checked as this submit checks one. */
     ScheduleRoutes schedules(Schedules schedules) {
         return new ScheduleRoutes(schedules, parser, checks::requireSubmittable, submitBodyBytes);

@@ -22,7 +22,8 @@ import javax.sql.DataSource;
  * <ul>
  *   <li>the token's attempt must still run: once it ends (or a later attempt runs) the token is
  *       refused, 401 {@code run_ended};</li>
- *   <li>{@code POST /v1/executions} submits a child; {@code GET /v1/executions} lists its children;</li>
+ *   <li>{@code POST /v1/executions} submits a child ({@code POST /v1/executions/batch}: several);
+ *       {@code GET /v1/executions} lists its children;</li>
  *   <li>{@code GET /v1/executions/{id}} and its output, events and artifacts: itself or a child;</li>
  *   <li>{@code POST .../cancel}: a child; {@code POST .../progress}: itself;</li>
  *   <li>any other route: 403 {@code outside_run_scope}; any other execution (of any owner): 404,
@@ -32,6 +33,7 @@ import javax.sql.DataSource;
 final class RunScope {
 
     private static final Pattern EXECUTIONS = Pattern.compile("^/v1/executions/?$");
+    private static final Pattern BATCH = Pattern.compile("^/v1/executions/batch/?$");
     private static final Pattern READ = Pattern.compile("^/v1/executions/([^/]+)(/output|/events|/artifacts(/.*)?)?/?$");
     private static final Pattern CANCEL = Pattern.compile("^/v1/executions/([^/]+)/cancel/?$");
     private static final Pattern PROGRESS = Pattern.compile("^/v1/executions/([^/]+)/progress/?$");
@@ -57,8 +59,9 @@ final class RunScope {
         UUID target = null;
         boolean self = false;
         Matcher m;
-        if (EXECUTIONS.matcher(path).matches() && (method.equals("POST") || method.equals("GET"))) {
-            self = true; // a submit makes a child; a listing shows only children
+        if ((EXECUTIONS.matcher(path).matches() && (method.equals("POST") || method.equals("GET")))
+                || (method.equals("POST") && BATCH.matcher(path).matches())) {
+            self = true; // a submit (or a batch) makes children; a listing shows only children
         } else if (method.equals("GET") && (m = READ.matcher(path)).matches()) {
             target = id(m.group(1));
             self = run.executionId().equals(target);
@@ -113,7 +116,7 @@ final class RunScope {
 
     private static ApiError outside(Context ctx, String why) {
         return new ApiError(403, "outside_run_scope", ctx.method().name() + " " + ctx.path() + " is not open to a run"
-                + " token: " + why + ".", "From inside a run, $OUTRUN_API answers: POST /v1/executions (a child),"
+                + " token: " + why + ".", "From inside a run, $OUTRUN_API answers: POST /v1/executions (a child; /batch: several),"
                 + " GET /v1/executions (your children), GET /v1/executions/{id} (yourself or a child, also ?waitMs=,"
                 + " /output, /events, /artifacts), POST /v1/executions/{child}/cancel, POST /v1/executions/{yours}/progress.");
     }

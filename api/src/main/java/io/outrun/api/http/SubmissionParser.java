@@ -73,8 +73,15 @@ final class SubmissionParser {
     record Parsed(Submission submission, long waitMs, boolean waitForOutput, Long waitMsClamped, Boolean cancelWithParent) {
     }
 
+    /** An example of a submission's body, for errors about its shape. */
+    static final String EXAMPLE = "{\"command\": \"echo hello\"}";
+
     Parsed parse(byte[] body, String owner, String idempotencyKey) {
-        JsonNode root = readObject(body, "{\"command\": \"echo hello\"}");
+        return parse(readObject(body, EXAMPLE), body.length, owner, idempotencyKey);
+    }
+
+    /** As {@link #parse(byte[], String, String)}, of a body already read ({@code bodyBytes} long): one item of a batch. */
+    Parsed parse(JsonNode root, int bodyBytes, String owner, String idempotencyKey) {
         for (Iterator<String> names = root.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (SubmissionField.byWireName(name) == null) {
@@ -82,7 +89,7 @@ final class SubmissionParser {
                         + String.join(", ", SubmissionField.wireNames()) + ")");
             }
         }
-        requireWithinBodyLimit(body.length, root);
+        requireWithinBodyLimit(bodyBytes, root);
         String command = string(root, "command", Integer.MAX_VALUE);
         if (command == null || command.isBlank()) {
             throw ApiError.invalid("command", "is required: a non-empty string of bash source");
@@ -377,11 +384,16 @@ final class SubmissionParser {
 
     /** The {@code Idempotency-Key} header, checked; null when absent. */
     static String idempotencyKey(String header) {
+        return idempotencyKey(header, "Idempotency-Key");
+    }
+
+    /** A key given as {@code field} (a batch item's {@code idempotencyKey}), checked as the header is. */
+    static String idempotencyKey(String header, String field) {
         if (header == null) {
             return null;
         }
         if (!IdempotencyKey.valid(header)) {
-            throw ApiError.invalid("Idempotency-Key", "must be 1-" + IdempotencyKey.MAX_LENGTH
+            throw ApiError.invalid(field, "must be 1-" + IdempotencyKey.MAX_LENGTH
                     + " printable ASCII characters without spaces, e.g. a UUID");
         }
         return header;

@@ -79,6 +79,21 @@ class SubmissionFieldsTest {
     }
 
     @Test
+    void theOpenApiBatchItemIsASubmitRequestWithoutWaitMsWithItsKey() throws IOException {
+        JsonNode schemas;
+        try (InputStream in = ApiServer.class.getResourceAsStream("openapi.json")) {
+            schemas = Json.mapper().readTree(in).path("components").path("schemas");
+        }
+        Map<String, JsonNode> submit = new LinkedHashMap<>();
+        schemas.path("SubmitRequest").path("properties").fields().forEachRemaining(e -> submit.put(e.getKey(), e.getValue()));
+        submit.remove("waitMs");
+        Map<String, JsonNode> item = new LinkedHashMap<>();
+        schemas.path("BatchItem").path("properties").fields().forEachRemaining(e -> item.put(e.getKey(), e.getValue()));
+        assertThat(item.remove("idempotencyKey")).isNotNull();
+        assertThat(item).isEqualTo(submit);
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     void runCommandOffersTheFieldsItDoesNotExcludeAndItsOwn() {
         SyncToolSpecification runCommand = new OutrunTools(exchange -> null, McpJsonDefaults.getMapper())

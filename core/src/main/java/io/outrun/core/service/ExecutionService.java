@@ -21,6 +21,10 @@ import io.outrun.core.store.SubmissionStore;
 import io.outrun.core.trace.AttemptTrace;
 import io.outrun.core.trace.TraceContext;
 import io.outrun.core.trace.Tracing;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.slf4j.Logger;
@@ -41,6 +45,7 @@ public final class ExecutionService {
     private final RedriveSweep sweep;
     private final QueueGate queueGate;
     private final DiskFull diskFull = new DiskFull();
+    private final GroupCommit group;
     private final Children children;
 
     public ExecutionService(SubmissionStore store, StdinStore stdin, Books books, Wakes wakes,
@@ -49,21 +54,12 @@ public final class ExecutionService {
         this.stdin = stdin;
         this.queueGate = queueGate;
         this.store = store;
+        this.group = new GroupCommit(store);
         this.books = books;
         this.wakes = wakes;
         this.sweep = sweep;
     }
 
-    /**
-     * Stores the execution, then enqueues its job (never the other way round: a crash in between
-     * leaves a queued row without a job, which the node that claims it writes), then wakes a node
-     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
-     * every submit's commit on PostgreSQL's notify lock).
-     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
-     *
-     * @throws TooManyQueuedException when the owner has as many queued executions as it may
-     * @throws DiskFull.Refused when the database's disk was seen full moments ago
-     */
     /** The execution {@code owner} submitted under {@code idempotencyKey}, if any (no output read). */
     public Optional<Execution> findByIdempotencyKey(String owner, String idempotencyKey) {
         return store.findByIdempotencyKey(owner, idempotencyKey);
@@ -74,6 +70,18 @@ public final class ExecutionService {
         return books;
     }
 
+    /**
+     * Stores the execution, then enqueues its job (never the other way round: a crash in between
+     * leaves a queued row without a job, which the node that claims it writes), then wakes a node
+     * (from a background thread, after the commit: a NOTIFY inside the insert would serialize
+     * every submit's commit on PostgreSQL's notify lock).
+     * A repeat with the same idempotency key returns the first execution and enqueues nothing.
+     * Concurrent submits share one transaction ({@link GroupCommit}); each returns once its own
+     * row is committed.
+     *
+     * @throws TooManyQueuedException when the owner has as many queued executions as it may
+     * @throws DiskFull.Refused when the database's disk was seen full moments ago
+     */
     public Inserted submit(Submission submission) {
         return submit(submission, null);
     }
@@ -117,25 +125,102 @@ public final class ExecutionService {
         }
         Inserted inserted;
         try {
-            inserted = store.insert(submission, trace);
+            inserted = group.insert(submission, trace);
         } catch (RuntimeException e) {
             diskFull.note(e);
             throw e;
         }
         if (inserted.created()) {
-            try {
-                Execution e = inserted.execution();
-                books.enqueue(e.id(), e.bookSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
-                wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
-            } catch (RuntimeException e) {
-                // The row is committed: the execution is accepted and must be answered as such. A
-                // node claims it at its next poll and writes its job then.
-                diskFull.note(e);
-                LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
-                        + " its next poll", inserted.execution().id(), e.toString());
-            }
+            booked(inserted.execution());
+            wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
         }
         return inserted;
+    }
+
+    /**
+     * Stores up to a batch of submissions of one caller in ONE transaction and answers each:
+     * its row ({@code created} false for an idempotent repeat) or its own failure. An item over
+     * its owner's queued cap is refused alone ({@link TooManyQueuedException}); an item whose row
+     * the database refuses fails alone (the others are stored again without it). Whole-batch
+     * failures are thrown: a full disk seen moments ago ({@link DiskFull.Refused}), and a
+     * database that is away, full or read-only when nothing could be stored. Every created
+     * execution is booked as a single submit's is; nodes are woken once for the batch.
+     * {@code caller} (its {@code traceparent}; null: a new trace) parents one span for the batch,
+     * which every execution of it keeps.
+     */
+    public List<Stored> submitBatch(List<Submission> submissions, TraceContext caller) {
+        Tracing tracing = Tracing.process();
+        Span span = tracing.tracer().spanBuilder("execution.submit_batch").setSpanKind(SpanKind.SERVER)
+                .setParent(tracing.parent(caller)).setAttribute("outrun.batch_size", submissions.size()).startSpan();
+        try {
+            TraceContext trace = tracing.keep(span, caller);
+            diskFull.check();
+            Stored[] out = new Stored[submissions.size()];
+            List<Integer> admitted = new ArrayList<>(submissions.size());
+            for (int i = 0; i < submissions.size(); i++) {
+                Submission s = submissions.get(i);
+                try {
+                    queueGate.admit(s.owner());
+                    admitted.add(i);
+                } catch (TooManyQueuedException refused) {
+                    // A repeat of an accepted submission is answered as accepted, full queue or not.
+                    Optional<Execution> first = s.idempotencyKey() == null ? Optional.empty()
+                            : store.findByIdempotencyKey(s.owner(), s.idempotencyKey());
+                    out[i] = first.isPresent() ? Stored.ok(new Inserted(first.get(), false)) : Stored.failed(refused);
+                }
+            }
+            List<Stored> stored = GroupCommit.storeEach(store, admitted.stream().map(submissions::get).toList(),
+                    Collections.nCopies(admitted.size(), trace));
+            RuntimeException everywhere = null;
+            boolean any = false;
+            for (int k = 0; k < admitted.size(); k++) {
+                Stored s = stored.get(k);
+                out[admitted.get(k)] = s;
+                if (s.failure() != null) {
+                    diskFull.note(s.failure());
+                    everywhere = GroupCommit.mayBeOneRows(s.failure()) ? everywhere : s.failure();
+                } else if (s.inserted().created()) {
+                    booked(s.inserted().execution());
+                    any = true;
+                }
+            }
+            if (everywhere != null && !any && Arrays.stream(out).noneMatch(s -> s.failure() == null)) {
+                throw everywhere; // nothing stored: the batch as a whole answers the outage
+            }
+            if (any) {
+                wakes.wake();
+            }
+            span.setAttribute("outrun.batch_created", Arrays.stream(out)
+                    .filter(s -> s.failure() == null && s.inserted().created()).count());
+            return Arrays.asList(out);
+        } catch (RuntimeException e) {
+            AttemptTrace.failed(span, e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    /**
+     * The step after a created execution's row is committed: its JobRunr job (never before the
+     * row: a crash in between leaves a queued row without a job, which the node that claims it
+     * writes). Single submits and batches both come here.
+     */
+    private void booked(Execution e) {
+        try {
+            books.enqueue(e.id(), e.bookSeq(), e.owner(), e.command(), e.startsAt() == null ? null : e.enqueuedAt());
+        } catch (RuntimeException failure) {
+            // The row is committed: the execution is accepted and must be answered as such. A
+            // node claims it at its next poll and writes its job then.
+            diskFull.note(failure);
+            LOG.warn("execution {} is stored but its job could not be enqueued now ({}); a node claims it at"
+                    + " its next poll", e.id(), failure.toString());
+        }
+    }
+
+    /** Transactions the group commit of single submits has written (a test's view of how they shared). */
+    long groupTransactions() {
+        return group.transactions();
     }
 
     /** What this node knows of its database's disk (health and submits share it). */

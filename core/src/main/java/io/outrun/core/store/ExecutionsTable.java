@@ -22,18 +22,36 @@ public final class ExecutionsTable {
     public static final int PAGE_AFTER = 4;
 
     // --- an owner's: submit, status, cancel (SubmissionStore) ---
+    /**
+     * Stores any number of submissions in one statement: one array per column, one element per
+     * row ({@code unnest} zips them), so a burst of submits (group commit) or a batch pays one
+     * round trip and one WAL flush, and a single submit is the same statement with arrays of one.
+     * Timestamps travel as ISO-8601 text; env and labels as JSON text; retry_on comma-joined.
+     * A row whose (owner, idempotency key) exists is skipped: it is not in the RETURNING.
+     */
     public static final NamedSql INSERT = NamedSql.of("""
             INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
               starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate,
               parent_id, depth, cancel_with_parent, identity_audience)
             -- A delayed start (V18) is claimable from then on: the claim goes by enqueued_at.
-            SELECT :id, :owner, :command, :image, :workdir, :env::jsonb, :labels::jsonb, :timeout_ms,
-              :max_output_bytes, :max_attempts, :idempotency_key, :stdin, :memory_mb, :cpu_millis, :pids, :tmpfs_mb, :network,
-              s.at, greatest(coalesce(s.at, now()), now()), :retry_max, :retry_backoff_ms,
-              CASE WHEN :retry_on::text IS NULL THEN NULL ELSE string_to_array(:retry_on::text, ',') END,
-              :traceparent, :tracestate, :parent_id, :depth, :cancel_with_parent, :identity_audience
-            FROM (SELECT coalesce(:start_at::timestamptz, now() + :delay_ms::bigint * interval '1 millisecond') AS at) s
+            SELECT r.id, r.owner, r.command, r.image, r.workdir, r.env::jsonb, r.labels::jsonb, r.timeout_ms,
+              r.max_output_bytes, r.max_attempts, r.idempotency_key, r.stdin, r.memory_mb, r.cpu_millis, r.pids,
+              r.tmpfs_mb, r.network, s.at, greatest(coalesce(s.at, now()), now()), r.retry_max, r.retry_backoff_ms,
+              CASE WHEN r.retry_on IS NULL THEN NULL ELSE string_to_array(r.retry_on, ',') END,
+              r.traceparent, r.tracestate, r.parent_id, r.depth, r.cancel_with_parent, r.identity_audience
+            FROM unnest(:id::uuid[], :owner::text[], :command::text[], :image::text[], :workdir::text[], :env::text[],
+                :labels::text[], :timeout_ms::bigint[], :max_output_bytes::int[], :max_attempts::int[],
+                :idempotency_key::text[], :stdin::text[], :memory_mb::int[], :cpu_millis::int[], :pids::int[],
+                :tmpfs_mb::int[], :network::text[], :start_at::text[], :delay_ms::bigint[], :retry_max::int[],
+                :retry_backoff_ms::bigint[], :retry_on::text[], :traceparent::text[], :tracestate::text[],
+                :parent_id::uuid[], :depth::int[], :cancel_with_parent::boolean[], :identity_audience::text[])
+              AS r(id, owner, command, image, workdir, env, labels, timeout_ms, max_output_bytes, max_attempts,
+                idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network, start_at, delay_ms, retry_max,
+                retry_backoff_ms, retry_on, traceparent, tracestate, parent_id, depth, cancel_with_parent,
+                identity_audience)
+              CROSS JOIN LATERAL (SELECT coalesce(r.start_at::timestamptz,
+                now() + r.delay_ms * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
             RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
 
@@ -163,6 +181,10 @@ public final class ExecutionsTable {
     public static final NamedSql READ_OWNED = NamedSql.of(ROW + "WHERE e.id = :id AND e.owner = :owner");
 
     public static final NamedSql READ_BY_KEY = NamedSql.of(ROW + "WHERE e.owner = :owner AND e.idempotency_key = :key");
+
+    /** The rows of several (owner, idempotency key) pairs at once: the repeats of a batch or a group commit. */
+    public static final NamedSql READ_BY_KEYS = NamedSql.of(ROW + """
+            WHERE (e.owner, e.idempotency_key) IN (SELECT * FROM unnest(:owners::text[], :keys::text[]))""");
 
     // --- a worker's: the claim and the writes fenced by its lease (LeaseStore) ---
     /**

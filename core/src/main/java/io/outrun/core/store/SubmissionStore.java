@@ -9,12 +9,17 @@ import io.outrun.core.execution.Submission;
 import io.outrun.core.execution.Webhook;
 import io.outrun.core.trace.TraceContext;
 import io.outrun.model.output.Captured;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -47,54 +52,72 @@ public final class SubmissionStore {
 
     /** As {@link #insert(Submission)}, keeping {@code trace} (null: none) for the execution's later spans. */
     public Inserted insert(Submission s, TraceContext trace) {
-        NamedSql.Args args = NamedSql.Args.of("id", UUID.randomUUID(), "owner", s.owner(), "command", s.command())
-                .and("image", s.image())
-                .and("workdir", s.workdir())
-                .and("env", ExecutionRows.json(s.env()))
-                .and("labels", ExecutionRows.json(s.labels()))
-                .and("timeout_ms", s.timeoutMs())
-                .and("max_output_bytes", s.maxOutputBytes())
-                .and("max_attempts", s.maxAttempts())
-                .and("idempotency_key", s.idempotencyKey())
-                .and("stdin", s.stdin().wire())
-                .and("memory_mb", s.resources().memoryMb())
-                .and("cpu_millis", s.resources().cpuMillis())
-                .and("pids", s.resources().pids())
-                .and("tmpfs_mb", s.resources().tmpfsMb())
-                .and("network", s.resources().network())
-                .and("start_at", s.startAt() == null ? null : OffsetDateTime.ofInstant(s.startAt(), ZoneOffset.UTC))
-                .and("delay_ms", s.delayMs())
-                .and("retry_max", s.retry() == null ? null : s.retry().maxRetries())
-                .and("retry_backoff_ms", s.retry() == null ? null : s.retry().backoffMs())
-                .and("retry_on", s.retry() == null ? null : String.join(",", s.retry().on()))
-                .and("traceparent", trace == null ? null : trace.traceparent())
-                .and("tracestate", trace == null ? null : trace.tracestate())
-                .and("parent_id", s.lineage().parentId())
-                .and("depth", s.lineage().depth())
-                .and("cancel_with_parent", s.lineage().cancelWithParent())
-                .and("identity_audience", s.identityAudience());
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = ExecutionsTable.INSERT.prepare(c, args)) {
-            // With inputs (files, artifacts, workspace) or a webhook, the row and those commit together.
-            boolean together = !s.inputs().isEmpty() || s.webhook() != null;
+        return insertAll(List.of(s), Collections.singletonList(trace)).get(0);
+    }
+
+    /**
+     * Stores {@code submissions} in ONE transaction: one multi-row INSERT (arrays of one element
+     * per row), then their inputs and webhooks as JDBC batches on the same connection, so that a
+     * burst pays one WAL flush. Without inputs or webhooks the INSERT alone is the transaction
+     * (autocommit: no BEGIN, no COMMIT round trip). {@code traces} (same size; an element may be
+     * null) are kept for the executions' later spans. Answers one {@link Inserted} per submission,
+     * in order: an idempotency key that already names a row, or that an earlier submission of the
+     * same list used, answers that row with {@code created} false. All or nothing: a failure
+     * stores none of them (callers that must not fail the innocent retry one by one).
+     */
+    public List<Inserted> insertAll(List<Submission> submissions, List<TraceContext> traces) {
+        int n = submissions.size();
+        if (traces.size() != n) {
+            throw new IllegalArgumentException(n + " submissions but " + traces.size() + " traces");
+        }
+        if (n == 0) {
+            return List.of();
+        }
+        Inserted[] answers = new Inserted[n];
+        // The first of each (owner, key) is inserted; a later one of the same list answers its row.
+        Map<List<String>, Integer> firstOfKey = new HashMap<>();
+        int[] sameAs = new int[n];
+        List<Integer> rows = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Submission s = submissions.get(i);
+            sameAs[i] = -1;
+            if (s.idempotencyKey() != null) {
+                Integer first = firstOfKey.putIfAbsent(List.of(s.owner(), s.idempotencyKey()), i);
+                if (first != null) {
+                    sameAs[i] = first;
+                    continue;
+                }
+            }
+            rows.add(i);
+        }
+        UUID[] ids = new UUID[rows.size()];
+        Map<UUID, Integer> byId = new HashMap<>(rows.size() * 2);
+        boolean together = false;
+        for (int r = 0; r < rows.size(); r++) {
+            ids[r] = UUID.randomUUID();
+            byId.put(ids[r], rows.get(r));
+            Submission s = submissions.get(rows.get(r));
+            together |= !s.inputs().isEmpty() || s.webhook() != null;
+        }
+        String owner = submissions.get(0).owner();
+        try (Connection c = dataSource.getConnection()) {
+            // With inputs (files, artifacts, workspace) or a webhook, the rows and those commit together.
             if (together) {
                 c.setAutoCommit(false);
             }
-            try (ResultSet rs = ps.executeQuery()) {
-                if (rs.next()) {
-                    Execution inserted = newRow(rs, s, trace);
-                    if (together) {
-                        if (!s.inputs().isEmpty()) {
-                            insertInputs(c, inserted.id(), s.inputs());
-                        }
-                        if (s.webhook() != null) {
-                            try (PreparedStatement w = WebhookStore.INSERT.prepare(c, NamedSql.Args.of("id", inserted.id(),
-                                    "url", s.webhook()))) {
-                                w.executeUpdate();
-                            }
-                        }
-                        c.commit();
+            try {
+                List<UUID> created = new ArrayList<>(rows.size());
+                try (PreparedStatement ps = ExecutionsTable.INSERT.prepare(c, rowArgs(c, ids, rows, submissions, traces));
+                     ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        int i = byId.get(rs.getObject("id", UUID.class));
+                        answers[i] = new Inserted(newRow(rs, submissions.get(i), traces.get(i)), true);
+                        created.add(answers[i].execution().id());
                     }
-                    return new Inserted(inserted, true);
+                }
+                if (together) {
+                    insertInputsAndWebhooks(c, created, byId, submissions);
+                    c.commit();
                 }
             } catch (SQLException | RuntimeException e) {
                 if (together) {
@@ -102,16 +125,156 @@ public final class SubmissionStore {
                 }
                 throw e;
             } finally {
-                if (together && !c.getAutoCommit()) {
-                    c.rollback(); // nothing left to commit on the idempotent path; the pool wants autocommit back
-                    c.setAutoCommit(true);
+                if (together) {
+                    c.setAutoCommit(true); // the pool wants autocommit back
                 }
             }
+            answerRepeats(c, submissions, answers, rows);
         } catch (SQLException e) {
-            throw new StoreException("cannot store a new execution for owner " + s.owner(), e);
+            throw new StoreException("cannot store " + (n == 1 ? "a new execution" : n + " new executions")
+                    + " for owner " + owner, e);
         }
-        return new Inserted(findByIdempotencyKey(s.owner(), s.idempotencyKey()).orElseThrow(
-                () -> new StoreException("idempotency key conflict without a row for owner " + s.owner(), null)), false);
+        for (int i = 0; i < n; i++) {
+            if (sameAs[i] >= 0) {
+                answers[i] = new Inserted(answers[sameAs[i]].execution(), false);
+            }
+        }
+        return Arrays.asList(answers);
+    }
+
+    /** The INSERT's arrays: element r of each is row r's column. */
+    private static NamedSql.Args rowArgs(Connection c, UUID[] ids, List<Integer> rows, List<Submission> submissions,
+                                         List<TraceContext> traces) throws SQLException {
+        int m = rows.size();
+        String[] owner = new String[m], command = new String[m], image = new String[m], workdir = new String[m];
+        String[] env = new String[m], labels = new String[m], key = new String[m], stdin = new String[m];
+        String[] network = new String[m], startAt = new String[m], retryOn = new String[m];
+        String[] traceparent = new String[m], tracestate = new String[m], audience = new String[m];
+        Long[] timeout = new Long[m], delay = new Long[m], backoff = new Long[m];
+        Integer[] maxOutput = new Integer[m], maxAttempts = new Integer[m], memory = new Integer[m], cpu = new Integer[m];
+        Integer[] pids = new Integer[m], tmpfs = new Integer[m], retryMax = new Integer[m], depth = new Integer[m];
+        UUID[] parent = new UUID[m];
+        Boolean[] cancelWithParent = new Boolean[m];
+        for (int r = 0; r < m; r++) {
+            Submission s = submissions.get(rows.get(r));
+            TraceContext trace = traces.get(rows.get(r));
+            owner[r] = s.owner();
+            command[r] = s.command();
+            image[r] = s.image();
+            workdir[r] = s.workdir();
+            env[r] = ExecutionRows.json(s.env());
+            labels[r] = ExecutionRows.json(s.labels());
+            timeout[r] = s.timeoutMs();
+            maxOutput[r] = s.maxOutputBytes();
+            maxAttempts[r] = s.maxAttempts();
+            key[r] = s.idempotencyKey();
+            stdin[r] = s.stdin().wire();
+            memory[r] = s.resources().memoryMb();
+            cpu[r] = s.resources().cpuMillis();
+            pids[r] = s.resources().pids();
+            tmpfs[r] = s.resources().tmpfsMb();
+            network[r] = s.resources().network();
+            startAt[r] = s.startAt() == null ? null : s.startAt().toString();
+            delay[r] = s.delayMs();
+            retryMax[r] = s.retry() == null ? null : s.retry().maxRetries();
+            backoff[r] = s.retry() == null ? null : s.retry().backoffMs();
+            retryOn[r] = s.retry() == null ? null : String.join(",", s.retry().on());
+            traceparent[r] = trace == null ? null : trace.traceparent();
+            tracestate[r] = trace == null ? null : trace.tracestate();
+            parent[r] = s.lineage().parentId();
+            depth[r] = s.lineage().depth();
+            cancelWithParent[r] = s.lineage().cancelWithParent();
+            audience[r] = s.identityAudience();
+        }
+        return NamedSql.Args.of("id", c.createArrayOf("uuid", ids), "owner", text(c, owner), "command", text(c, command))
+                .and("image", text(c, image))
+                .and("workdir", text(c, workdir))
+                .and("env", text(c, env))
+                .and("labels", text(c, labels))
+                .and("timeout_ms", c.createArrayOf("int8", timeout))
+                .and("max_output_bytes", c.createArrayOf("int4", maxOutput))
+                .and("max_attempts", c.createArrayOf("int4", maxAttempts))
+                .and("idempotency_key", text(c, key))
+                .and("stdin", text(c, stdin))
+                .and("memory_mb", c.createArrayOf("int4", memory))
+                .and("cpu_millis", c.createArrayOf("int4", cpu))
+                .and("pids", c.createArrayOf("int4", pids))
+                .and("tmpfs_mb", c.createArrayOf("int4", tmpfs))
+                .and("network", text(c, network))
+                .and("start_at", text(c, startAt))
+                .and("delay_ms", c.createArrayOf("int8", delay))
+                .and("retry_max", c.createArrayOf("int4", retryMax))
+                .and("retry_backoff_ms", c.createArrayOf("int8", backoff))
+                .and("retry_on", text(c, retryOn))
+                .and("traceparent", text(c, traceparent))
+                .and("tracestate", text(c, tracestate))
+                .and("parent_id", c.createArrayOf("uuid", parent))
+                .and("depth", c.createArrayOf("int4", depth))
+                .and("cancel_with_parent", c.createArrayOf("bool", cancelWithParent))
+                .and("identity_audience", text(c, audience));
+    }
+
+    private static Array text(Connection c, String[] values) throws SQLException {
+        return c.createArrayOf("text", values);
+    }
+
+    /** The inputs and webhooks of the rows just made, one JDBC batch each, in the INSERT's transaction. */
+    private static void insertInputsAndWebhooks(Connection c, List<UUID> created, Map<UUID, Integer> byId,
+                                                List<Submission> submissions) throws SQLException {
+        try (PreparedStatement inputs = ExecutionInputsTable.INSERT.prepare(c);
+             PreparedStatement hooks = WebhookStore.INSERT.prepare(c)) {
+            int inputRows = 0;
+            int hookRows = 0;
+            for (UUID id : created) {
+                Submission s = submissions.get(byId.get(id));
+                if (!s.inputs().isEmpty()) {
+                    ExecutionInputsTable.INSERT.bind(inputs, inputArgs(id, s.inputs()));
+                    inputs.addBatch();
+                    inputRows++;
+                }
+                if (s.webhook() != null) {
+                    WebhookStore.INSERT.bind(hooks, NamedSql.Args.of("id", id, "url", s.webhook()));
+                    hooks.addBatch();
+                    hookRows++;
+                }
+            }
+            if (inputRows > 0) {
+                inputs.executeBatch();
+            }
+            if (hookRows > 0) {
+                hooks.executeBatch();
+            }
+        }
+    }
+
+    /**
+     * The rows that the INSERT skipped (their idempotency key names an earlier execution), read
+     * in one statement once the insert has committed.
+     */
+    private static void answerRepeats(Connection c, List<Submission> submissions, Inserted[] answers, List<Integer> rows)
+            throws SQLException {
+        List<Integer> repeats = rows.stream().filter(i -> answers[i] == null).toList();
+        if (repeats.isEmpty()) {
+            return;
+        }
+        String[] owners = repeats.stream().map(i -> submissions.get(i).owner()).toArray(String[]::new);
+        String[] keys = repeats.stream().map(i -> submissions.get(i).idempotencyKey()).toArray(String[]::new);
+        Map<List<String>, Execution> found = new HashMap<>();
+        try (PreparedStatement ps = ExecutionsTable.READ_BY_KEYS.prepare(c, NamedSql.Args.of("owners", text(c, owners),
+                "keys", text(c, keys))); ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                Execution e = ExecutionRows.map(rs, null);
+                found.put(List.of(e.owner(), e.idempotencyKey()), e);
+            }
+        }
+        for (int i : repeats) {
+            Submission s = submissions.get(i);
+            Execution first = found.get(List.of(s.owner(), s.idempotencyKey()));
+            if (first == null) {
+                throw new StoreException("idempotency key conflict without a row for owner " + s.owner(), null);
+            }
+            answers[i] = new Inserted(first, false);
+        }
     }
 
     /**
@@ -136,8 +299,8 @@ public final class SubmissionStore {
                 .build();
     }
 
-    /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}), in the insert's transaction. */
-    private static void insertInputs(Connection c, UUID id, RunInputs inputs) throws SQLException {
+    /** A submission's files, artifacts, workspace and secrets' names (V7, V17 {@code execution_inputs}). */
+    private static NamedSql.Args inputArgs(UUID id, RunInputs inputs) {
         String artifacts;
         String secrets;
         try {
@@ -146,11 +309,8 @@ public final class SubmissionStore {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
-        NamedSql.Args args = NamedSql.Args.of("id", id, "files_tar", inputs.filesTar(), "artifacts", artifacts)
+        return NamedSql.Args.of("id", id, "files_tar", inputs.filesTar(), "artifacts", artifacts)
                 .and("workspace", inputs.workspace()).and("secrets", secrets);
-        try (PreparedStatement ps = ExecutionInputsTable.INSERT.prepare(c, args)) {
-            ps.executeUpdate();
-        }
     }
 
     /** The execution an owner submitted with this idempotency key, without its output. */

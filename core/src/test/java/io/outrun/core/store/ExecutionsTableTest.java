@@ -17,6 +17,7 @@ class ExecutionsTableTest {
         String byId = beforeWhere(ExecutionsTable.READ_BY_ID.text());
         assertThat(beforeWhere(ExecutionsTable.READ_OWNED.text())).isEqualTo(byId);
         assertThat(beforeWhere(ExecutionsTable.READ_BY_KEY.text())).isEqualTo(byId);
+        assertThat(beforeWhere(ExecutionsTable.READ_BY_KEYS.text())).isEqualTo(byId);
     }
 
     @Test

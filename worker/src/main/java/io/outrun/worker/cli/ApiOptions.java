@@ -24,6 +24,10 @@ public final class ApiOptions {
     @Option(names = "--max-body-bytes", defaultValue = "" + ApiConfig.DEFAULT_MAX_BODY_BYTES, description = "Largest request body; larger answers 413 (default ${DEFAULT-VALUE})")
     int maxBodyBytes;
 
+    @Option(names = "--max-batch-body-bytes", defaultValue = "" + ApiConfig.DEFAULT_MAX_BATCH_BODY_BYTES,
+            description = "Largest body of POST /v1/executions/batch; larger answers 413 (default ${DEFAULT-VALUE})")
+    int maxBatchBodyBytes;
+
     @Option(names = "--max-attempts", defaultValue = "" + ApiConfig.DEFAULT_MAX_ATTEMPTS, description = "Most attempts an execution gets when workers"
             + " are lost mid-run; a submission may ask for fewer (default ${DEFAULT-VALUE})")
     int maxAttempts;
@@ -66,6 +70,7 @@ public final class ApiOptions {
                 .withMaxTimeoutMs(maxTimeoutMs)
                 .withMaxOutputBytes(maxOutputBytes)
                 .withMaxBodyBytes(maxBodyBytes)
+                .withMaxBatchBodyBytes(maxBatchBodyBytes)
                 .withMaxAttempts(maxAttempts)
                 .withEnvAllowlist(envAllow)
                 .withIdentity(new IdentityConfig(blankToNull(publicUrl), blankToNull(identityAudience),
