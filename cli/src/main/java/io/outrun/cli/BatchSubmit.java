@@ -5,7 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.outrun.client.ApiException;
 import io.outrun.client.OutrunClient;
 import io.outrun.client.UnreachableException;
-import io.outrun.client.wire.BatchAnswer;
+import io.outrun.client.wire.BatchResponse;
+import io.outrun.client.wire.BatchResult;
 import io.outrun.client.wire.Json;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -44,21 +45,21 @@ final class BatchSubmit {
         List<Integer> refused = new ArrayList<>();
         for (int from = 0; from < lines.size(); from += BatchFile.MAX_PER_REQUEST) {
             List<BatchFile.Line> part = lines.subList(from, Math.min(lines.size(), from + BatchFile.MAX_PER_REQUEST));
-            BatchAnswer answer;
+            BatchResponse answer;
             try {
                 answer = client.submitBatch(part.stream().map(BatchFile.Line::submission).toList());
             } catch (ApiException | UnreachableException e) {
                 notSent(name, part.get(0).number(), from > 0, e);
                 throw e; // reported by ClientCommand, exit 1
             }
-            for (BatchAnswer.Result r : answer.results()) {
+            for (BatchResult r : answer.results()) {
                 if (r.index() < 0 || r.index() >= part.size()) {
                     throw new IllegalStateException("the API answered a result for submission " + r.index()
                             + " of a batch of " + part.size());
                 }
                 int line = part.get(r.index()).number();
                 print(line, r);
-                if (r.accepted()) {
+                if (r.ok()) {
                     accepted++;
                 } else {
                     refused.add(line);
@@ -72,7 +73,7 @@ final class BatchSubmit {
         return refused.isEmpty() ? 0 : SOME_REFUSED;
     }
 
-    private void print(int line, BatchAnswer.Result r) {
+    private void print(int line, BatchResult r) {
         if (json) {
             ObjectNode row = Json.mapper().createObjectNode().put("line", line);
             row.setAll((ObjectNode) Json.mapper().valueToTree(r));
@@ -81,8 +82,8 @@ final class BatchSubmit {
             } catch (JsonProcessingException e) {
                 throw new IllegalStateException(e);
             }
-        } else if (r.accepted()) {
-            out.println(line + "\t" + r.execution().executionId() + (r.replayed() ? "\treplayed" : ""));
+        } else if (r.ok()) {
+            out.println(line + "\t" + r.execution().executionId() + (Boolean.TRUE.equals(r.replayed()) ? "\treplayed" : ""));
         } else {
             String code = r.error() != null && r.error().error() != null ? r.error().error().code() : "http_" + r.status();
             String message = r.error() != null && r.error().error() != null ? r.error().error().message() : "";
