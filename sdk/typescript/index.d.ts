@@ -75,8 +75,8 @@ export type BatchSubmission = string | (Omit<RunOptions, 'waitMs' | 'waitFor' | 
 export type BatchItemResult =
   | {
       index: number;
-      /** 202: accepted (stored, or a replay of its idempotency key). */
-      status: 202;
+      /** 202: accepted; 200: a repeat of an idempotency key whose execution has ended. */
+      status: 200 | 202;
       execution: Execution;
       /** Its idempotencyKey had been accepted before: this is that first execution. */
       replayed: boolean;
@@ -97,6 +97,8 @@ export interface BatchResult {
   refused: number;
   /** One per submission, in the order sent. */
   results: BatchItemResult[];
+  /** What to do next. */
+  guidance?: string;
 }
 
 /** Outrun's error shape (every error answer, and a refused batch item). */
@@ -248,7 +250,7 @@ export declare class Outrun {
    * a bad item fails only itself. Throws for the whole request (batch_invalid, batch_too_large, 401,
    * 403, 503, 507): then nothing was stored.
    */
-  submitBatch(submissions: BatchSubmission[], options?: { traceparent?: string; tracestate?: string } & CallOptions): Promise<BatchResult>;
+  submitBatch(submissions: BatchSubmission[], options?: { traceparent?: string; tracestate?: string; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<BatchResult>;
   get(id: string, options?: { waitMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;
   /** Polls until it ended (or timeoutMs passed). */
   wait(id: string, options?: { timeoutMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;

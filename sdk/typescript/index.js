@@ -209,15 +209,16 @@ export class Outrun {
    * `{ index, status, error }` (the error body a single submit would answer). The whole request
    * throws (and stores nothing) when it is malformed (batch_invalid), too large (batch_too_large)
    * or the API cannot take it (401, 403, 503, 507). traceparent / tracestate apply to every item.
-   * Retried on a 503 or a lost connection only when every item carries an idempotencyKey.
+   * Retried on a 503 or a lost connection only when every item carries an idempotencyKey. output:
+   * how much output each execution shows ('none' | 'tail' | 'full', as for run()).
    */
-  async submitBatch(submissions, { traceparent, tracestate, signal } = {}) {
+  async submitBatch(submissions, { traceparent, tracestate, output, signal } = {}) {
     if (!Array.isArray(submissions)) {
       throw new TypeError('submitBatch takes an array of submissions (command strings or run() options with command)');
     }
     const items = submissions.map((s, i) => batchItemOf(s, i));
     return this.#json('POST', '/v1/executions/batch', {
-      body: { submissions: items }, headers: traceHeaders(traceparent, tracestate), signal,
+      query: { output }, body: { submissions: items }, headers: traceHeaders(traceparent, tracestate), signal,
       retry: items.length > 0 && items.every((item) => item.idempotencyKey != null),
     });
   }

@@ -157,11 +157,11 @@ describe('offline (scripted fake server)', () => {
       'echo a',
       { command: 'echo b', timeoutMs: -5, labels: { k: 'v' }, files: { 'x.bin': new Uint8Array([0]) } },
       { command: 'echo c', idempotencyKey: 'k3', identity: true, maxAttempts: 1 },
-    ], { traceparent: TRACEPARENT });
+    ], { traceparent: TRACEPARENT, output: 'none' });
     assert.deepEqual(got, answer);
     assert.equal(seen.length, 1);
     assert.equal(seen[0].method, 'POST');
-    assert.equal(seen[0].url, '/v1/executions/batch');
+    assert.equal(seen[0].url, '/v1/executions/batch?output=none');
     assert.equal(seen[0].headers['content-type'], 'application/json');
     assert.equal(seen[0].headers.traceparent, TRACEPARENT);
     assert.equal(seen[0].headers['idempotency-key'], undefined);

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 @dataclass
 class BatchItem:
     """What became of one submission of a batch: ``index`` (its place in the list), ``status``
-    (the HTTP status a single submit would have answered: 202 accepted, 400, 409, 429, ...) and
+    (the HTTP status a single submit would have answered: 202 accepted, 200 for a repeat of an
+    idempotency key whose execution has ended, else 400, 403, 409, 429, ...) and
     either its ``execution`` or its ``error`` (the :class:`OutrunError` a single submit would have
     raised for it: ``InvalidRequest``, ``Conflict`` ``idempotency_key_reused``, ...). ``replayed``:
     its idempotency key had been accepted before, and this is that first execution."""
@@ -41,11 +42,12 @@ class BatchItem:
 
 @dataclass
 class BatchResult:
-    """The answer to a batch: how many were ``accepted`` and ``refused``, and ``results``, one
-    :class:`BatchItem` per submission in the order sent."""
+    """The answer to a batch: how many were ``accepted`` and ``refused``, ``results``, one
+    :class:`BatchItem` per submission in the order sent, and the server's ``guidance``."""
     accepted: int
     refused: int
     results: List[BatchItem]
+    guidance: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -63,4 +65,4 @@ class BatchResult:
         results = sorted((BatchItem.of(r, execution_of) for r in d.get("results") or [] if isinstance(r, Mapping)),
                          key=lambda r: r.index)
         return cls(accepted=int(d.get("accepted") or 0), refused=int(d.get("refused") or 0), results=results,
-                   raw=dict(d))
+                   guidance=d.get("guidance"), raw=dict(d))
