@@ -248,7 +248,7 @@ export declare class Outrun {
   /**
    * Up to 1000 submissions in one request (POST /v1/executions/batch), stored in one transaction;
    * a bad item fails only itself. Throws for the whole request (batch_invalid, batch_too_large, 401,
-   * 403, 503, 507): then nothing was stored.
+   * 403, 503): then nothing was stored.
    */
   submitBatch(submissions: BatchSubmission[], options?: { traceparent?: string; tracestate?: string; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<BatchResult>;
   get(id: string, options?: { waitMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;

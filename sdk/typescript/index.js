@@ -56,7 +56,7 @@ export class NotFoundError extends OutrunError {}
 export class ConflictError extends OutrunError {}
 /** 429: too_many_queued, too_many_waiting; nothing was stored. */
 export class RateLimitedError extends OutrunError {}
-/** 503: database_unavailable, database_disk_full, ... (507 for a batch on a full disk); nothing stored; try again after retryAfter seconds. */
+/** 503: database_unavailable, database_disk_full, ...; try again after retryAfter seconds. */
 export class UnavailableError extends OutrunError {}
 /** No answer (connection refused, reset, timed out), or one that is not Outrun's. */
 export class UnreachableError extends OutrunError {
@@ -67,7 +67,7 @@ export class UnreachableError extends OutrunError {
 
 const BY_STATUS = {
   400: InvalidRequestError, 401: IdentityRequiredError, 403: ForbiddenError, 404: NotFoundError,
-  409: ConflictError, 429: RateLimitedError, 503: UnavailableError, 507: UnavailableError,
+  409: ConflictError, 429: RateLimitedError, 503: UnavailableError,
 };
 
 function retryAfterOf(value) {
@@ -208,7 +208,7 @@ export class Outrun {
    * one result per submission in order, `{ index, status: 202, execution, replayed }` or
    * `{ index, status, error }` (the error body a single submit would answer). The whole request
    * throws (and stores nothing) when it is malformed (batch_invalid), too large (batch_too_large)
-   * or the API cannot take it (401, 403, 503, 507). traceparent / tracestate apply to every item.
+   * or the API cannot take it (401, 403, 503). traceparent / tracestate apply to every item.
    * Retried on a 503 or a lost connection only when every item carries an idempotencyKey. output:
    * how much output each execution shows ('none' | 'tail' | 'full', as for run()).
    */

@@ -231,7 +231,7 @@ class OfflineTest(unittest.TestCase):
         with self.assertRaises(outrun.OutrunError) as e:
             self.o.submit_batch(["true"] * 3)
         self.assertEqual((e.exception.status, e.exception.code), (413, "batch_too_large"))
-        self.fake.script[("POST", "/v1/executions/batch")] = [(507, _err("database_disk_full", "full"),
+        self.fake.script[("POST", "/v1/executions/batch")] = [(503, _err("database_disk_full", "full"),
                                                               {"Retry-After": "30"})]
         with self.assertRaises(outrun.Unavailable) as e:
             self.o.submit_batch(["true", {"command": "true", "idempotency_key": "k"}])

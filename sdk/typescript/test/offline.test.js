@@ -175,8 +175,8 @@ describe('offline (scripted fake server)', () => {
     script['POST /v1/executions/batch'] = [[413, err('batch_too_large', '1001 > 1000'), {}]];
     await assert.rejects(o.submitBatch(['true', 'true']),
       (e) => e instanceof OutrunError && e.status === 413 && e.code === 'batch_too_large');
-    script['POST /v1/executions/batch'] = [[507, err('database_disk_full', 'full'), { 'Retry-After': '30' }]];
-    await assert.rejects(o.submitBatch([{ command: 'true', idempotencyKey: 'k' }]),
+    script['POST /v1/executions/batch'] = [[503, err('database_disk_full', 'full'), { 'Retry-After': '30' }]];
+    await assert.rejects(o.submitBatch(['true', { command: 'true', idempotencyKey: 'k' }]),
       (e) => e instanceof UnavailableError && e.code === 'database_disk_full' && e.retryAfter === 30);
     script['POST /v1/executions/batch'] = [UNAVAILABLE, [200, { results: [] }, {}]];
     await assert.rejects(o.submitBatch(['true', { command: 'true', idempotencyKey: 'k' }]), UnavailableError);

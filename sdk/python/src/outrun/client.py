@@ -278,7 +278,7 @@ class Outrun:
         order, with the execution (``status`` 202) or the error a single submit would have
         raised for it. The whole request raises (and stores nothing) when it is malformed
         (``batch_invalid``), too large (``batch_too_large``: over 1000 items or the body limit),
-        or the API cannot take it (401, 403, 503, 507). ``traceparent``/``tracestate`` apply to
+        or the API cannot take it (401, 403, 503). ``traceparent``/``tracestate`` apply to
         every item. Retried on a 503 or a lost connection only when every item carries an
         idempotency key (a repeat answers the first executions, ``replayed``)."""
         if isinstance(submissions, (str, bytes, Mapping)):

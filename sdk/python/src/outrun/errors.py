@@ -58,8 +58,7 @@ class RateLimited(OutrunError):
 
 
 class Unavailable(OutrunError):
-    """503 (``database_unavailable``, ``database_disk_full``, ...), or 507 for a batch whose database disk
-    is full: nothing was stored; try again after ``retry_after`` seconds."""
+    """503 (``database_unavailable``, ``database_disk_full``, ...): try again after ``retry_after`` seconds."""
 
 
 class Unreachable(OutrunError):
@@ -77,7 +76,6 @@ _BY_STATUS = {
     409: Conflict,
     429: RateLimited,
     503: Unavailable,
-    507: Unavailable,
 }
 
 

@@ -47,7 +47,8 @@ final class BatchSubmit {
             List<BatchFile.Line> part = lines.subList(from, Math.min(lines.size(), from + BatchFile.MAX_PER_REQUEST));
             BatchResponse answer;
             try {
-                answer = client.submitBatch(part.stream().map(BatchFile.Line::submission).toList());
+                // Lines of ids need no output in the answer; --json shows what the API shows (each stream's tail).
+                answer = client.submitBatch(part.stream().map(BatchFile.Line::submission).toList(), json ? null : "none");
             } catch (ApiException | UnreachableException e) {
                 notSent(name, part.get(0).number(), from > 0, e);
                 throw e; // reported by ClientCommand, exit 1
