@@ -212,6 +212,7 @@ public final class RunCommand extends ClientCommand {
                     + " command after -- with it (got: " + String.join(" ", command) + ")");
         }
         List<String> others = spec.commandLine().getParseResult().matchedOptions().stream()
+                .filter(o -> !o.inherited()) // the root's own (--log-format) apply to every command
                 .map(o -> o.longestName()).filter(n -> !BATCH_OPTIONS.contains(n)).distinct().toList();
         if (!others.isEmpty()) {
             throw new UsageException("--batch takes no " + String.join(", ", others) + ": each line of " + batch

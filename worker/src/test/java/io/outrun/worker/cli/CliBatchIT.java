@@ -96,7 +96,7 @@ class CliBatchIT {
         assertThat(bad.code()).as("an unknown field is the CLI's usage error, before sending").isEqualTo(2);
         assertThat(bad.err()).contains("line 2: unknown field bogusField");
         Files.writeString(file, "{\"command\": \"true\"}\n");
-        CliIT.Result r = batch(file, "--json");
+        CliIT.Result r = batch(file, "--json", "--log-format", "text"); // the root's option is no run option
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).startsWith("{\"line\":1,\"index\":0,\"status\":202,\"execution\":{\"executionId\":\"");
     }
