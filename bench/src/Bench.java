@@ -51,8 +51,12 @@ public final class Bench {
             figures.put("output", () -> OutputBench.run(pg, image));
             figures.put("recovery", () -> RecoveryBench.run(pg, jar, classes, logs, quick ? 1 : 3, true));
             figures.put("egress", () -> EgressBench.run(quick ? 500 : 2000));
-            figures.put("enqueue", () -> EnqueueBench.run(pg, Duration.ofSeconds(quick ? 5 : 10),
-                    Duration.ofSeconds(quick ? 15 : 30)));
+            figures.put("enqueue", () -> {
+                List<Support.Result> both = new ArrayList<>(EnqueueBench.run(pg, Duration.ofSeconds(quick ? 5 : 10),
+                        Duration.ofSeconds(quick ? 15 : 30)));
+                both.addAll(EnqueueBatchBench.run(pg, Duration.ofSeconds(quick ? 5 : 10), Duration.ofSeconds(quick ? 15 : 30)));
+                return both;
+            });
             for (Map.Entry<String, Figure> f : figures.entrySet()) {
                 if (!only.isEmpty() && !only.contains(f.getKey())) {
                     continue;

@@ -218,11 +218,6 @@ public final class ExecutionService {
         }
     }
 
-    /** Transactions the group commit of single submits has written (a test's view of how they shared). */
-    long groupTransactions() {
-        return group.transactions();
-    }
-
     /** What this node knows of its database's disk (health and submits share it). */
     public DiskFull diskFull() {
         return diskFull;

@@ -60,6 +60,13 @@ final class GroupCommit {
         return me.outcome().orThrow();
     }
 
+    /** Submits queued for the next flush now (a test's view). */
+    int waiting() {
+        synchronized (lock) {
+            return waiting.size();
+        }
+    }
+
     /** Flushes written since this node started (each one transaction, or one per row after a failure). */
     long transactions() {
         return transactions.get();
