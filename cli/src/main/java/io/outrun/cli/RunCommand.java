@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -134,7 +135,7 @@ public final class RunCommand extends ClientCommand {
     String batch;
 
     /** The options --batch goes with: the file's lines hold everything else. */
-    private static final java.util.Set<String> BATCH_OPTIONS = java.util.Set.of("--batch", "--json", "--api", "--token");
+    private static final Set<String> BATCH_OPTIONS = Set.of("--batch", "--json", "--api", "--token");
 
     @Override
     int run(OutrunClient client) {
