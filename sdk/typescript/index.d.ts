@@ -66,6 +66,48 @@ export interface RunOptions {
   [field: string]: unknown;
 }
 
+/** One submission of a batch: run()'s options with its command; idempotencyKey is its own. */
+export type BatchSubmission = string | (Omit<RunOptions, 'waitMs' | 'waitFor' | 'traceparent' | 'tracestate' | 'output' | 'signal'> & {
+  command: string;
+});
+
+/** What became of one submission of a batch, at its index in the list sent. */
+export type BatchItemResult =
+  | {
+      index: number;
+      /** 202: accepted; 200: a repeat of an idempotency key whose execution has ended. */
+      status: 200 | 202;
+      execution: Execution;
+      /** Its idempotencyKey had been accepted before: this is that first execution. */
+      replayed: boolean;
+      error?: undefined;
+    }
+  | {
+      index: number;
+      /** The HTTP status a single submit would have answered for it: 400, 403, 409, 429, ... */
+      status: number;
+      /** The error body a single submit would have answered: error.code, error.message, guidance. */
+      error: ErrorBody;
+      execution?: undefined;
+      replayed?: undefined;
+    };
+
+export interface BatchResult {
+  accepted: number;
+  refused: number;
+  /** One per submission, in the order sent. */
+  results: BatchItemResult[];
+  /** What to do next. */
+  guidance?: string;
+}
+
+/** Outrun's error shape (every error answer, and a refused batch item). */
+export interface ErrorBody {
+  status: 'error';
+  error: ErrorInfo;
+  guidance?: string;
+}
+
 export interface StreamText {
   text?: string;
   truncated: boolean;
@@ -203,6 +245,12 @@ export declare class Outrun {
   static fromRunEnv(options?: OutrunOptions): Outrun;
   readonly api: string;
   run(command: string, options?: RunOptions): Promise<Execution>;
+  /**
+   * Up to 1000 submissions in one request (POST /v1/executions/batch), stored in one transaction;
+   * a bad item fails only itself. Throws for the whole request (batch_invalid, batch_too_large, 401,
+   * 403, 503): then nothing was stored.
+   */
+  submitBatch(submissions: BatchSubmission[], options?: { traceparent?: string; tracestate?: string; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<BatchResult>;
   get(id: string, options?: { waitMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;
   /** Polls until it ended (or timeoutMs passed). */
   wait(id: string, options?: { timeoutMs?: number; output?: 'none' | 'tail' | 'full' } & CallOptions): Promise<Execution>;

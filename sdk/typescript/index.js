@@ -107,6 +107,37 @@ function filesOf(files) {
   });
 }
 
+/** The JSON body of a submit (SubmitRequest) for run()'s options: files and identity in their short forms too. */
+function submissionOf(command, { files, identity, ...fields }) {
+  const body = { command, ...fields };
+  if (files != null) body.files = filesOf(files);
+  body.identity = identityOf(identity);
+  for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
+  return body;
+}
+
+/** One submission of a batch: a command, or run()'s options with command and its own idempotencyKey. */
+function batchItemOf(s, index) {
+  if (typeof s === 'string') return { command: s };
+  if (s == null || typeof s !== 'object' || Array.isArray(s)) {
+    throw new TypeError(`submissions[${index}]: a command string or run() options with command, got ${s === null ? 'null' : typeof s}`);
+  }
+  const { command, idempotencyKey, signal, output, ...fields } = s;
+  for (const header of ['traceparent', 'tracestate']) {
+    if (header in fields) throw new TypeError(`submissions[${index}]: ${header} applies to the whole batch: pass it to submitBatch()`);
+  }
+  const item = submissionOf(command, fields);
+  if (idempotencyKey != null) item.idempotencyKey = String(idempotencyKey);
+  return item;
+}
+
+function traceHeaders(traceparent, tracestate) {
+  const headers = { 'Content-Type': 'application/json' };
+  if (traceparent != null) headers.traceparent = String(traceparent);
+  if (tracestate != null) headers.tracestate = String(tracestate);
+  return headers;
+}
+
 const seg = (value) => {
   if (value == null || value === '') throw new TypeError('an execution id (or name) is required');
   return encodeURIComponent(String(value));
@@ -160,17 +191,35 @@ export class Outrun {
    * API's /.well-known/jwks.json (true: the operator's default audience).
    */
   async run(command, options = {}) {
-    const { idempotencyKey, traceparent, tracestate, output, signal, files, identity, ...fields } = options;
-    const body = { command, ...fields };
-    if (files != null) body.files = filesOf(files);
-    body.identity = identityOf(identity);
-    for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
-    const headers = { 'Content-Type': 'application/json' };
+    const { idempotencyKey, traceparent, tracestate, output, signal, ...fields } = options;
+    const headers = traceHeaders(traceparent, tracestate);
     if (idempotencyKey != null) headers['Idempotency-Key'] = String(idempotencyKey);
-    if (traceparent != null) headers.traceparent = String(traceparent);
-    if (tracestate != null) headers.tracestate = String(tracestate);
     return this.#json('POST', '/v1/executions', {
-      query: { output }, body, headers, waitMs: fields.waitMs, retry: idempotencyKey != null, signal,
+      query: { output }, body: submissionOf(command, fields), headers, waitMs: fields.waitMs,
+      retry: idempotencyKey != null, signal,
+    });
+  }
+
+  /**
+   * Submits up to 1000 commands in one request (POST /v1/executions/batch), stored in one
+   * transaction. Each submission is a command string or run()'s options with `command`
+   * (`{ command, labels, idempotencyKey, maxAttempts, ... }`), without waitMs: the server refuses
+   * a wait per item. A bad item fails only itself: the answer is `{ accepted, refused, results }`,
+   * one result per submission in order, `{ index, status: 202, execution, replayed }` or
+   * `{ index, status, error }` (the error body a single submit would answer). The whole request
+   * throws (and stores nothing) when it is malformed (batch_invalid), too large (batch_too_large)
+   * or the API cannot take it (401, 403, 503). traceparent / tracestate apply to every item.
+   * Retried on a 503 or a lost connection only when every item carries an idempotencyKey. output:
+   * how much output each execution shows ('none' | 'tail' | 'full', as for run()).
+   */
+  async submitBatch(submissions, { traceparent, tracestate, output, signal } = {}) {
+    if (!Array.isArray(submissions)) {
+      throw new TypeError('submitBatch takes an array of submissions (command strings or run() options with command)');
+    }
+    const items = submissions.map((s, i) => batchItemOf(s, i));
+    return this.#json('POST', '/v1/executions/batch', {
+      query: { output }, body: { submissions: items }, headers: traceHeaders(traceparent, tracestate), signal,
+      retry: items.length > 0 && items.every((item) => item.idempotencyKey != null),
     });
   }
 

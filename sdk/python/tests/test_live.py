@@ -188,7 +188,7 @@ class LiveTest(unittest.TestCase):
             self.skipTest("no python3 inside a run")
         src = os.path.dirname(outrun.__file__)
         files = {}
-        for name in ("__init__.py", "client.py", "errors.py"):
+        for name in ("__init__.py", "client.py", "errors.py", "submission.py", "batch.py"):
             with open(os.path.join(src, name), encoding="utf-8") as f:
                 files["outrun/" + name] = f.read()
         files["report.py"] = (
@@ -215,6 +215,55 @@ class LiveTest(unittest.TestCase):
         self.assertEqual(child.parent_id, ex.id)
         self.assertEqual(child.labels.get("parent"), ex.id)
 
+    def test_submit_batch_answers_each_item(self):
+        tag = uuid.uuid4().hex[:12]
+        key = "py-batch-" + uuid.uuid4().hex
+        first = self.o.submit_batch([
+            "echo one",
+            {"command": "echo two", "labels": {"batch": tag}, "idempotency_key": key, "max_attempts": 1},
+            {"command": "echo never", "timeout_ms": -5},
+            {"command": "echo never", "wait_ms": 1000},
+        ])
+        self.assertEqual((first.accepted, first.refused), (2, 2), first.raw)
+        self.assertEqual([r.index for r in first.results], [0, 1, 2, 3])
+        self.assertEqual([r.status for r in first.results], [202, 202, 400, 400])
+        bad = first.results[2].error
+        self.assertIsInstance(bad, outrun.InvalidRequest)
+        self.assertEqual(bad.code, "invalid_request")
+        self.assertIn("timeoutMs", bad.message)
+        self.assertTrue(bad.guidance)
+        self.assertEqual(first.results[3].error.code, "wait_not_in_batch")
+        one, two = first.executions
+        self.assertEqual(one.status, "queued")
+        self.assertFalse(first.results[1].replayed)
+        self.assertEqual(self.o.wait(one.id, timeout=60).stdout.text, "one\n")
+        done = self.o.wait(two.id, timeout=60)
+        self.assertEqual((done.status, done.stdout.text, done.labels), ("succeeded", "two\n", {"batch": tag}))
+        self.assertEqual(done.raw["maxAttempts"], 1)
+        # The same key again: the first execution, replayed; with another command: refused, alone.
+        again = self.o.submit_batch([{"command": "echo two", "labels": {"batch": tag}, "idempotency_key": key,
+                                      "max_attempts": 1},
+                                     {"command": "echo other", "idempotency_key": key}, "true"])
+        # A repeat answers as a single submit would: 200 once that execution has ended.
+        self.assertEqual([r.status for r in again.results], [200, 409, 202], again.raw)
+        self.assertTrue(again.results[0].replayed)
+        self.assertTrue(again.results[0].ok)
+        self.assertTrue(again.guidance)
+        self.assertEqual(again.results[0].execution.id, two.id)
+        self.assertIsInstance(again.results[1].error, outrun.Conflict)
+        self.assertEqual(again.results[1].error.code, "idempotency_key_reused")
+        self.assertEqual((again.accepted, again.refused), (2, 1))
+
+    def test_a_whole_batch_refused(self):
+        with self.assertRaises(outrun.InvalidRequest) as e:
+            self.o.submit_batch([])
+        self.assertEqual((e.exception.status, e.exception.code), (400, "batch_invalid"))
+        with self.assertRaises(outrun.OutrunError) as e:
+            self.o.submit_batch(["true"] * 1001)
+        self.assertEqual((e.exception.status, e.exception.code), (413, "batch_too_large"))
+        with self.assertRaises(outrun.IdentityRequired):
+            outrun.Outrun(token="otk_not-a-token").submit_batch(["true"])
+
     def test_schema_fields_exist_in_openapi(self):
         doc = self.o.openapi()
         schemas = doc["components"]["schemas"]
@@ -226,7 +275,7 @@ class LiveTest(unittest.TestCase):
             declared = {p["name"] for p in doc["paths"][route][method].get("parameters", []) if p.get("in") == "query"}
             self.assertEqual([p for p in params if p not in declared], [], f"{method} {route}")
         for route in ("/v1/executions/{id}/cancel", "/v1/executions/{id}/artifacts",
-                      "/v1/executions/{id}/artifacts/{name}", "/v1/executions/{id}/progress"):
+                      "/v1/executions/{id}/artifacts/{name}", "/v1/executions/{id}/progress", "/v1/executions/batch"):
             self.assertIn(route, doc["paths"])
         headers = {p["name"] for p in doc["paths"]["/v1/executions"]["post"]["parameters"] if p.get("in") == "header"}
         self.assertEqual([h for h in ("Idempotency-Key", "traceparent", "tracestate") if h not in headers], [])

@@ -192,6 +192,73 @@ class OfflineTest(unittest.TestCase):
             self.assertEqual(outrun.Outrun(self.fake.url).token, "run-tok")
             self.assertEqual(outrun.Outrun(self.fake.url, "given").token, "given")
 
+    # --- batches ---------------------------------------------------------------------------------
+
+    def test_submit_batch_sends_each_item_and_reads_each_result(self):
+        answer = {"accepted": 2, "refused": 1, "results": [
+            {"index": 0, "status": 202, "execution": EXEC, "replayed": False},
+            {"index": 1, "status": 400, "error": _err("invalid_request", "timeoutMs: must be at least 1, got -5")},
+            {"index": 2, "status": 202, "execution": dict(EXEC, executionId="e2"), "replayed": True}]}
+        self.fake.script[("POST", "/v1/executions/batch")] = [(200, answer, {})]
+        got = self.o.submit_batch(
+            ["echo a",
+             {"command": "echo b", "timeout_ms": -5, "labels": {"k": "v"}, "files": {"x.bin": b"\x00"}},
+             {"command": "echo c", "idempotency_key": "k3", "identity": True, "maxAttempts": 1}],
+            traceparent="00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        method, path, headers, body = self.fake.seen[0]
+        headers = {k.lower(): v for k, v in headers.items()}
+        self.assertEqual((method, path), ("POST", "/v1/executions/batch"))
+        self.assertEqual(headers["content-type"], "application/json")
+        self.assertEqual(headers["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        self.assertNotIn("idempotency-key", headers)
+        self.assertEqual(json.loads(body), {"submissions": [
+            {"command": "echo a"},
+            {"command": "echo b", "timeoutMs": -5, "labels": {"k": "v"},
+             "files": [{"path": "x.bin", "content": "AA==", "encoding": "base64"}]},
+            {"command": "echo c", "identity": {}, "maxAttempts": 1, "idempotencyKey": "k3"}]})
+        self.assertEqual((got.accepted, got.refused), (2, 1))
+        self.assertEqual([(r.index, r.status, r.ok, r.replayed) for r in got.results],
+                         [(0, 202, True, False), (1, 400, False, False), (2, 202, True, True)])
+        self.assertEqual([e.id for e in got.executions], ["e1", "e2"])
+        bad = got.errors[0]
+        self.assertIsInstance(bad.error, outrun.InvalidRequest)
+        self.assertEqual((bad.index, bad.error.status, bad.error.code), (1, 400, "invalid_request"))
+        self.assertIn("timeoutMs", bad.error.message)
+        self.assertEqual(bad.error.guidance, "do invalid_request")
+
+    def test_a_whole_batch_refused_raises_and_is_not_retried_without_keys(self):
+        self.fake.script[("POST", "/v1/executions/batch")] = [(413, _err("batch_too_large", "1001 > 1000"), {})]
+        with self.assertRaises(outrun.OutrunError) as e:
+            self.o.submit_batch(["true"] * 3)
+        self.assertEqual((e.exception.status, e.exception.code), (413, "batch_too_large"))
+        self.fake.script[("POST", "/v1/executions/batch")] = [(503, _err("database_disk_full", "full"),
+                                                              {"Retry-After": "30"})]
+        with self.assertRaises(outrun.Unavailable) as e:
+            self.o.submit_batch(["true", {"command": "true", "idempotency_key": "k"}])
+        self.assertEqual((e.exception.code, e.exception.retry_after), ("database_disk_full", 30.0))
+        self.fake.script[("POST", "/v1/executions/batch")] = [UNAVAILABLE, (200, {"results": []}, {})]
+        with self.assertRaises(outrun.Unavailable):
+            self.o.submit_batch(["true", {"command": "true", "idempotency_key": "k"}])
+        self.assertEqual(len(self.fake.seen), 3, "one request each: not every item had a key")
+
+    def test_a_batch_whose_every_item_has_a_key_is_retried(self):
+        ok = {"accepted": 1, "refused": 0, "results": [{"index": 0, "status": 202, "execution": EXEC}]}
+        self.fake.script[("POST", "/v1/executions/batch")] = [UNAVAILABLE, (200, ok, {})]
+        got = self.o.submit_batch([{"command": "true", "idempotencyKey": "k1"}])
+        self.assertEqual(got.executions[0].id, "e1")
+        self.assertEqual(len(self.fake.seen), 2)
+        self.assertEqual(self.fake.seen[0][3], self.fake.seen[1][3], "the same body again")
+
+    def test_batch_arguments_are_checked_before_sending(self):
+        with self.assertRaises(TypeError):
+            self.o.submit_batch("echo a")  # a string is no list of submissions
+        with self.assertRaises(TypeError):
+            self.o.submit_batch([42])
+        with self.assertRaises(TypeError) as e:
+            self.o.submit_batch([{"command": "a", "traceparent": "00-x"}])
+        self.assertIn("submissions[0]", str(e.exception))
+        self.assertEqual(self.fake.seen, [])
+
 
 if __name__ == "__main__":
     unittest.main()

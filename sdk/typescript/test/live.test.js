@@ -208,6 +208,47 @@ describe('live outrun dev', { skip }, () => {
     assert.equal(child.labels.parent, ex.executionId);
   });
 
+  test('submitBatch answers each item', async () => {
+    const tag = randomUUID().slice(0, 12);
+    const key = `ts-batch-${randomUUID()}`;
+    const first = await o.submitBatch([
+      'echo one',
+      { command: 'echo two', labels: { batch: tag }, idempotencyKey: key, maxAttempts: 1 },
+      { command: 'echo never', timeoutMs: -5 },
+      { command: 'echo never', waitMs: 1000 },
+    ]);
+    assert.deepEqual([first.accepted, first.refused], [2, 2], JSON.stringify(first));
+    assert.deepEqual(first.results.map((r) => [r.index, r.status]), [[0, 202], [1, 202], [2, 400], [3, 400]]);
+    assert.equal(first.results[2].error.error.code, 'invalid_request');
+    assert.match(first.results[2].error.error.message, /timeoutMs/);
+    assert.ok(first.results[2].error.guidance);
+    assert.equal(first.results[3].error.error.code, 'wait_not_in_batch');
+    const [one, two] = first.results.slice(0, 2).map((r) => r.execution);
+    assert.equal(one.status, 'queued');
+    assert.equal(first.results[1].replayed, false);
+    assert.equal((await o.wait(one.executionId, { timeoutMs: 60_000, output: 'full' })).stdout.text, 'one\n');
+    const done = await o.wait(two.executionId, { timeoutMs: 60_000, output: 'full' });
+    assert.deepEqual([done.status, done.stdout.text, done.labels, done.maxAttempts], ['succeeded', 'two\n', { batch: tag }, 1]);
+    // The same key again: the first execution, replayed; with another command: refused, alone.
+    const again = await o.submitBatch([
+      { command: 'echo two', labels: { batch: tag }, idempotencyKey: key, maxAttempts: 1 },
+      { command: 'echo other', idempotencyKey: key }, 'true']);
+    // A repeat answers as a single submit would: 200 once that execution has ended.
+    assert.deepEqual(again.results.map((r) => r.status), [200, 409, 202], JSON.stringify(again));
+    assert.ok(again.guidance);
+    assert.equal(again.results[0].replayed, true);
+    assert.equal(again.results[0].execution.executionId, two.executionId);
+    assert.equal(again.results[1].error.error.code, 'idempotency_key_reused');
+    assert.deepEqual([again.accepted, again.refused], [2, 1]);
+  });
+
+  test('a whole batch refused throws', async () => {
+    await assert.rejects(o.submitBatch([]), (e) => e instanceof InvalidRequestError && e.code === 'batch_invalid');
+    await assert.rejects(o.submitBatch(Array(1001).fill('true')),
+      (e) => e instanceof OutrunError && e.status === 413 && e.code === 'batch_too_large');
+    await assert.rejects(new Outrun({ token: 'otk_not-a-token' }).submitBatch(['true']), IdentityRequiredError);
+  });
+
   test('schema: every field the client sends and reads exists in /openapi.json', async () => {
     const doc = await o.openapi();
     const schemas = doc.components.schemas;
@@ -250,7 +291,7 @@ describe('live outrun dev', { skip }, () => {
       assert.deepEqual(params.filter((p) => !declared.has(p)), [], route);
     }
     for (const route of ['/v1/executions/{id}/cancel', '/v1/executions/{id}/artifacts', '/v1/executions/{id}/artifacts/{name}',
-      '/v1/executions/{id}/progress']) {
+      '/v1/executions/{id}/progress', '/v1/executions/batch']) {
       assert.ok(doc.paths[route], route);
     }
     const headers = new Set(doc.paths['/v1/executions'].post.parameters.filter((p) => p.in === 'header').map((p) => p.name));

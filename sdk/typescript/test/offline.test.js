@@ -7,6 +7,8 @@ import {
   Outrun, OutrunError, UnavailableError, RateLimitedError, UnreachableError, progress,
 } from '@outrun/client';
 
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
 const err = (code, message) => ({ status: 'error', error: { code, message }, guidance: `do ${code}` });
 const chunk = (text, cursor, { done = false, restarted = false, attempt = 1 } = {}) => ({
   executionId: 'e1', status: done ? 'succeeded' : 'running', attempt, restarted,
@@ -143,6 +145,57 @@ describe('offline (scripted fake server)', () => {
     server = createServer(); // afterEach closes this one
     const dead = new Outrun(`http://127.0.0.1:${port}`, { token: 't', retries: 1 });
     await assert.rejects(dead.get('e1'), (e) => e instanceof UnreachableError && e instanceof OutrunError && e.status === undefined);
+  });
+
+  test('submitBatch sends each item and answers each result', async () => {
+    const answer = { accepted: 2, refused: 1, results: [
+      { index: 0, status: 202, execution: EXEC, replayed: false },
+      { index: 1, status: 400, error: err('invalid_request', 'timeoutMs: must be at least 1, got -5') },
+      { index: 2, status: 202, execution: { ...EXEC, executionId: 'e2' }, replayed: true }] };
+    script['POST /v1/executions/batch'] = [[200, answer, {}]];
+    const got = await o.submitBatch([
+      'echo a',
+      { command: 'echo b', timeoutMs: -5, labels: { k: 'v' }, files: { 'x.bin': new Uint8Array([0]) } },
+      { command: 'echo c', idempotencyKey: 'k3', identity: true, maxAttempts: 1 },
+    ], { traceparent: TRACEPARENT, output: 'none' });
+    assert.deepEqual(got, answer);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].method, 'POST');
+    assert.equal(seen[0].url, '/v1/executions/batch?output=none');
+    assert.equal(seen[0].headers['content-type'], 'application/json');
+    assert.equal(seen[0].headers.traceparent, TRACEPARENT);
+    assert.equal(seen[0].headers['idempotency-key'], undefined);
+    assert.deepEqual(JSON.parse(seen[0].body), { submissions: [
+      { command: 'echo a' },
+      { command: 'echo b', timeoutMs: -5, labels: { k: 'v' }, files: [{ path: 'x.bin', content: 'AA==', encoding: 'base64' }] },
+      { command: 'echo c', maxAttempts: 1, identity: {}, idempotencyKey: 'k3' }] });
+  });
+
+  test('a whole batch refused throws, not retried without a key on every item', async () => {
+    script['POST /v1/executions/batch'] = [[413, err('batch_too_large', '1001 > 1000'), {}]];
+    await assert.rejects(o.submitBatch(['true', 'true']),
+      (e) => e instanceof OutrunError && e.status === 413 && e.code === 'batch_too_large');
+    script['POST /v1/executions/batch'] = [[503, err('database_disk_full', 'full'), { 'Retry-After': '30' }]];
+    await assert.rejects(o.submitBatch(['true', { command: 'true', idempotencyKey: 'k' }]),
+      (e) => e instanceof UnavailableError && e.code === 'database_disk_full' && e.retryAfter === 30);
+    script['POST /v1/executions/batch'] = [UNAVAILABLE, [200, { results: [] }, {}]];
+    await assert.rejects(o.submitBatch(['true', { command: 'true', idempotencyKey: 'k' }]), UnavailableError);
+    assert.equal(seen.length, 3, 'one request each');
+  });
+
+  test('a batch whose every item has a key is retried', async () => {
+    const ok = { accepted: 1, refused: 0, results: [{ index: 0, status: 202, execution: EXEC, replayed: false }] };
+    script['POST /v1/executions/batch'] = [UNAVAILABLE, [200, ok, {}]];
+    assert.equal((await o.submitBatch([{ command: 'true', idempotencyKey: 'k1' }])).results[0].execution.executionId, 'e1');
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0].body, seen[1].body);
+  });
+
+  test('batch arguments are checked before sending', async () => {
+    await assert.rejects(o.submitBatch('echo a'), TypeError);
+    await assert.rejects(o.submitBatch([42]), /submissions\[0\]/);
+    await assert.rejects(o.submitBatch(['x', { command: 'a', traceparent: TRACEPARENT }]), /submissions\[1\]: traceparent/);
+    assert.equal(seen.length, 0);
   });
 
   test('an answer without the error shape is UnreachableError', async () => {

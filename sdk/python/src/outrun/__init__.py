@@ -12,6 +12,8 @@ Inside a run, ``Outrun.from_run_env()`` acts as the run's owner (children, progr
 from .client import (
     TERMINAL,
     Artifact,
+    BatchItem,
+    BatchResult,
     ErrorInfo,
     Execution,
     OutputChunk,
@@ -37,7 +39,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "Outrun", "Execution", "OutputChunk", "StreamText", "StreamDelta", "ErrorInfo", "Artifact", "Page",
+    "Outrun", "Execution", "BatchResult", "BatchItem", "OutputChunk", "StreamText", "StreamDelta", "ErrorInfo", "Artifact", "Page",
     "Progress", "progress", "TERMINAL", "OutrunError", "InvalidRequest", "IdentityRequired", "Forbidden", "NotFound", "Conflict",
     "RateLimited", "Unavailable", "Unreachable",
 ]

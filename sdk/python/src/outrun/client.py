@@ -1,6 +1,5 @@
 """The Outrun client, on the standard library only (urllib and json)."""
 
-import base64
 import json
 import os
 import random
@@ -13,27 +12,16 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
+from .batch import BatchItem, BatchResult
 from .errors import OutrunError, Unreachable, error_for
+from .submission import SUBMIT_FIELDS, batch_item, submission  # noqa: F401 (SUBMIT_FIELDS: read by the tests)
 
 __all__ = ["Outrun", "Execution", "OutputChunk", "StreamText", "StreamDelta", "ErrorInfo", "Artifact", "Page",
-           "Progress", "TERMINAL", "progress"]
+           "Progress", "TERMINAL", "progress", "BatchItem", "BatchResult"]
 
 #: States in which an execution has ended.
 TERMINAL = frozenset({"succeeded", "failed", "timed_out", "cancelled"})
 
-#: Keyword arguments of :meth:`Outrun.run` and the submit fields (``SubmitRequest``) they become.
-SUBMIT_FIELDS = {
-    "command": "command",
-    "wait_ms": "waitMs",
-    "wait_for": "waitFor",
-    "files": "files",
-    "artifacts": "artifacts",
-    "workspace": "workspace",
-    "env": "env",
-    "labels": "labels",
-    "timeout_ms": "timeoutMs",
-    "identity": "identity",
-}
 #: Fields of an ``Execution`` answer this client reads.
 EXECUTION_READS = ("executionId", "status", "exitCode", "attempt", "labels", "stdout", "stderr", "cursor",
                    "guidance", "error", "command", "createdAt", "startedAt", "finishedAt", "durationMs", "parentId",
@@ -185,11 +173,6 @@ class Page:
     next: Optional[str]
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
 def _retry_after(value: Optional[str]) -> Optional[float]:
     if not value:
         return None
@@ -202,29 +185,13 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
             return None
 
 
-def _identity(identity: Any) -> Any:
-    """``True`` asks for the server's default audience, a string names one; a dict passes as it is."""
-    if identity is None or identity is False:
-        return None
-    if identity is True:
-        return {}
-    if isinstance(identity, str):
-        return {"audience": identity}
-    return identity
-
-
-def _files(files: Any) -> Any:
-    """``{"path": "text" | b"bytes"}`` becomes the API's file list; a list passes as it is."""
-    if not isinstance(files, Mapping):
-        return files
-    out = []
-    for path, content in files.items():
-        if isinstance(content, (bytes, bytearray, memoryview)):
-            out.append({"path": path, "content": base64.b64encode(bytes(content)).decode("ascii"),
-                        "encoding": "base64"})
-        else:
-            out.append({"path": path, "content": content})
-    return out
+def _trace_headers(traceparent: Optional[str], tracestate: Optional[str]) -> Dict[str, str]:
+    headers = {"Content-Type": "application/json"}
+    if traceparent is not None:
+        headers["traceparent"] = traceparent
+    if tracestate is not None:
+        headers["tracestate"] = tracestate
+    return headers
 
 
 class Outrun:
@@ -290,25 +257,37 @@ class Outrun:
         ``/.well-known/jwks.json`` (``True``: the operator's default audience). Inside a run
         (:meth:`from_run_env`) the execution is a child; ``cancel_with_parent=False`` lets it
         outlive the run."""
-        args = {"command": command, "wait_ms": wait_ms, "wait_for": wait_for, "files": _files(files),
-                "artifacts": list(artifacts) if artifacts is not None else None, "workspace": workspace,
-                "env": dict(env) if env is not None else None,
-                "labels": dict(labels) if labels is not None else None, "timeout_ms": timeout_ms,
-                "identity": _identity(identity)}
-        body = {SUBMIT_FIELDS[k]: v for k, v in args.items() if v is not None}
-        for k, v in extra.items():
-            if v is not None:
-                body[_camel(k)] = v
-        headers = {"Content-Type": "application/json"}
+        body = submission(command, wait_ms=wait_ms, wait_for=wait_for, files=files, artifacts=artifacts,
+                          workspace=workspace, env=env, labels=labels, timeout_ms=timeout_ms, identity=identity,
+                          **extra)
+        headers = _trace_headers(traceparent, tracestate)
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
-        if traceparent is not None:
-            headers["traceparent"] = traceparent
-        if tracestate is not None:
-            headers["tracestate"] = tracestate
         answer = self._call("POST", "/v1/executions", body=body, headers=headers, wait_ms=wait_ms,
                             retry=idempotency_key is not None)
         return Execution.of(answer)
+
+    def submit_batch(self, submissions: Sequence[Union[str, Mapping[str, Any]]],
+                     traceparent: Optional[str] = None, tracestate: Optional[str] = None) -> BatchResult:
+        """Submits up to 1000 commands in one request (``POST /v1/executions/batch``), stored in one
+        transaction. Each submission is a command string or a dict of :meth:`run`'s keyword
+        arguments (``{"command": ..., "labels": {...}, "idempotency_key": "k1", "max_attempts": 1}``;
+        snake_case or camelCase), without ``wait_ms``: the server refuses a wait per item.
+
+        A bad item fails only itself: the answer has one :class:`BatchItem` per submission, in
+        order, with the execution (``status`` 202) or the error a single submit would have
+        raised for it. The whole request raises (and stores nothing) when it is malformed
+        (``batch_invalid``), too large (``batch_too_large``: over 1000 items or the body limit),
+        or the API cannot take it (401, 403, 503). ``traceparent``/``tracestate`` apply to
+        every item. Retried on a 503 or a lost connection only when every item carries an
+        idempotency key (a repeat answers the first executions, ``replayed``)."""
+        if isinstance(submissions, (str, bytes, Mapping)):
+            raise TypeError("submit_batch takes a list of submissions (command strings or dicts of run()'s arguments)")
+        items = [batch_item(s, i) for i, s in enumerate(submissions)]
+        headers = _trace_headers(traceparent, tracestate)
+        answer = self._call("POST", "/v1/executions/batch", body={"submissions": items}, headers=headers,
+                            retry=bool(items) and all("idempotencyKey" in item for item in items))
+        return BatchResult.of(answer, Execution.of)
 
     def get(self, id: str, wait_ms: Optional[int] = None, output: Optional[str] = None) -> Execution:
         """The execution; with ``wait_ms`` the answer comes as soon as it ends (or at the end of the

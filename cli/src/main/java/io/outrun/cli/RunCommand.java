@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.List;
+import java.util.Set;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -22,8 +23,10 @@ import picocli.CommandLine.Parameters;
 @Command(name = "run", mixinStandardHelpOptions = true, description = {
         "Run a command durably on the Outrun fleet.",
         "The arguments after -- are joined with spaces and run by bash (like ssh): quote a whole script as one argument,",
-        "or pass a script of any size with --file PATH (--file - reads stdin).",
-        "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed."})
+        "or pass a script of any size with --script PATH (--script - reads stdin).",
+        "--batch FILE submits one command per line of FILE, a JSON object each: {\"command\": \"make test\"}.",
+        "Exit code with --wait/--follow: the command's own; 124 timed out, 130 cancelled, 1 Outrun failed.",
+        "With --batch: 0 all accepted, 3 some refused (the others stored), 1 Outrun failed, 2 a bad line."})
 public final class RunCommand extends ClientCommand {
 
     private static final long WAIT_STEP_MS = 30_000;
@@ -123,8 +126,22 @@ public final class RunCommand extends ClientCommand {
     @Parameters(arity = "0..*", paramLabel = "CMD", description = "The command, after -- (or use --script)")
     List<String> command;
 
+    @Option(names = "--batch", paramLabel = "FILE", description = "Submit many commands at once: one JSON object per"
+            + " line of FILE (- reads stdin), a submission as POST /v1/executions takes it, with an optional"
+            + " idempotencyKey: {\"command\": \"make test\", \"labels\": {\"shard\": \"1\"}}. Blank lines and lines"
+            + " starting with # are skipped; every line is checked before anything is sent. Sent 1000 per request;"
+            + " prints LINE<TAB>ID per accepted line and LINE<TAB>error<TAB>CODE<TAB>MESSAGE per refused one"
+            + " (--json: one JSON object each). Takes no other run option")
+    String batch;
+
+    /** The options --batch goes with: the file's lines hold everything else. */
+    private static final Set<String> BATCH_OPTIONS = Set.of("--batch", "--json", "--api", "--token");
+
     @Override
     int run(OutrunClient client) {
+        if (batch != null) {
+            return runBatch(client);
+        }
         if (idempotencyKey != null && !ClientOptions.printable(idempotencyKey)) {
             throw new UsageException("--idempotency-key must be visible ASCII characters only (no spaces or control characters)");
         }
@@ -187,6 +204,24 @@ public final class RunCommand extends ClientCommand {
                     + "   status: outrun status " + v.executionId() + "   cancel: outrun cancel " + v.executionId());
         }
         return 0;
+    }
+
+    /** {@code --batch FILE}: every line checked first, then sent; see {@link BatchFile} and {@link BatchSubmit}. */
+    private int runBatch(OutrunClient client) {
+        if (command != null && !command.isEmpty()) {
+            throw new UsageException("--batch takes its commands from " + batch + ", one JSON object per line: give no"
+                    + " command after -- with it (got: " + String.join(" ", command) + ")");
+        }
+        List<String> others = spec.commandLine().getParseResult().matchedOptions().stream()
+                .filter(o -> !o.inherited()) // the root's own (--log-format) apply to every command
+                .map(o -> o.longestName()).filter(n -> !BATCH_OPTIONS.contains(n)).distinct().toList();
+        if (!others.isEmpty()) {
+            throw new UsageException("--batch takes no " + String.join(", ", others) + ": each line of " + batch
+                    + " is a whole submission (e.g. {\"command\": \"make\", \"timeoutMs\": 60000, \"labels\": {\"k\":"
+                    + " \"v\"}}); --json and --api/--token are the options it takes");
+        }
+        List<BatchFile.Line> lines = BatchFile.read(batch);
+        return new BatchSubmit(client, out(), err(), json).send(batch.equals("-") ? "stdin" : batch, lines);
     }
 
     /** The arguments joined, or the script from --script: a script over ~128 KB cannot pass through an argv. */
