@@ -1,6 +1,7 @@
 package io.outrun.sandbox.process;
 
 import io.outrun.model.inputs.StdinMode;
+import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
@@ -66,8 +67,9 @@ public final class ProcessSandbox implements Sandbox {
     private volatile Bubblewrap bubblewrap;
 
     /**
-     * Runs every command in bubblewrap (see {@link Bubblewrap}), with {@code hidden} paths masked;
-     * spares are not used then (a spare cannot know its run's workdir in advance).
+     * Runs every command in bubblewrap (see {@link Bubblewrap}), with {@code hidden} paths masked.
+     * Spares are then whole sandboxes made ahead, for the runs in the worker's own directory with
+     * the node's network (a spare cannot know another workdir in advance); other runs spawn theirs.
      *
      * @throws io.outrun.sandbox.SandboxUnavailableException when bubblewrap cannot run here
      */
@@ -80,6 +82,24 @@ public final class ProcessSandbox implements Sandbox {
         return this;
     }
 
+    /**
+     * The command line that runs {@code command} in bubblewrap with the very isolation a run of
+     * this sandbox gets (the worker's directory as its workdir, {@code network} as the node's),
+     * without Outrun's own part ({@code setsid}, the wrapper, the relay): the baseline of the
+     * dispatch benchmark ({@code bench/src/DispatchBench}).
+     *
+     * @throws IllegalStateException when runs are not isolated
+     */
+    public List<String> bareIsolatedArgv(List<String> command, String network) {
+        Bubblewrap isolation = bubblewrap;
+        if (isolation == null) {
+            throw new IllegalStateException("runs of this sandbox are not in bubblewrap");
+        }
+        List<String> argv = new ArrayList<>(isolation.argv(List.of(), null, network));
+        argv.addAll(command);
+        return argv;
+    }
+
     /** Whether runs go through bubblewrap. */
     public boolean isIsolated() {
         return bubblewrap != null;
@@ -88,6 +108,32 @@ public final class ProcessSandbox implements Sandbox {
     /** Spare wrappers kept waiting ({@code --pool-size}); -1: as many as the node's slots. */
     private volatile int poolSize = -1;
     private SpareShells spares;
+    /** The node's network setting, which an isolated spare was made with (see {@link #prepare}). */
+    private volatile String spareNetwork;
+
+    /**
+     * Where the API relay of isolated runs finds their sockets (see {@link #withApiRelay}); null:
+     * the sandbox runs no relay.
+     */
+    private volatile Path relayDir;
+
+    /**
+     * Isolated runs with an API socket ({@code Limits.apiSocket}, issue 31) get a relay in their
+     * namespace, {@code 127.0.0.1:}{@value Limits#API_RELAY_PORT} to that socket, served by socat, which the wrapper starts
+     * (wrapper.sh, {@code _outrun_relay}): a spare starts it before it waits for its run, so a run
+     * handed to one finds it listening and pays nothing for it; a spawned run starts it before
+     * its command. A spare's relay looks in a directory of its own under {@code dir}, the node's
+     * bridge directory (the same file system as the runs' sockets), where its run's socket is
+     * hard-linked when the run is handed over. Call before {@link #prepare} (spares made before
+     * have no relay and serve no run with an API socket).
+     */
+    public ProcessSandbox withApiRelay(Path dir) {
+        this.relayDir = dir.toAbsolutePath();
+        return this;
+    }
+
+    /** The wrapper's {@code _outrun_relay}: the relay's port and socket (wrapper.sh). */
+    private static final String RELAY_ENV = "_outrun_relay";
 
     public ProcessSandbox() {
         try {
@@ -130,7 +176,8 @@ public final class ProcessSandbox implements Sandbox {
     /** Starts the spares: a run then skips its spawn and bash's start-up. */
     @Override
     public synchronized void prepare(NodeShape node) {
-        int size = bubblewrap != null ? 0 : poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
+        spareNetwork = node.limits() == null ? null : node.limits().network();
+        int size = poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
         if (size > 0 && spares == null) {
             spares = new SpareShells(size, this::spawnSpare);
         }
@@ -150,14 +197,43 @@ public final class ProcessSandbox implements Sandbox {
         spares.served();
     }
 
-    private synchronized Process spare() {
+    private synchronized SpareShells.Spare spare() {
         return spares == null ? null : spares.take();
     }
 
-    private Process spawnSpare() throws IOException {
-        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", BashScript.BASH, wrapper.toString());
-        baseEnvironment(builder.environment());
-        return builder.start();
+    private SpareShells.Spare spawnSpare() throws IOException {
+        Bubblewrap isolation = bubblewrap;
+        if (isolation == null) {
+            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", BashScript.BASH, wrapper.toString());
+            baseEnvironment(builder.environment());
+            return new SpareShells.Spare(builder.start());
+        }
+        // Its own directory (bound read-only: its run's script, go file and lease file arrive
+        // there), and, with a relay, its own directory beside the bridge's sockets.
+        Path dir = Files.createTempDirectory(scratch, "spare-");
+        Path apiDir = null;
+        Path relay = relayDir;
+        try {
+            List<Path> visible = new ArrayList<>(List.of(wrapper, dir));
+            if (relay != null) {
+                apiDir = relay.resolve(dir.getFileName().toString());
+                Files.createDirectories(apiDir);
+                visible.add(apiDir);
+            }
+            List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
+            argv.addAll(isolation.argv(visible, null, spareNetwork));
+            argv.addAll(List.of(BashScript.BASH, wrapper.toString()));
+            ProcessBuilder builder = new ProcessBuilder(argv);
+            baseEnvironment(builder.environment());
+            if (apiDir != null) {
+                builder.environment().put(RELAY_ENV, Limits.API_RELAY_PORT + ":" + apiDir.resolve(Limits.API_SOCKET_NAME));
+            }
+            return new SpareShells.Spare(builder.start(), dir, apiDir);
+        } catch (IOException | RuntimeException e) {
+            ProcessRun.deleteTree(dir);
+            ProcessRun.deleteTree(apiDir);
+            throw e;
+        }
     }
 
     /** Every run's environment before its own variables: a minimal PATH, never the node's own. */
@@ -172,39 +248,72 @@ public final class ProcessSandbox implements Sandbox {
     }
 
     /**
-     * Hands the run to a waiting spare (see {@link #WRAPPER}); false: none could take it (none
+     * Hands the run to a waiting spare (see {@link #WRAPPER}); null: none could take it (none
      * waiting, it died, or the run's environment names a variable bash itself reads at start-up
-     * or owns, which only a fresh bash gets right), and the caller spawns one.
+     * or owns, which only a fresh bash gets right), and the caller spawns one. An isolated spare
+     * gets the run's files in its own directory (the script hard-linked, the lease file's
+     * deadline copied, the API socket hard-linked where its relay looks), and this writes the
+     * run's pid file (bwrap's pid) before the run is handed over: it is never unguarded.
      */
-    private Process handToSpare(Path script, String lease, Path pidFile, Path workdir, Map<String, String> env) {
+    private Handed handToSpare(RunSpec spec, Path script, String lease, Path pidFile, Path workdir) throws IOException {
+        Map<String, String> env = spec.runEnv();
         for (String name : env.keySet()) {
             if (!exportable(name)) {
                 return null;
             }
         }
-        StringBuilder go = new StringBuilder();
-        for (String field : new String[] {script.toString(), lease, pidFile.toString(), workdir == null ? "" : workdir.toString()}) {
-            go.append(field).append('\0');
+        boolean isolated = bubblewrap != null;
+        if (isolated && (workdir != null || !java.util.Objects.equals(spec.limits().network(), spareNetwork))) {
+            return null; // made for the worker's directory and the node's network
         }
-        env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
-        go.append('\0');
-        // In the charset a spawn would pass its environment and arguments in.
-        byte[] message = go.toString().getBytes(NATIVE);
-        if (message.length > MAX_GO_BYTES) {
-            // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
-            return null;
-        }
-        Path goFile = goFile(script);
-        if (goFile.toString().getBytes(NATIVE).length > 9999) {
+        if (goFile(script).toString().getBytes(NATIVE).length > 9999) {
             return null; // longer than four digits say (a path is at most 4096 bytes on Linux)
         }
-        Process spare = spare();
+        SpareShells.Spare spare = spare();
         if (spare == null) {
             return null;
         }
+        Path apiSocket = spec.limits().apiSocket();
+        if (isolated && apiSocket != null && spare.apiDir() == null) {
+            SpareShells.dismiss(spare); // made before the relay was set up (never once the node runs)
+            return null;
+        }
+        Path runScript = script;
+        String runLease = lease;
+        String runPidFile = pidFile.toString();
+        Path goFile = goFile(script);
         try {
+            if (isolated) {
+                runScript = Files.createLink(spare.dir().resolve("run.sh"), script);
+                goFile = spare.dir().resolve("go");
+                if (!lease.isEmpty()) {
+                    // Only the wrapper's first look reads it inside (the watchdog reads the real one).
+                    runLease = Files.copy(Path.of(lease), spare.dir().resolve("lease")).toString();
+                }
+                runPidFile = Bubblewrap.INNER_PID_FILE;
+                if (apiSocket != null) {
+                    Files.createLink(spare.apiDir().resolve(Limits.API_SOCKET_NAME), apiSocket);
+                }
+            }
+            StringBuilder go = new StringBuilder();
+            for (String field : new String[] {runScript.toString(), runLease, runPidFile, workdir == null ? "" : workdir.toString()}) {
+                go.append(field).append('\0');
+            }
+            env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
+            go.append('\0');
+            // In the charset a spawn would pass its environment and arguments in.
+            byte[] message = go.toString().getBytes(NATIVE);
+            if (message.length > MAX_GO_BYTES) {
+                // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
+                SpareShells.dismiss(spare);
+                return null;
+            }
             Files.write(goFile, message);
+            if (isolated) {
+                writePidFile(pidFile, spare.process().pid(), lease);
+            }
         } catch (IOException e) {
+            // Its directory went (a clean-up of another node sharing the lease dir), or a write failed.
             SpareShells.dismiss(spare);
             return null;
         }
@@ -213,15 +322,26 @@ public final class ProcessSandbox implements Sandbox {
         byte[] word = new byte[4 + path.length];
         System.arraycopy(String.format(Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
         System.arraycopy(path, 0, word, 4, path.length);
-        try (OutputStream in = spare.getOutputStream()) {
+        try (OutputStream in = spare.process().getOutputStream()) {
             in.write(word);
         } catch (IOException e) {
             // It died before its run reached it (killed from outside): this run spawns its own.
-            spare.destroyForcibly();
+            spare.process().destroyForcibly();
+            spare.removeDirs();
             return null;
         }
         countServed();
-        return spare;
+        return new Handed(spare.process(), spare);
+    }
+
+    /** A run's process, and the spare it came from (null: spawned). */
+    private record Handed(Process process, SpareShells.Spare spare) {
+    }
+
+    /** The pid file of a run in bubblewrap: bwrap's pid, whose group the watchdog and the clean-up kill. */
+    private static void writePidFile(Path pidFile, long pid, String lease) throws IOException {
+        String start = RunGroups.startTime(pid);
+        Files.writeString(pidFile, pid + " " + (start == null ? "" : start) + " " + lease + "\n");
     }
 
     /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true} (tty.sh runs it). */
@@ -289,6 +409,11 @@ public final class ProcessSandbox implements Sandbox {
             "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
             "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS1", "PS2", "PS4", "TMOUT", "HISTFILE", "GLOBIGNORE",
             "EXECIGNORE", "IGNOREEOF");
+
+    /** Where the sandbox keeps its scripts and spares' directories (tests). */
+    Path scratchDir() {
+        return scratch;
+    }
 
     /** The node watchdog's pid, -1 while none runs (tests). */
     long watchdogPid() {
@@ -371,10 +496,11 @@ public final class ProcessSandbox implements Sandbox {
             watchdog.ensureRunning();
             // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
             Bubblewrap isolation = bubblewrap;
-            Process process = spec.stdin().open() || isolation != null ? null
-                    : handToSpare(script, lease, pidFile, workdir, spec.runEnv());
+            Handed handed = spec.stdin().open() ? null : handToSpare(spec, script, lease, pidFile, workdir);
+            Process process = handed == null ? null : handed.process();
             if (process == null) {
                 List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
+                Path apiSocket = isolation != null && relayDir != null ? spec.limits().apiSocket() : null;
                 if (isolation != null) {
                     List<Path> visible = new ArrayList<>(List.of(wrapper, script));
                     if (spec.stdin() == StdinMode.TTY) {
@@ -395,6 +521,11 @@ public final class ProcessSandbox implements Sandbox {
                 ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
                 builder.environment().putAll(spec.runEnv());
+                // The wrapper's own: never the run's (ProcessSandbox.exportable keeps it from spares too).
+                builder.environment().remove(RELAY_ENV);
+                if (apiSocket != null) {
+                    builder.environment().put(RELAY_ENV, Limits.API_RELAY_PORT + ":" + apiSocket.toAbsolutePath());
+                }
                 if (workdir != null) {
                     builder.directory(workdir.toFile());
                 }
@@ -409,11 +540,10 @@ public final class ProcessSandbox implements Sandbox {
                 if (isolation != null) {
                     // The process the watchdog and the clean-up kill (its group): bwrap, whose PID
                     // namespace, and everything in it, dies with it.
-                    String start = RunGroups.startTime(process.pid());
-                    Files.writeString(pidFile, process.pid() + " " + (start == null ? "" : start) + " " + lease + "\n");
+                    writePidFile(pidFile, process.pid(), lease);
                 }
             }
-            return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);
+            return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own, handed == null ? null : handed.spare());
         } catch (IOException e) {
             ProcessRun.deleteTree(own);
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);
