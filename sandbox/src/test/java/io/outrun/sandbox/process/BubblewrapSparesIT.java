@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Issue 42: under bubblewrap, spares are whole sandboxes made ahead (bwrap, the wrapper, and the
  * API relay listening before a run comes). A run in the worker's directory is served by one and
- * is isolated as a spawned run is (hidden paths, no network, a fresh /tmp, nothing outlives it);
+ * is isolated as a spawned run is (hidden paths, the host read-only, no network, nothing outlives it);
  * its lease's first look still stops a run whose lease lapsed; its relay answers at the
  * command's first instruction with no relay line before it; a spawned run (its own workdir)
  * reaches its relay too. Against the real bwrap and socat.
@@ -70,13 +70,13 @@ class BubblewrapSparesIT {
         Files.writeString(lease, (System.currentTimeMillis() / 1000 + 60) + "\n");
         long served = sandbox.sparesServed();
         String command = "echo \"$GREETING\"; cat " + hidden.resolve("dev-token") + " 2>/dev/null || echo token-hidden;"
-                + " ls -A /tmp | grep -v '^.outrun-run.pid$' | wc -l; (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null || echo no-network;"
+                + " touch /usr/outrun-probe 2>/dev/null || echo read-only; (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null || echo no-network;"
                 + " echo $$ \"${_outrun_relay-unset}\"; echo err >&2; exit 3";
         Path spareDir;
         try (Run run = sandbox.start(spec(command, Duration.ofSeconds(30)).withLeaseFile(lease))) {
             Exit exit = run.awaitExit(Duration.ofSeconds(30)).orElseThrow();
             assertThat(sandbox.sparesServed()).as("served by a spare").isEqualTo(served + 1);
-            assertThat(run.stdout().text()).as(run.stderr().text()).isEqualTo("hi there\ntoken-hidden\n0\nno-network\n2 unset\n");
+            assertThat(run.stdout().text()).as(run.stderr().text()).isEqualTo("hi there\ntoken-hidden\nread-only\nno-network\n2 unset\n");
             assertThat(run.stderr().text()).isEqualTo("err\n");
             assertThat(exit.exitCode()).isEqualTo(3);
             try (var spares = Files.list(sandbox.scratchDir())) {
