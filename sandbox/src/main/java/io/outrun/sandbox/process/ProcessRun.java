@@ -231,7 +231,7 @@ final class ProcessRun implements Run {
         kill();
         try {
             Files.deleteIfExists(script);
-            Files.deleteIfExists(ProcessSandbox.goFile(script));
+            Files.deleteIfExists(SpareHandOff.goFile(script));
             Files.deleteIfExists(ProcessSandbox.ttyCommand(script));
             Files.deleteIfExists(pidFile);
         } catch (IOException ignored) {

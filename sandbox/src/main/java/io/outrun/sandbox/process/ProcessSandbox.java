@@ -14,7 +14,6 @@ import io.outrun.sandbox.script.BashScript;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
@@ -22,11 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.regex.Pattern;
 
 /**
  * Runs commands as host processes, for local development only.
@@ -247,103 +243,6 @@ public final class ProcessSandbox implements Sandbox {
         env.put("PAGER", "cat");
     }
 
-    /**
-     * Hands the run to a waiting spare (see {@link #WRAPPER}); null: none could take it (none
-     * waiting, it died, or the run's environment names a variable bash itself reads at start-up
-     * or owns, which only a fresh bash gets right), and the caller spawns one. An isolated spare
-     * gets the run's files in its own directory (the script hard-linked, the lease file's
-     * deadline copied, the API socket hard-linked where its relay looks), and this writes the
-     * run's pid file (bwrap's pid) before the run is handed over: it is never unguarded.
-     */
-    private Handed handToSpare(RunSpec spec, Path script, String lease, Path pidFile, Path workdir) throws IOException {
-        Map<String, String> env = spec.runEnv();
-        for (String name : env.keySet()) {
-            if (!exportable(name)) {
-                return null;
-            }
-        }
-        boolean isolated = bubblewrap != null;
-        if (isolated && (workdir != null || !java.util.Objects.equals(spec.limits().network(), spareNetwork))) {
-            return null; // made for the worker's directory and the node's network
-        }
-        if (goFile(script).toString().getBytes(NATIVE).length > 9999) {
-            return null; // longer than four digits say (a path is at most 4096 bytes on Linux)
-        }
-        SpareShells.Spare spare = spare();
-        if (spare == null) {
-            return null;
-        }
-        Path apiSocket = spec.limits().apiSocket();
-        if (isolated && apiSocket != null && spare.apiDir() == null) {
-            SpareShells.dismiss(spare); // made before the relay was set up (never once the node runs)
-            return null;
-        }
-        Path runScript = script;
-        String runLease = lease;
-        String runPidFile = pidFile.toString();
-        Path goFile = goFile(script);
-        try {
-            if (isolated) {
-                runScript = Files.createLink(spare.dir().resolve("run.sh"), script);
-                goFile = spare.dir().resolve("go");
-                if (!lease.isEmpty()) {
-                    // Only the wrapper's first look reads it inside (the watchdog reads the real one).
-                    runLease = Files.copy(Path.of(lease), spare.dir().resolve("lease")).toString();
-                }
-                runPidFile = Bubblewrap.INNER_PID_FILE;
-                if (apiSocket != null) {
-                    Files.createLink(spare.apiDir().resolve(Limits.API_SOCKET_NAME), apiSocket);
-                }
-            }
-            StringBuilder go = new StringBuilder();
-            for (String field : new String[] {runScript.toString(), runLease, runPidFile, workdir == null ? "" : workdir.toString()}) {
-                go.append(field).append('\0');
-            }
-            env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
-            go.append('\0');
-            // In the charset a spawn would pass its environment and arguments in.
-            byte[] message = go.toString().getBytes(NATIVE);
-            if (message.length > MAX_GO_BYTES) {
-                // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
-                SpareShells.dismiss(spare);
-                return null;
-            }
-            Files.write(goFile, message);
-            if (isolated) {
-                writePidFile(pidFile, spare.process().pid(), lease);
-            }
-        } catch (IOException e) {
-            // Its directory went (a clean-up of another node sharing the lease dir), or a write failed.
-            SpareShells.dismiss(spare);
-            return null;
-        }
-        byte[] path = goFile.toString().getBytes(NATIVE);
-        // Its length in four digits, then the path (see WRAPPER), in one write.
-        byte[] word = new byte[4 + path.length];
-        System.arraycopy(String.format(Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
-        System.arraycopy(path, 0, word, 4, path.length);
-        try (OutputStream in = spare.process().getOutputStream()) {
-            in.write(word);
-        } catch (IOException e) {
-            // It died before its run reached it (killed from outside): this run spawns its own.
-            spare.process().destroyForcibly();
-            spare.removeDirs();
-            return null;
-        }
-        countServed();
-        return new Handed(spare.process(), spare);
-    }
-
-    /** A run's process, and the spare it came from (null: spawned). */
-    private record Handed(Process process, SpareShells.Spare spare) {
-    }
-
-    /** The pid file of a run in bubblewrap: bwrap's pid, whose group the watchdog and the clean-up kill. */
-    private static void writePidFile(Path pidFile, long pid, String lease) throws IOException {
-        String start = RunGroups.startTime(pid);
-        Files.writeString(pidFile, pid + " " + (start == null ? "" : start) + " " + lease + "\n");
-    }
-
     /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true} (tty.sh runs it). */
     static final String SCRIPT_TOOL = "/usr/bin/script";
 
@@ -352,16 +251,8 @@ public final class ProcessSandbox implements Sandbox {
         return script.resolveSibling(script.getFileName() + ".cmd");
     }
 
-    /** A run's go file for a spare, beside its script (removed with it). */
-    static Path goFile(Path script) {
-        return script.resolveSibling(script.getFileName() + ".go");
-    }
-
-    /** What a go file may hold; a run with a larger environment spawns. */
-    private static final int MAX_GO_BYTES = 64 * 1024;
-
     /** The charset the JDK passes a spawned process's arguments and environment in. */
-    private static final Charset NATIVE = nativeCharset();
+    static final Charset NATIVE = nativeCharset();
 
     /**
      * A host process gets its environment in this JVM's native charset: under a C locale that is
@@ -387,28 +278,6 @@ public final class ProcessSandbox implements Sandbox {
             return Charset.defaultCharset();
         }
     }
-
-    /**
-     * A name a spare may export as a fresh bash would have imported it: an identifier that is not
-     * one of bash's own variables (read-only, dynamic, or read only at start-up, such as
-     * {@code BASH_ENV} or {@code SHELLOPTS}).
-     */
-    static boolean exportable(String name) {
-        return IDENTIFIER.matcher(name).matches() && !name.startsWith("BASH") && !name.startsWith("COMP_")
-                // The wrapper's own variables: a run must never set its lease file or pid file.
-                && !name.startsWith("_outrun_")
-                // Locale: a bad value warns when assigned, silently at a bash's start.
-                && !name.startsWith("LC_") && !name.equals("LANG") && !name.equals("LANGUAGE")
-                && !name.equals("_") && !BASH_OWN.contains(name);
-    }
-
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-
-    private static final Set<String> BASH_OWN = Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
-            "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",
-            "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
-            "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS1", "PS2", "PS4", "TMOUT", "HISTFILE", "GLOBIGNORE",
-            "EXECIGNORE", "IGNOREEOF");
 
     /** Where the sandbox keeps its scripts and spares' directories (tests). */
     Path scratchDir() {
@@ -496,7 +365,11 @@ public final class ProcessSandbox implements Sandbox {
             watchdog.ensureRunning();
             // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
             Bubblewrap isolation = bubblewrap;
-            Handed handed = spec.stdin().open() ? null : handToSpare(spec, script, lease, pidFile, workdir);
+            SpareHandOff.Handed handed = spec.stdin().open() ? null
+                    : SpareHandOff.handOver(spec, script, lease, pidFile, workdir, isolation != null, spareNetwork, this::spare);
+            if (handed != null) {
+                countServed();
+            }
             Process process = handed == null ? null : handed.process();
             if (process == null) {
                 List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
@@ -540,7 +413,7 @@ public final class ProcessSandbox implements Sandbox {
                 if (isolation != null) {
                     // The process the watchdog and the clean-up kill (its group): bwrap, whose PID
                     // namespace, and everything in it, dies with it.
-                    writePidFile(pidFile, process.pid(), lease);
+                    RunGroups.writePidFile(pidFile, process.pid(), lease);
                 }
             }
             return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own, handed == null ? null : handed.spare());
