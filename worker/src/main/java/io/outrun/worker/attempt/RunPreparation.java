@@ -177,10 +177,10 @@ public final class RunPreparation implements AutoCloseable {
             }
             // The sandbox runs each run's relay, ahead of the run where it can (its pooled
             // containers, its spares): a run that never calls $OUTRUN_API pays nothing for it.
-            if (docker) {
-                ((DockerSandbox) sandbox).withApiRelay();
-            } else {
-                ((ProcessSandbox) sandbox).withApiRelay(dir);
+            if (sandbox instanceof DockerSandbox d) {
+                d.withApiRelay();
+            } else if (sandbox instanceof ProcessSandbox p) {
+                p.withApiRelay(dir);
             }
         } else if (apiUrl != null && sandbox instanceof ProcessSandbox && !isolated) {
             direct = apiUrl;
