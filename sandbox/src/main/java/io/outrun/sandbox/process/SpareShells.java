@@ -112,8 +112,9 @@ final class SpareShells implements AutoCloseable {
             Spare spare;
             try {
                 spare = spawner.spawn();
-            } catch (IOException e) {
-                // Runs spawn as they did without the pool; the next take tries again.
+            } catch (IOException | RuntimeException e) {
+                // Runs spawn as they did without the pool; the next take tries again. Never out
+                // of this thread: a bubblewrap spare dies with the thread that spawned it.
                 LOG.warn("process sandbox: cannot start a spare shell ({}); runs spawn their own", e.getMessage());
                 return;
             }
