@@ -1,5 +1,6 @@
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.Submission;
+import io.outrun.core.secrets.SecretsKey;
 import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.docker.DockerSandbox;
 import io.outrun.sandbox.docker.DockerSandboxConfig;
@@ -48,6 +49,9 @@ final class SandboxBench {
         List<Double> dockerRun = new ArrayList<>();
         starts(pg.fresh("bench_sbx_pool"), image, -1, samples, pooled, dockerRun);
         starts(pg.fresh("bench_sbx_nopool"), image, 0, samples, fresh, dockerRun);
+        List<Double> bridged = new ArrayList<>();
+        List<Double> bridgedBase = new ArrayList<>();
+        starts(pg.fresh("bench_sbx_bridge"), image, -1, samples, bridged, bridgedBase, true);
         double p50 = Support.median(pooled);
         double p99 = Support.percentile(pooled, 0.99);
         double f50 = Support.median(fresh);
@@ -64,6 +68,17 @@ final class SandboxBench {
         results.add(Support.Result.of("sandbox_start_p99_ms", p99, "ms", b99, "(reference)", null, note));
         results.add(Support.Result.of("sandbox_start_nopool_p50_ms", f50, "ms", b50, "(reference)", null,
                 "the same with the warm pool off (--pool-size 0): a container created and started per run"));
+        double g50 = Support.median(bridged);
+        double g99 = Support.percentile(bridged, 0.99);
+        double gb50 = Support.median(bridgedBase);
+        double gb99 = Support.percentile(bridgedBase, 0.99);
+        Support.log("sandbox start (pool, API bridge on): p50 %.0f p99 %.0f ms; docker run --rm p50 %.0f p99 %.0f ms", g50, g99,
+                gb50, gb99);
+        String bridgeNote = "the same with the warm pool and the node's API bridge on (--api-url, a secrets key: each run its"
+                + " token and relay to $OUTRUN_API, which the command never calls), as outrun dev --sandbox docker runs;"
+                + " baseline as above, interleaved";
+        results.add(Support.Result.of("sandbox_start_bridge_p50_ms", g50, "ms", gb50, "ratio <= 2", g50 <= 2 * gb50, bridgeNote));
+        results.add(Support.Result.of("sandbox_start_bridge_p99_ms", g99, "ms", gb99, "(reference)", null, bridgeNote));
 
         double ours = throughput(pg.fresh("bench_sbx_tput"), image, executions);
         double base = dockerRunLoops(image, executions, SLOTS);
@@ -76,17 +91,35 @@ final class SandboxBench {
     }
 
     private static WorkerNode node(DatabaseConfig db, String name, String image, int poolSize) {
+        return node(db, name, image, poolSize, false);
+    }
+
+    /** {@code bridge}: the node's API bridge on, as {@code outrun dev} has it (the URL is never called). */
+    private static WorkerNode node(DatabaseConfig db, String name, String image, int poolSize, boolean bridge) {
         DockerSandbox sandbox = new DockerSandbox(DockerSandboxConfig.defaults(name).withImage(image));
         if (poolSize >= 0) {
             sandbox.withPoolSize(poolSize);
         }
-        return WorkerNode.open(db, WorkerConfig.defaults(name), sandbox, Limits.DEFAULTS);
+        WorkerConfig config = WorkerConfig.defaults(name);
+        if (bridge) {
+            config = config.withApi("http://127.0.0.1:9", null).withSecretsKey(SecretsKey.fromBase64(SecretsKey.generate(), "bench"));
+        }
+        return WorkerNode.open(db, config, sandbox, Limits.DEFAULTS);
     }
 
     private static void starts(DatabaseConfig db, String image, int poolSize, int samples, List<Double> ours,
                                List<Double> dockerRun) throws Exception {
+        starts(db, image, poolSize, samples, ours, dockerRun, false);
+    }
+
+    private static void starts(DatabaseConfig db, String image, int poolSize, int samples, List<Double> ours,
+                               List<Double> dockerRun, boolean bridge) throws Exception {
         try (Core api = Core.open(db, "bench-api");
-             WorkerNode node = node(db, "bench-sbx-" + (poolSize == 0 ? "nopool" : "pool"), image, poolSize)) {
+             WorkerNode node = node(db, "bench-sbx-" + (poolSize == 0 ? "nopool" : bridge ? "bridge" : "pool"), image, poolSize,
+                     bridge)) {
+            if (bridge) {
+                DispatchBench.bridged(api);
+            }
             for (int i = -3; i < samples; i++) { // three warm-up rounds, not recorded
                 // Long enough for the pool to refill behind the previous run, as between an agent's commands.
                 Thread.sleep(300 + ThreadLocalRandom.current().nextInt(200));

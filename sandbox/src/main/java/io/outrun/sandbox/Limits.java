@@ -28,6 +28,13 @@ public record Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes
      */
     public static final String API_SOCKET_NAME = "api.sock";
 
+    /**
+     * The port on the run's own loopback where its sandbox serves the API socket (the relay: the
+     * run has no network but this), which {@code OUTRUN_API} names (issue 31). The sandbox starts
+     * the relay, ahead of the run where it can (a pooled container, a spare).
+     */
+    public static final int API_RELAY_PORT = 7171;
+
     public Limits(long memoryBytes, long nanoCpus, long pids, long tmpfsBytes, String network) {
         this(memoryBytes, nanoCpus, pids, tmpfsBytes, network, null, null);
     }

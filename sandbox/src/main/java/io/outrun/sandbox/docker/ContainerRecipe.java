@@ -94,12 +94,13 @@ final class ContainerRecipe {
     /**
      * The entrypoint: bootstrap.sh with $1 the backstop in seconds ('' for a pooled container,
      * whose backstop comes in the header), $2 the lease file inside the container ('' without),
-     * and for a pooled container $3, how long it waits for its run.
+     * $3 for a pooled container how long it waits for its run ('' for a fresh one), and $4 the
+     * API relay's port when the container serves {@link #API_SOCKET} there ('' for none).
      */
-    static String[] bootstrap(String backstop, boolean leaseFile, Long idleSeconds) {
+    static String[] bootstrap(String backstop, boolean leaseFile, Long idleSeconds, boolean apiRelay) {
         String lease = leaseFile ? LEASE_MOUNT : "";
-        List<String> argv = idleSeconds == null ? BOOTSTRAP.inline("outrun-bootstrap", backstop, lease)
-                : BOOTSTRAP.inline("outrun-bootstrap", backstop, lease, Long.toString(idleSeconds));
+        List<String> argv = BOOTSTRAP.inline("outrun-bootstrap", backstop, lease, idleSeconds == null ? "" : Long.toString(idleSeconds),
+                apiRelay ? Integer.toString(Limits.API_RELAY_PORT) : "");
         return argv.toArray(String[]::new);
     }
 
@@ -118,7 +119,7 @@ final class ContainerRecipe {
                 .withName(name(spec))
                 // Entrypoint and no Cmd: the image's own CMD is not appended as arguments. The
                 // backstop (seconds) is the bootstrap's $1.
-                .withEntrypoint(bootstrap(Long.toString(backstop), spec.leaseFile() != null, null))
+                .withEntrypoint(bootstrap(Long.toString(backstop), spec.leaseFile() != null, null, spec.limits().apiSocket() != null))
                 .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(workdir)
                 // The container's own environment (the root bootstrap's) is the defaults alone; the
@@ -143,17 +144,19 @@ final class ContainerRecipe {
      * the command ({@link #pooledStdin}). Its lease file is the pool's own file for it, which the
      * run's lease file becomes (a hard link) when a run takes the container. Likewise its API
      * directory ({@code apiDir}, null: none) is the pool's own, empty until a run that has an API
-     * socket takes the container and its socket is linked in.
+     * socket takes the container and its socket is linked in. {@code apiRelay}: its relay listens
+     * before it waits for its run (the node has an API bridge), so a run pays nothing for it.
      */
     static CreateContainerCmd createPooled(DockerClient client, String image, Owner owner, String incarnation,
-                                           Limits limits, Path leaseFile, Path apiDir, Collection<String> imageVolumes) {
+                                           Limits limits, Path leaseFile, Path apiDir, boolean apiRelay,
+                                           Collection<String> imageVolumes) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(LABEL_OUTRUN, "1");
         owner.label(labels);
         labels.put(LABEL_INCARNATION, incarnation);
         labels.put(LABEL_POOL, "1");
         return client.createContainerCmd(image)
-                .withEntrypoint(bootstrap("", leaseFile != null, POOL_IDLE_S))
+                .withEntrypoint(bootstrap("", leaseFile != null, POOL_IDLE_S, apiRelay && apiDir != null))
                 .withUser(BOOTSTRAP_USER)
                 .withWorkingDir(DEFAULT_WORKDIR)
                 .withEnv(env(Map.of(), DEFAULT_WORKDIR))

@@ -122,6 +122,20 @@ public final class DockerSandbox implements Sandbox {
         return this;
     }
 
+    /** Whether pooled containers start their API relay ahead ({@link #withApiRelay}). */
+    private volatile boolean apiRelay;
+
+    /**
+     * The node has an API bridge (issue 31): each pooled container serves its API directory's
+     * socket on {@code 127.0.0.1:}{@value io.outrun.sandbox.Limits#API_RELAY_PORT} before it waits for its run, so a
+     * run it takes pays nothing for the relay (a fresh container with an API socket starts it
+     * before its command). Call before {@link #prepare}.
+     */
+    public DockerSandbox withApiRelay() {
+        this.apiRelay = true;
+        return this;
+    }
+
     /**
      * Starts the warm pool for the node's runs: the default image and every exact image
      * reference allowed (a pattern names no image to start ahead).
@@ -136,7 +150,7 @@ public final class DockerSandbox implements Sandbox {
         List<String> images = new ArrayList<>();
         images.add(config.image());
         config.allowedImages().stream().filter(i -> !i.contains("*") && !images.contains(i)).forEach(images::add);
-        WarmPool p = new WarmPool(clients, owner, node, size, images, this::volumesOf);
+        WarmPool p = new WarmPool(clients, owner, node, size, images, this::volumesOf, apiRelay);
         pool = p;
         p.fill();
         log.info("warm pool: {} started container(s) kept waiting per image for {}", size, images);

@@ -83,9 +83,12 @@ final class WarmPool implements AutoCloseable {
     private final Map<String, Integer> creating = new LinkedHashMap<>();
     private final ExecutorService refiller;
     private volatile boolean closed;
+    /** Whether each container's API relay listens before it waits (the node has an API bridge). */
+    private final boolean apiRelay;
 
     WarmPool(DockerClients clients, ContainerRecipe.Owner owner, Sandbox.NodeShape shape, int size, List<String> images,
-             Function<String, List<String>> volumesOf) {
+             Function<String, List<String>> volumesOf, boolean apiRelay) {
+        this.apiRelay = apiRelay;
         this.clients = clients;
         this.owner = owner;
         this.incarnation = shape.incarnation();
@@ -277,7 +280,7 @@ final class WarmPool implements AutoCloseable {
         String id = null;
         try {
             id = ContainerRecipe.createPooled(clients.control, image, owner, incarnation, limits, leaseFile, apiDir,
-                    volumesOf.apply(image)).exec().getId();
+                    apiRelay, volumesOf.apply(image)).exec().getId();
             clients.control.startContainerCmd(id).exec();
             return new Warm(id, leaseFile, apiDir);
         } catch (RuntimeException e) {

@@ -44,7 +44,12 @@ final class ProcessRun implements Run {
     private final Path workdir;
     private final Path ownWorkdir;
 
-    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, NodeWatchdog watchdog, Path workdir, Path ownWorkdir) {
+    /** The spare that took this run (null: spawned): its directories go with the run. */
+    private final SpareShells.Spare spare;
+
+    ProcessRun(RunSpec spec, Process process, Path script, Path pidFile, NodeWatchdog watchdog, Path workdir, Path ownWorkdir,
+               SpareShells.Spare spare) {
+        this.spare = spare;
         this.workdir = workdir;
         this.ownWorkdir = ownWorkdir;
         this.process = process;
@@ -226,7 +231,7 @@ final class ProcessRun implements Run {
         kill();
         try {
             Files.deleteIfExists(script);
-            Files.deleteIfExists(ProcessSandbox.goFile(script));
+            Files.deleteIfExists(SpareHandOff.goFile(script));
             Files.deleteIfExists(ProcessSandbox.ttyCommand(script));
             Files.deleteIfExists(pidFile);
         } catch (IOException ignored) {
@@ -235,5 +240,8 @@ final class ProcessRun implements Run {
         stdout.discardFull();
         stderr.discardFull();
         deleteTree(ownWorkdir);
+        if (spare != null) {
+            spare.removeDirs();
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.outrun.sandbox.process;
 
 import io.outrun.model.inputs.StdinMode;
+import io.outrun.sandbox.Limits;
 import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunRefusedException;
 import io.outrun.sandbox.RunSpec;
@@ -13,7 +14,6 @@ import io.outrun.sandbox.script.BashScript;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
@@ -21,11 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.regex.Pattern;
 
 /**
  * Runs commands as host processes, for local development only.
@@ -66,8 +63,9 @@ public final class ProcessSandbox implements Sandbox {
     private volatile Bubblewrap bubblewrap;
 
     /**
-     * Runs every command in bubblewrap (see {@link Bubblewrap}), with {@code hidden} paths masked;
-     * spares are not used then (a spare cannot know its run's workdir in advance).
+     * Runs every command in bubblewrap (see {@link Bubblewrap}), with {@code hidden} paths masked.
+     * Spares are then whole sandboxes made ahead, for the runs in the worker's own directory with
+     * the node's network (a spare cannot know another workdir in advance); other runs spawn theirs.
      *
      * @throws io.outrun.sandbox.SandboxUnavailableException when bubblewrap cannot run here
      */
@@ -80,6 +78,24 @@ public final class ProcessSandbox implements Sandbox {
         return this;
     }
 
+    /**
+     * The command line that runs {@code command} in bubblewrap with the very isolation a run of
+     * this sandbox gets (the worker's directory as its workdir, {@code network} as the node's),
+     * without Outrun's own part ({@code setsid}, the wrapper, the relay): the baseline of the
+     * dispatch benchmark ({@code bench/src/DispatchBench}).
+     *
+     * @throws IllegalStateException when runs are not isolated
+     */
+    public List<String> bareIsolatedArgv(List<String> command, String network) {
+        Bubblewrap isolation = bubblewrap;
+        if (isolation == null) {
+            throw new IllegalStateException("runs of this sandbox are not in bubblewrap");
+        }
+        List<String> argv = new ArrayList<>(isolation.argv(List.of(), null, network));
+        argv.addAll(command);
+        return argv;
+    }
+
     /** Whether runs go through bubblewrap. */
     public boolean isIsolated() {
         return bubblewrap != null;
@@ -88,6 +104,32 @@ public final class ProcessSandbox implements Sandbox {
     /** Spare wrappers kept waiting ({@code --pool-size}); -1: as many as the node's slots. */
     private volatile int poolSize = -1;
     private SpareShells spares;
+    /** The node's network setting, which an isolated spare was made with (see {@link #prepare}). */
+    private volatile String spareNetwork;
+
+    /**
+     * Where the API relay of isolated runs finds their sockets (see {@link #withApiRelay}); null:
+     * the sandbox runs no relay.
+     */
+    private volatile Path relayDir;
+
+    /**
+     * Isolated runs with an API socket ({@code Limits.apiSocket}, issue 31) get a relay in their
+     * namespace, {@code 127.0.0.1:}{@value Limits#API_RELAY_PORT} to that socket, served by socat, which the wrapper starts
+     * (wrapper.sh, {@code _outrun_relay}): a spare starts it before it waits for its run, so a run
+     * handed to one finds it listening and pays nothing for it; a spawned run starts it before
+     * its command. A spare's relay looks in a directory of its own under {@code dir}, the node's
+     * bridge directory (the same file system as the runs' sockets), where its run's socket is
+     * hard-linked when the run is handed over. Call before {@link #prepare} (spares made before
+     * have no relay and serve no run with an API socket).
+     */
+    public ProcessSandbox withApiRelay(Path dir) {
+        this.relayDir = dir.toAbsolutePath();
+        return this;
+    }
+
+    /** The wrapper's {@code _outrun_relay}: the relay's port and socket (wrapper.sh). */
+    private static final String RELAY_ENV = "_outrun_relay";
 
     public ProcessSandbox() {
         try {
@@ -130,7 +172,8 @@ public final class ProcessSandbox implements Sandbox {
     /** Starts the spares: a run then skips its spawn and bash's start-up. */
     @Override
     public synchronized void prepare(NodeShape node) {
-        int size = bubblewrap != null ? 0 : poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
+        spareNetwork = node.limits() == null ? null : node.limits().network();
+        int size = poolSize < 0 ? Math.min(node.slots(), DEFAULT_MAX_SPARES) : poolSize;
         if (size > 0 && spares == null) {
             spares = new SpareShells(size, this::spawnSpare);
         }
@@ -150,14 +193,43 @@ public final class ProcessSandbox implements Sandbox {
         spares.served();
     }
 
-    private synchronized Process spare() {
+    private synchronized SpareShells.Spare spare() {
         return spares == null ? null : spares.take();
     }
 
-    private Process spawnSpare() throws IOException {
-        ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", BashScript.BASH, wrapper.toString());
-        baseEnvironment(builder.environment());
-        return builder.start();
+    private SpareShells.Spare spawnSpare() throws IOException {
+        Bubblewrap isolation = bubblewrap;
+        if (isolation == null) {
+            ProcessBuilder builder = new ProcessBuilder("/usr/bin/setsid", BashScript.BASH, wrapper.toString());
+            baseEnvironment(builder.environment());
+            return new SpareShells.Spare(builder.start());
+        }
+        // Its own directory (bound read-only: its run's script, go file and lease file arrive
+        // there), and, with a relay, its own directory beside the bridge's sockets.
+        Path dir = Files.createTempDirectory(scratch, "spare-");
+        Path apiDir = null;
+        Path relay = relayDir;
+        try {
+            List<Path> visible = new ArrayList<>(List.of(wrapper, dir));
+            if (relay != null) {
+                apiDir = relay.resolve(dir.getFileName().toString());
+                Files.createDirectories(apiDir);
+                visible.add(apiDir);
+            }
+            List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
+            argv.addAll(isolation.argv(visible, null, spareNetwork));
+            argv.addAll(List.of(BashScript.BASH, wrapper.toString()));
+            ProcessBuilder builder = new ProcessBuilder(argv);
+            baseEnvironment(builder.environment());
+            if (apiDir != null) {
+                builder.environment().put(RELAY_ENV, Limits.API_RELAY_PORT + ":" + apiDir.resolve(Limits.API_SOCKET_NAME));
+            }
+            return new SpareShells.Spare(builder.start(), dir, apiDir);
+        } catch (IOException | RuntimeException e) {
+            ProcessRun.deleteTree(dir);
+            ProcessRun.deleteTree(apiDir);
+            throw e;
+        }
     }
 
     /** Every run's environment before its own variables: a minimal PATH, never the node's own. */
@@ -171,59 +243,6 @@ public final class ProcessSandbox implements Sandbox {
         env.put("PAGER", "cat");
     }
 
-    /**
-     * Hands the run to a waiting spare (see {@link #WRAPPER}); false: none could take it (none
-     * waiting, it died, or the run's environment names a variable bash itself reads at start-up
-     * or owns, which only a fresh bash gets right), and the caller spawns one.
-     */
-    private Process handToSpare(Path script, String lease, Path pidFile, Path workdir, Map<String, String> env) {
-        for (String name : env.keySet()) {
-            if (!exportable(name)) {
-                return null;
-            }
-        }
-        StringBuilder go = new StringBuilder();
-        for (String field : new String[] {script.toString(), lease, pidFile.toString(), workdir == null ? "" : workdir.toString()}) {
-            go.append(field).append('\0');
-        }
-        env.forEach((k, v) -> go.append(k).append('\0').append(v).append('\0'));
-        go.append('\0');
-        // In the charset a spawn would pass its environment and arguments in.
-        byte[] message = go.toString().getBytes(NATIVE);
-        if (message.length > MAX_GO_BYTES) {
-            // A spawn of that size may fail (E2BIG) where a spare would not: the same for every run.
-            return null;
-        }
-        Path goFile = goFile(script);
-        if (goFile.toString().getBytes(NATIVE).length > 9999) {
-            return null; // longer than four digits say (a path is at most 4096 bytes on Linux)
-        }
-        Process spare = spare();
-        if (spare == null) {
-            return null;
-        }
-        try {
-            Files.write(goFile, message);
-        } catch (IOException e) {
-            SpareShells.dismiss(spare);
-            return null;
-        }
-        byte[] path = goFile.toString().getBytes(NATIVE);
-        // Its length in four digits, then the path (see WRAPPER), in one write.
-        byte[] word = new byte[4 + path.length];
-        System.arraycopy(String.format(Locale.ROOT, "%04d", path.length).getBytes(StandardCharsets.US_ASCII), 0, word, 0, 4);
-        System.arraycopy(path, 0, word, 4, path.length);
-        try (OutputStream in = spare.getOutputStream()) {
-            in.write(word);
-        } catch (IOException e) {
-            // It died before its run reached it (killed from outside): this run spawns its own.
-            spare.destroyForcibly();
-            return null;
-        }
-        countServed();
-        return spare;
-    }
-
     /** util-linux {@code script}: the pseudo-terminal of a run with {@code "tty": true} (tty.sh runs it). */
     static final String SCRIPT_TOOL = "/usr/bin/script";
 
@@ -232,16 +251,8 @@ public final class ProcessSandbox implements Sandbox {
         return script.resolveSibling(script.getFileName() + ".cmd");
     }
 
-    /** A run's go file for a spare, beside its script (removed with it). */
-    static Path goFile(Path script) {
-        return script.resolveSibling(script.getFileName() + ".go");
-    }
-
-    /** What a go file may hold; a run with a larger environment spawns. */
-    private static final int MAX_GO_BYTES = 64 * 1024;
-
     /** The charset the JDK passes a spawned process's arguments and environment in. */
-    private static final Charset NATIVE = nativeCharset();
+    static final Charset NATIVE = nativeCharset();
 
     /**
      * A host process gets its environment in this JVM's native charset: under a C locale that is
@@ -268,27 +279,10 @@ public final class ProcessSandbox implements Sandbox {
         }
     }
 
-    /**
-     * A name a spare may export as a fresh bash would have imported it: an identifier that is not
-     * one of bash's own variables (read-only, dynamic, or read only at start-up, such as
-     * {@code BASH_ENV} or {@code SHELLOPTS}).
-     */
-    static boolean exportable(String name) {
-        return IDENTIFIER.matcher(name).matches() && !name.startsWith("BASH") && !name.startsWith("COMP_")
-                // The wrapper's own variables: a run must never set its lease file or pid file.
-                && !name.startsWith("_outrun_")
-                // Locale: a bad value warns when assigned, silently at a bash's start.
-                && !name.startsWith("LC_") && !name.equals("LANG") && !name.equals("LANGUAGE")
-                && !name.equals("_") && !BASH_OWN.contains(name);
+    /** Where the sandbox keeps its scripts and spares' directories (tests). */
+    Path scratchDir() {
+        return scratch;
     }
-
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-
-    private static final Set<String> BASH_OWN = Set.of("ENV", "SHELLOPTS", "POSIXLY_CORRECT",
-            "SHLVL", "PWD", "OLDPWD", "IFS", "UID", "EUID", "PPID", "GROUPS", "FUNCNAME", "RANDOM", "SRANDOM", "SECONDS",
-            "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "HISTCMD", "DIRSTACK", "PIPESTATUS", "HOSTNAME", "HOSTTYPE",
-            "OSTYPE", "MACHTYPE", "OPTIND", "OPTARG", "OPTERR", "PS1", "PS2", "PS4", "TMOUT", "HISTFILE", "GLOBIGNORE",
-            "EXECIGNORE", "IGNOREEOF");
 
     /** The node watchdog's pid, -1 while none runs (tests). */
     long watchdogPid() {
@@ -371,10 +365,15 @@ public final class ProcessSandbox implements Sandbox {
             watchdog.ensureRunning();
             // A spare's stdin carries its go file's path: a run whose stdin stays open spawns its own.
             Bubblewrap isolation = bubblewrap;
-            Process process = spec.stdin().open() || isolation != null ? null
-                    : handToSpare(script, lease, pidFile, workdir, spec.runEnv());
+            SpareHandOff.Handed handed = spec.stdin().open() ? null
+                    : SpareHandOff.handOver(spec, script, lease, pidFile, workdir, isolation != null, spareNetwork, this::spare);
+            if (handed != null) {
+                countServed();
+            }
+            Process process = handed == null ? null : handed.process();
             if (process == null) {
                 List<String> argv = new ArrayList<>(List.of("/usr/bin/setsid"));
+                Path apiSocket = isolation != null && relayDir != null ? spec.limits().apiSocket() : null;
                 if (isolation != null) {
                     List<Path> visible = new ArrayList<>(List.of(wrapper, script));
                     if (spec.stdin() == StdinMode.TTY) {
@@ -395,6 +394,11 @@ public final class ProcessSandbox implements Sandbox {
                 ProcessBuilder builder = new ProcessBuilder(argv);
                 baseEnvironment(builder.environment());
                 builder.environment().putAll(spec.runEnv());
+                // The wrapper's own: never the run's (ProcessSandbox.exportable keeps it from spares too).
+                builder.environment().remove(RELAY_ENV);
+                if (apiSocket != null) {
+                    builder.environment().put(RELAY_ENV, Limits.API_RELAY_PORT + ":" + apiSocket.toAbsolutePath());
+                }
                 if (workdir != null) {
                     builder.directory(workdir.toFile());
                 }
@@ -409,11 +413,10 @@ public final class ProcessSandbox implements Sandbox {
                 if (isolation != null) {
                     // The process the watchdog and the clean-up kill (its group): bwrap, whose PID
                     // namespace, and everything in it, dies with it.
-                    String start = RunGroups.startTime(process.pid());
-                    Files.writeString(pidFile, process.pid() + " " + (start == null ? "" : start) + " " + lease + "\n");
+                    RunGroups.writePidFile(pidFile, process.pid(), lease);
                 }
             }
-            return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own);
+            return new ProcessRun(spec, process, script, pidFile, watchdog, workdir, own, handed == null ? null : handed.spare());
         } catch (IOException e) {
             ProcessRun.deleteTree(own);
             throw new SandboxException("cannot start a host process for execution " + spec.executionId(), e);

@@ -67,4 +67,10 @@ final class RunGroups {
             return null; // gone meanwhile
         }
     }
+
+    /** The pid file of a run in bubblewrap: bwrap's pid, whose group the watchdog and the clean-up kill. */
+    static void writePidFile(Path pidFile, long pid, String lease) throws IOException {
+        String start = startTime(pid);
+        Files.writeString(pidFile, pid + " " + (start == null ? "" : start) + " " + lease + "\n");
+    }
 }

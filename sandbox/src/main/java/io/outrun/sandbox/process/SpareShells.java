@@ -2,6 +2,7 @@ package io.outrun.sandbox.process;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -21,6 +22,12 @@ import org.slf4j.LoggerFactory;
  * <p>A waiting spare holds no pid file and runs nothing: when its stdin closes (the sandbox
  * closed, or the worker died) it exits. So a SIGKILLed worker leaves no spare behind, and a spare
  * never needs the watchdog or the leftover clean-up.
+ *
+ * <p>Under bubblewrap a spare is the whole sandbox made ahead (bwrap, its namespaces, the
+ * wrapper, and the API relay of a node with a bridge, listening before any run comes), for the
+ * runs that fit its shape: the worker's directory as workdir and the node's network. bwrap's
+ * {@code --die-with-parent} ties it to the thread that spawned it, this pool's refill thread:
+ * the pool's close ends the spares it handed out too (their node is stopping).
  */
 final class SpareShells implements AutoCloseable {
 
@@ -28,12 +35,30 @@ final class SpareShells implements AutoCloseable {
 
     /** Starts one spare: the wrapper with no arguments, stdin a pipe from this JVM. */
     interface Spawner {
-        Process spawn() throws IOException;
+        Spare spawn() throws IOException;
+    }
+
+    /**
+     * A waiting wrapper, and for one in bubblewrap the directories it sees that its run's files
+     * go into when it is handed one (null without bubblewrap): {@code dir} its own (bound
+     * read-only: the script, go file and lease file arrive there), {@code apiDir} where its
+     * relay looks for the run's API socket (null: no relay).
+     */
+    record Spare(Process process, Path dir, Path apiDir) {
+        Spare(Process process) {
+            this(process, null, null);
+        }
+
+        /** Removes its directories (after its run, or when it is dismissed). */
+        void removeDirs() {
+            ProcessRun.deleteTree(dir);
+            ProcessRun.deleteTree(apiDir);
+        }
     }
 
     private final int size;
     private final Spawner spawner;
-    private final Deque<Process> idle = new ArrayDeque<>();
+    private final Deque<Spare> idle = new ArrayDeque<>();
     private final ExecutorService refill = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "outrun-spare-shells");
         t.setDaemon(true);
@@ -49,10 +74,11 @@ final class SpareShells implements AutoCloseable {
     }
 
     /** A live waiting spare, or null (none ready: the caller spawns as before). */
-    synchronized Process take() {
-        Process spare;
-        while ((spare = idle.poll()) != null && !spare.isAlive()) {
+    synchronized Spare take() {
+        Spare spare;
+        while ((spare = idle.poll()) != null && !spare.process().isAlive()) {
             // Killed from outside while it waited: drop it.
+            spare.removeDirs();
         }
         if (closed) {
             return null;
@@ -68,7 +94,7 @@ final class SpareShells implements AutoCloseable {
 
     /** The pids of the spares waiting now (tests). */
     synchronized List<Long> waitingPids() {
-        return idle.stream().filter(Process::isAlive).map(Process::pid).toList();
+        return idle.stream().map(Spare::process).filter(Process::isAlive).map(Process::pid).toList();
     }
 
     /** Runs served by a spare since this pool started. */
@@ -83,11 +109,12 @@ final class SpareShells implements AutoCloseable {
                     return;
                 }
             }
-            Process spare;
+            Spare spare;
             try {
                 spare = spawner.spawn();
-            } catch (IOException e) {
-                // Runs spawn as they did without the pool; the next take tries again.
+            } catch (IOException | RuntimeException e) {
+                // Runs spawn as they did without the pool; the next take tries again. Never out
+                // of this thread: a bubblewrap spare dies with the thread that spawned it.
                 LOG.warn("process sandbox: cannot start a spare shell ({}); runs spawn their own", e.getMessage());
                 return;
             }
@@ -102,13 +129,14 @@ final class SpareShells implements AutoCloseable {
     }
 
     /** Closing its stdin is the spare's signal to leave; the kill is for one that does not listen. */
-    static void dismiss(Process spare) {
-        try (OutputStream in = spare.getOutputStream()) {
+    static void dismiss(Spare spare) {
+        try (OutputStream in = spare.process().getOutputStream()) {
             in.flush();
         } catch (IOException ignored) {
             // Already gone.
         }
-        spare.destroyForcibly();
+        spare.process().destroyForcibly();
+        spare.removeDirs();
     }
 
     @Override

@@ -10,7 +10,8 @@
 #   /usr/bin/setpriv (util-linux: required, the bootstrap fails closed without it);
 #   /usr/bin/script (util-linux: only for a terminal, mode 2); /usr/bin/timeout (coreutils:
 #   optional backstop when there is no lease file); head, stat (coreutils: only past 65536
-#   bytes), mkfifo (only with stdin open) and /bin/cat on PATH. The environment is the
+#   bytes), mkfifo (only with stdin open), sleep and socat (only for the API relay, $4) and
+#   /bin/cat on PATH. The environment is the
 #   container's defaults only (PATH, HOME, NO_COLOR, TERM, PAGER): the run's variables never
 #   reach this root shell.
 #
@@ -19,7 +20,15 @@
 #       happens; '' for a pooled container (its backstop then comes in the header).
 #   $2  the path of the run's lease file inside the container (read-only bind mount), '' without
 #       one. Its first line is the moment (epoch seconds) after which the lease has lapsed.
-#   $3  for a pooled container only: how long to wait for the run (seconds) before giving up.
+#   $3  for a pooled container only: how long to wait for the run (seconds) before giving up;
+#       '' for a fresh one.
+#   $4  the API relay's port ('' for none): the container's bridge socket,
+#       /run/outrun-api/api.sock (ContainerRecipe.API_SOCKET), served on 127.0.0.1:$4, which the
+#       run's OUTRUN_API names (issue 31; Limits.API_RELAY_PORT). Started first, as the command's
+#       user, and waited for (up to 1 s): a pooled container's before it waits for its run, so a
+#       run pays nothing for it; socat (optional: without it the run's requests are refused)
+#       connects to the socket only when a connection comes, so a pooled container's socket
+#       may be linked in later.
 #   stdin, in this order:
 #     a header line "n b e i": the command's byte count n; the backstop b (0 when it came as
 #     $1); the environment's byte count e; the stdin mode i: 0 none (/dev/null), 1 a pipe its
@@ -46,6 +55,13 @@
 # run; one of a node that is gone gives up after POOL_IDLE_S ($3; no lease to watch yet).
 # The fourth field, i, is the run's stdin: 0 /dev/null, 1 a pipe its owner writes to, 2 a
 # terminal (see the relay below). A fresh container's header is "n 0 e i".
+# The API relay ($4), as the command's user (as when it was the command's first line): out
+# of this shell's children (docker-init reaps it), its output nowhere.
+if [ -n "$4" ] && [ -x /usr/bin/setpriv ] && command -v socat >/dev/null; then
+  (exec /usr/bin/setpriv --reuid=10001 --regid=10001 --clear-groups --inh-caps=-all --bounding-set=-all socat \
+    "TCP-LISTEN:$4,bind=127.0.0.1,fork,reuseaddr" UNIX-CONNECT:/run/outrun-api/api.sock </dev/null >/dev/null 2>&1 &)
+  for k in {1..100}; do (: </dev/tcp/127.0.0.1/"$4") 2>/dev/null && break; sleep 0.01; done; k=
+fi
 read -r ${3:+-t $3} n b e i || { echo 'outrun: no command received' >&2; exit 125; }
 [ "${b:-0}" = 0 ] || set -- "$b" "$2"
 # Fail closed: without setpriv the command would run as root.

@@ -13,7 +13,12 @@
 #   $1  the command's script file; $2 the lease file ('' without one; its first line is the
 #   moment, epoch seconds, after which the lease has lapsed); $3 the pid file to write.
 #   The environment is the run's own (ProcessSandbox.baseEnvironment and its variables), the
-#   working directory its workdir, stdin /dev/null or the run's pipe.
+#   working directory its workdir, stdin /dev/null or the run's pipe. _outrun_relay, when set
+#   (runs in bubblewrap with an API socket, and spares made for them), is "PORT:SOCKET": the
+#   wrapper serves SOCKET on 127.0.0.1:PORT with socat (the run's way to $OUTRUN_API, issue 31;
+#   ProcessSandbox.withApiRelay) before anything else, and waits until the port answers (up to
+#   1 s): a spare, before it waits for its run, so that a run handed to it pays nothing for
+#   the relay; a spawned run, before its command.
 # As a spare (no arguments), on stdin: four decimal digits, the byte length of a go file's
 #   path, then the path (nothing else: end of file before any byte means not needed). The go
 #   file holds NUL-ended fields: SCRIPT, LEASE, PIDFILE, the workdir ('' for the worker's own),
@@ -42,6 +47,15 @@
 # run's pumps exist; mapfile reads it whole in one system call. Then stdin becomes /dev/null, as
 # a spawned run's is, SECONDS starts at 0, and it goes on as a spawned run.
 
+# The API relay (see above): in the background, out of the wrapper's process tree (a subshell
+# that leaves it to the PID namespace's first process, which ends it with the run), its output
+# nowhere; socat connects to SOCKET only when a connection comes, so a spare's socket may
+# appear (hard-linked) later.
+if [ -n "$_outrun_relay" ]; then
+  (exec socat "TCP-LISTEN:${_outrun_relay%%:*},bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:${_outrun_relay#*:}" </dev/null >/dev/null 2>&1 &)
+  for _outrun_i in {1..100}; do (: </dev/tcp/127.0.0.1/"${_outrun_relay%%:*}") 2>/dev/null && break; sleep 0.01; done
+fi
+unset _outrun_relay _outrun_i
 # Field 22 of its stat, the start time: exec keeps it, a reused pid does not have it.
 # Read first, so that a spare has it before its run comes.
 _outrun_st=; read -r _outrun_st < /proc/$$/stat; _outrun_st=(${_outrun_st##*) })

@@ -64,7 +64,7 @@ class BootstrapScriptTest {
     }
 
     private StandInContainer.Running fresh(String backstop, boolean withLease) throws IOException {
-        return container.start(ContainerRecipe.bootstrap(backstop, withLease, null), withLease ? lease : null, true,
+        return container.start(ContainerRecipe.bootstrap(backstop, withLease, null, false), withLease ? lease : null, true,
                 null, Map.of());
     }
 
@@ -111,7 +111,7 @@ class BootstrapScriptTest {
         for (String text : new String[] {"مرحبا é ٠١٢٣", "é٣".repeat(20_000)}) {
             String command = "cat <<'END'\n" + text + "\nEND\nprintf '%s|%s\\n' \"$LC_ALL\" \"$WORD\"";
             byte[] stdin = ContainerRecipe.commandStdin(spec(command, Map.of("WORD", "كلمة"))).readAllBytes();
-            try (var run = container.start(ContainerRecipe.bootstrap("60", true, null), lease, true, null,
+            try (var run = container.start(ContainerRecipe.bootstrap("60", true, null, false), lease, true, null,
                     ForeignLocale.env()).send(stdin)) {
                 assertThat(run.awaitExit(LIMIT)).as(run.stderr()).isZero();
                 assertThat(run.stdout()).isEqualTo(text + "\n" + ForeignLocale.name() + "|كلمة\n");
@@ -152,7 +152,7 @@ class BootstrapScriptTest {
     @Test
     void theKillSwitchFiresWithEveryPidHeld() throws Exception {
         String command = "echo started; while :; do sleep 300 & done";
-        try (var run = container.start(ContainerRecipe.bootstrap("600", true, null), lease, true, 40, Map.of())
+        try (var run = container.start(ContainerRecipe.bootstrap("600", true, null, false), lease, true, 40, Map.of())
                 .send(ContainerRecipe.commandStdin(spec(command, Map.of())).readAllBytes())) {
             boolean held = within(Duration.ofSeconds(20),
                     () -> run.stdout().contains("started") && run.stderr().contains("fork: retry"));
@@ -229,12 +229,12 @@ class BootstrapScriptTest {
         RunSpec spec = spec("echo \"$WORD\"", Map.of("WORD", "pooled"));
         GatedStdin stdin = ContainerRecipe.pooledStdin(spec);
         stdin.open();
-        try (var run = container.start(ContainerRecipe.bootstrap("", true, 60L), lease, true, null, Map.of())
+        try (var run = container.start(ContainerRecipe.bootstrap("", true, 60L, false), lease, true, null, Map.of())
                 .send(stdin.readAllBytes())) {
             assertThat(run.awaitExit(LIMIT)).as(run.stderr()).isZero();
             assertThat(run.stdout()).isEqualTo("pooled\n");
         }
-        try (var run = container.start(ContainerRecipe.bootstrap("", true, 1L), lease, true, null, Map.of())) {
+        try (var run = container.start(ContainerRecipe.bootstrap("", true, 1L, false), lease, true, null, Map.of())) {
             assertThat(run.awaitExit(LIMIT)).isEqualTo(ContainerRecipe.BOOTSTRAP_FAILED);
             assertThat(run.stderr()).contains("no command received");
         }
@@ -243,7 +243,7 @@ class BootstrapScriptTest {
     @Test
     void anImageWithoutSetprivOrAWrongHeaderFailsClosed() throws Exception {
         byte[] stdin = ContainerRecipe.commandStdin(spec("echo RAN", Map.of())).readAllBytes();
-        try (var run = container.start(ContainerRecipe.bootstrap("60", true, null), lease, false, null, Map.of())
+        try (var run = container.start(ContainerRecipe.bootstrap("60", true, null, false), lease, false, null, Map.of())
                 .send(stdin)) {
             assertThat(run.awaitExit(LIMIT)).isEqualTo(ContainerRecipe.BOOTSTRAP_FAILED);
             assertThat(run.stderr()).contains("/usr/bin/setpriv");

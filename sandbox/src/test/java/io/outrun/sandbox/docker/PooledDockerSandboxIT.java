@@ -30,7 +30,7 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
     @BeforeAll
     static void startSandbox() {
         Requirements.docker();
-        sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE)).withPoolSize(POOL);
+        sandbox = new DockerSandbox(DockerSandboxConfig.defaults(NODE)).withPoolSize(POOL).withApiRelay();
         sandbox.verify();
         // The lease files of the tests are temp files: the pool's live beside them (a hard link).
         sandbox.prepare(new Sandbox.NodeShape(INCARNATION, Limits.DEFAULTS, 4, Path.of(System.getProperty("java.io.tmpdir"))));
@@ -146,6 +146,20 @@ class PooledDockerSandboxIT extends DockerSandboxIT {
         }
         assertThat(sandbox.pooledRuns()).isEqualTo(before + 1);
         Path leaseDir = Path.of(System.getProperty("java.io.tmpdir"));
+        // Issue 42: the relay (127.0.0.1:7171 to the socket) listens before the run comes, with no
+        // line before the command; a fresh container (other limits) starts it before its command.
+        String viaRelay = "(: </dev/tcp/127.0.0.1/" + Limits.API_RELAY_PORT + ") 2>/dev/null && echo open || echo closed;"
+                + " exec 3<>/dev/tcp/127.0.0.1/" + Limits.API_RELAY_PORT + "; read -r g <&3; echo \"$g\"; id -u";
+        Limits fresh = new Limits(256L << 20, Limits.DEFAULTS.nanoCpus(), Limits.DEFAULTS.pids(), Limits.DEFAULTS.tmpfsBytes(),
+                Limits.DEFAULTS.network());
+        for (Limits limits : List.of(Limits.DEFAULTS, fresh)) {
+            long pooled = sandbox.pooledRuns();
+            try (ApiSocketStandIn api = ApiSocketStandIn.open()) {
+                Result r = run(spec(viaRelay).withLimits(limits.withApiSocket(api.socket())));
+                assertThat(r.out()).as(r.out() + r.stderr().text()).isEqualTo("open\n" + ApiSocketStandIn.GREETING + "\n10001\n");
+            }
+            assertThat(sandbox.pooledRuns()).as("pooled or fresh").isEqualTo(limits == fresh ? pooled : pooled + 1);
+        }
         assertThat(leaseDir.resolve(poolDir)).as("the pooled container's API directory goes with it").doesNotExist();
         assertThat(leaseDir.resolve(poolDir.substring(0, poolDir.length() - WarmPool.API_DIR_SUFFIX.length())))
                 .as("and its lease file").doesNotExist();

@@ -71,7 +71,7 @@ class WarmPoolApiSocketTest {
     @Test
     void aRunWithAnApiSocketUnderTheLeaseDirFitsAndAnEgressRunStillDoesNot(@TempDir Path leaseDir) {
         WarmPool pool = new WarmPool(null, new ContainerRecipe.Owner("node", null),
-                new Sandbox.NodeShape("node/1", Limits.DEFAULTS, 2, leaseDir), 1, List.of("image"), image -> List.of());
+                new Sandbox.NodeShape("node/1", Limits.DEFAULTS, 2, leaseDir), 1, List.of("image"), image -> List.of(), false);
         try {
             RunSpec plain = new RunSpec(UUID.randomUUID(), 1, 1, "node", "node/1", "true", null, null, Map.of(),
                     Duration.ofSeconds(10), 4096, Limits.DEFAULTS, leaseDir.resolve("run.1"));

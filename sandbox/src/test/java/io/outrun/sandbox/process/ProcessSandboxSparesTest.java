@@ -124,8 +124,8 @@ class ProcessSandboxSparesTest extends ProcessSandboxTest {
                 }
             }
         }
-        assertThat(ProcessSandbox.exportable("MY_VAR")).isTrue();
-        assertThat(ProcessSandbox.exportable("BASHOPTS")).isFalse();
+        assertThat(SpareHandOff.exportable("MY_VAR")).isTrue();
+        assertThat(SpareHandOff.exportable("BASHOPTS")).isFalse();
     }
 
     /**

@@ -14,6 +14,7 @@ import io.outrun.sandbox.Run;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.Sandbox;
 import io.outrun.sandbox.SandboxException;
+import io.outrun.sandbox.docker.DockerSandbox;
 import io.outrun.sandbox.process.ProcessSandbox;
 import io.outrun.sandbox.script.BashScript;
 import io.outrun.model.egress.EgressPolicy;
@@ -163,7 +164,8 @@ public final class RunPreparation implements AutoCloseable {
         boolean docker = "docker".equals(sandbox.name());
         Path dir = setup.leaseDir().resolve("api-" + setup.node());
         // Host processes under bubblewrap have no network: they reach the bridge's socket, bound
-        // into their namespace at its host path, through the same relay (socat on the host).
+        // into their namespace at its host path, through a relay the sandbox starts (socat on the
+        // host; ProcessSandbox.withApiRelay).
         boolean isolated = sandbox instanceof ProcessSandbox p && p.isIsolated() && setup.limits().network() == null;
         boolean bridged = apiUrl != null && (docker
                 || (isolated && Files.isExecutable(Path.of("/usr/bin/socat")) && ApiAccess.relayablePath(dir)));
@@ -173,13 +175,20 @@ public final class RunPreparation implements AutoCloseable {
             } catch (IOException e) {
                 throw new ConfigException("--api-url: cannot listen in " + dir + ": " + e.getMessage());
             }
+            // The sandbox runs each run's relay, ahead of the run where it can (its pooled
+            // containers, its spares): a run that never calls $OUTRUN_API pays nothing for it.
+            if (sandbox instanceof DockerSandbox d) {
+                d.withApiRelay();
+            } else if (sandbox instanceof ProcessSandbox p) {
+                p.withApiRelay(dir);
+            }
         } else if (apiUrl != null && sandbox instanceof ProcessSandbox && !isolated) {
             direct = apiUrl;
         } else if (apiUrl != null && isolated) {
             LOG.warn("runs under bubblewrap cannot reach the API: the bridge needs /usr/bin/socat and a lease dir path of"
                     + " letters, digits and /._+- only ({})", dir);
         }
-        ApiAccess access = new ApiAccess(issuer, whyNot, bridge, direct, bridge != null && !docker);
+        ApiAccess access = new ApiAccess(issuer, whyNot, bridge, direct);
         access.describe(sandbox.name());
         return access;
     }

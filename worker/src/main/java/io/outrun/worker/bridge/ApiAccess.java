@@ -6,7 +6,7 @@ import io.outrun.core.identity.RunTokens;
 import io.outrun.core.identity.TokenIssuer;
 import io.outrun.sandbox.RunSpec;
 import io.outrun.sandbox.SandboxException;
-import io.outrun.sandbox.script.BashScript;
+import io.outrun.sandbox.Limits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * What each attempt of this node gets of Outrun's API (issue 31): its tokens, signed here at its
  * start ({@code OUTRUN_API_TOKEN}, and {@code OUTRUN_ID_TOKEN} when its submission asked for an
  * identity), and {@code OUTRUN_API} where the run can reach the API: in a container, its own
- * listener of the node's {@link ApiBridge} behind the relay ({@code api-relay.sh}); as a host
+ * listener of the node's {@link ApiBridge} behind the relay its sandbox runs in it
+ * ({@code DockerSandbox.withApiRelay}, {@code ProcessSandbox.withApiRelay}); as a host
  * process with the host's network, the node's {@code --api-url} itself; else nowhere (no
  * {@code OUTRUN_API}).
  *
@@ -33,21 +34,12 @@ public final class ApiAccess implements AutoCloseable {
     public static final String API_TOKEN = "OUTRUN_API_TOKEN";
     public static final String ID_TOKEN = "OUTRUN_ID_TOKEN";
 
-    /**
-     * The relay in the run's container (network none): 127.0.0.1:7171 to the attempt's bridge
-     * socket, started in the background and waited for (up to 1 s) before the command's first
-     * line ({@code api-relay.sh}, one line of code).
-     */
-    public static final String RELAY = BashScript.of(ApiAccess.class, "api-relay.sh").oneLine() + " ";
-
     private static final Logger LOG = LoggerFactory.getLogger(ApiAccess.class);
 
     private final TokenIssuer issuer;
     private final String whyNoIssuer;
     private final ApiBridge bridge;
     private final String directUrl;
-    /** Whether the relay connects to the socket at its host path (bubblewrap) rather than the container's. */
-    private final boolean hostPaths;
 
     /**
      * @param issuer      signs the runs' tokens; null: this node signs none, for {@code whyNoIssuer}
@@ -56,19 +48,10 @@ public final class ApiAccess implements AutoCloseable {
      *                    processes); null: runs cannot reach the API
      */
     public ApiAccess(TokenIssuer issuer, String whyNoIssuer, ApiBridge bridge, String directUrl) {
-        this(issuer, whyNoIssuer, bridge, directUrl, false);
-    }
-
-    /**
-     * @param hostPaths the runs see the bridge's sockets at their host paths (host processes
-     *                  under bubblewrap, without network), not at {@link ApiBridge#CONTAINER_SOCKET}
-     */
-    public ApiAccess(TokenIssuer issuer, String whyNoIssuer, ApiBridge bridge, String directUrl, boolean hostPaths) {
         this.issuer = issuer;
         this.whyNoIssuer = whyNoIssuer;
         this.bridge = bridge;
         this.directUrl = directUrl;
-        this.hostPaths = hostPaths;
     }
 
     /** A node whose runs get nothing of the API. */
@@ -78,19 +61,21 @@ public final class ApiAccess implements AutoCloseable {
 
     /** What one attempt was given; {@link #close} at the attempt's end ends its bridge connections. */
     public static final class Grant implements AutoCloseable {
-        static final Grant NONE = new Grant(Map.of(), null, RELAY);
+        static final Grant NONE = new Grant(Map.of(), null);
 
         private final Map<String, String> env;
         private final ApiBridge.Listener listener;
-        private final String relay;
 
-        Grant(Map<String, String> env, ApiBridge.Listener listener, String relay) {
+        Grant(Map<String, String> env, ApiBridge.Listener listener) {
             this.env = env;
             this.listener = listener;
-            this.relay = relay;
         }
 
-        /** {@code spec} with the grant's variables over any of the same names, and the relay and socket for a bridged run. */
+        /**
+         * {@code spec} with the grant's variables over any of the same names, and the socket for a
+         * bridged run: its sandbox serves it on {@value Limits#API_RELAY_PORT} in the run (the relay,
+         * ahead of the run where it can), so the command itself is the user's alone.
+         */
         public RunSpec applyTo(RunSpec spec) {
             if (env.isEmpty()) {
                 return spec;
@@ -101,9 +86,7 @@ public final class ApiAccess implements AutoCloseable {
             if (listener == null) {
                 return given;
             }
-            // On the command's first line (before the egress relay, if any), so that bash's line
-            // numbers in its errors stay the user's.
-            return given.withCommand(relay + spec.command()).withLimits(spec.limits().withApiSocket(listener.socket()));
+            return given.withLimits(spec.limits().withApiSocket(listener.socket()));
         }
 
         /** Never the tokens. */
@@ -157,12 +140,7 @@ public final class ApiAccess implements AutoCloseable {
         } else if (directUrl != null) {
             env.put(API, directUrl);
         }
-        return new Grant(env, listener, listener != null && hostPaths ? hostRelay(listener.socket()) : RELAY);
-    }
-
-    /** The relay of a run that sees the socket at its host path (bubblewrap binds it there). */
-    static String hostRelay(Path socket) {
-        return RELAY.replace(ApiBridge.CONTAINER_SOCKET, socket.toAbsolutePath().toString());
+        return new Grant(env, listener);
     }
 
     /**

@@ -37,7 +37,10 @@ import org.slf4j.LoggerFactory;
  * own under the node's lease dir, {@code api-<node>/<attempt>/api.sock}; the container gets that
  * directory bind-mounted (or, when it came from the warm pool, the socket hard-linked into the
  * directory it was created with), so the socket is at {@link #CONTAINER_SOCKET} there, where a
- * relay in the container serves it on 127.0.0.1:{@value #CONTAINER_PORT} ({@code api-relay.sh}).
+ * relay in the container serves it on 127.0.0.1:{@value #CONTAINER_PORT} (the sandbox's: started by
+ * a pooled container's bootstrap before it waits, by a fresh one's before its command; under
+ * bubblewrap by the run's wrapper, a spare's before it waits; a spare's relay looks in a
+ * directory {@code spare-*} of its own here, where its run's socket is hard-linked).
  * A connection is relayed to the node's {@code --api-url} only when its request head carries
  * {@code Authorization: Bearer <that attempt's run token>}; anything else is answered 401 here
  * and nothing of it reaches the API. The run token is what the API checks; the bridge's own check
@@ -54,7 +57,7 @@ public final class ApiBridge implements AutoCloseable {
 
     /** Where the socket appears inside a run's container, the relay's port there, and what {@code OUTRUN_API} says. */
     public static final String CONTAINER_SOCKET = "/run/outrun-api/" + Limits.API_SOCKET_NAME;
-    public static final int CONTAINER_PORT = 7171;
+    public static final int CONTAINER_PORT = Limits.API_RELAY_PORT;
     public static final String CONTAINER_URL = "http://127.0.0.1:" + CONTAINER_PORT;
     static final int MAX_CONNECTIONS_PER_RUN = 32;
     private static final int MAX_HEAD = 16 * 1024;

@@ -115,9 +115,11 @@ public final class WorkerNode implements AutoCloseable {
         LeftoverCleaner cleaner = new LeftoverCleaner(sandbox, keeper, leases, core.pool(),
                 config.leaseTtl().multipliedBy(3), core.deployment());
         cleaner.clean();
-        sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
         this.preparation = RunPreparation.open(new RunPreparation.Setup(node, limits, config.leaseDir(), config.egress(),
                 config.secretsKey(), config.apiUrl(), config.issuerUrl()), sandbox, core.pool(), keeper, metrics);
+        // After the run preparation: it tells a process sandbox where its API relay looks, which
+        // the spares made here already need.
+        sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
 
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
         // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.

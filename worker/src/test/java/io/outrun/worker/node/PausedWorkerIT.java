@@ -114,6 +114,67 @@ class PausedWorkerIT {
         }
     }
 
+    /**
+     * As {@code outrun dev} runs host processes (issue 42): in bubblewrap, served by the node's
+     * spares (sandboxes made ahead, the default pool), the API bridge on. The kill switch is the
+     * node's watchdog (the pid file names bwrap's pid before the run is handed over) and bwrap's
+     * PID namespace: every run of the paused attempt is dead before the next attempt's run starts,
+     * by the runs' own marks, a line every 100 ms.
+     */
+    @Test
+    void pausedWorkersSpareRunsInBubblewrapDieBeforeTheirNextAttemptsStart() throws Exception {
+        Requirements.binary("bwrap");
+        Requirements.binary("socat");
+        DatabaseConfig db = TestDatabase.migrated(DatabaseConfig::new);
+        // In the workers' directory (the run's workdir, the only place it may write under bubblewrap).
+        Path dir = Files.createDirectories(Path.of("target", "outrun-paused-" + UUID.randomUUID()).toAbsolutePath());
+        Path leases = Files.createTempDirectory(Path.of("/tmp"), "olp-");
+        String key = java.util.Base64.getEncoder().encodeToString(new java.security.SecureRandom().generateSeed(32));
+        String[] dev = {"--lease-ttl-ms", Long.toString(TTL.toMillis()), "--sweep-interval-ms", "1000", "--cleanup-interval-s", "2",
+                "--bubblewrap", "on", "--api-url", "http://127.0.0.1:9", "--lease-dir", leases.toString()};
+        try (Core api = Core.open(db, "api")) {
+            List<UUID> ids = new ArrayList<>();
+            try (WorkerProcess a = WorkerProcess.startWith(Map.of("OUTRUN_SECRETS_KEY", key), db, "paused-bw-a", 2, "process", dev)) {
+                // Its spares made (bwrap started by the worker's JVM, in a spare's directory), so that they serve both runs.
+                Await.until("worker a's 2 spares", Duration.ofSeconds(60), () -> ProcessHandle.allProcesses()
+                        .filter(p -> p.parent().map(x -> x.pid() == a.pid()).orElse(false))
+                        .filter(p -> p.info().commandLine().map(c -> c.contains("bwrap") && c.contains("/spare-")).orElse(false))
+                        .count() >= 2);
+                for (int i = 0; i < 2; i++) {
+                    String f = dir.resolve("run-" + i).toString();
+                    ids.add(api.service().submit(Submission.of("alice", "echo start; echo \"$OUTRUN_API\" >&2; for i in $(seq 400); do"
+                            + " echo \"$OUTRUN_ATTEMPT $(date +%s%N) $0\" >> " + f + "; sleep 0.1; done; echo done")).execution().id());
+                }
+                awaitRunningOn(api, ids, "paused-bw-a/");
+                try (WorkerProcess b = WorkerProcess.startWith(Map.of("OUTRUN_SECRETS_KEY", key), db, "paused-bw-b", 2, "process", dev)) {
+                    pauseUntil(a, () -> awaitRunningOn(api, ids, "paused-bw-b/"));
+                    Map<UUID, Execution> done = awaitEnded(api, ids);
+                    for (int i = 0; i < ids.size(); i++) {
+                        Execution e = done.get(ids.get(i));
+                        assertThat(e.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
+                        assertThat(e.attempt()).isEqualTo(2);
+                        assertThat(e.stdout().text()).isEqualTo("start\ndone\n");
+                        assertThat(e.stderr().text()).as("the bridge on").isEqualTo("http://127.0.0.1:7171\n");
+                        Map<String, long[]> spans = new HashMap<>();
+                        List<String> lines = Files.readAllLines(dir.resolve("run-" + i));
+                        for (String line : lines) {
+                            String[] parts = line.split(" ");
+                            long t = Long.parseLong(parts[1]);
+                            spans.merge(parts[0], new long[] {t, t}, (x, y) -> new long[] {Math.min(x[0], y[0]), Math.max(x[1], y[1])});
+                        }
+                        assertThat(spans).as("two attempts").containsOnlyKeys("1", "2");
+                        assertThat(lines.get(0)).as("attempt 1 ran on a spare (its script is in the spare's directory)")
+                                .matches("1 \\d+ .*/spare-[^/]+/run\\.sh");
+                        System.out.printf("PAUSED (bubblewrap, spares) %s: attempt 1 last seen %.2f s before attempt 2 first seen%n",
+                                ids.get(i), (spans.get("2")[0] - spans.get("1")[1]) / 1e9);
+                        assertThat(spans.get("1")[1]).as("attempt 1 dead before attempt 2 ran").isLessThan(spans.get("2")[0]);
+                    }
+                    assertOneEndEach(ids, a.log() + b.log(), a.log());
+                }
+            }
+        }
+    }
+
     private static WorkerProcess worker(DatabaseConfig db, String id, String sandbox) throws IOException, InterruptedException {
         // No warm pool: the docker case follows each run's container by its execution label.
         return WorkerProcess.startWith(db, id, 2, sandbox, "--lease-ttl-ms", Long.toString(TTL.toMillis()),
