@@ -72,8 +72,8 @@ public final class ExecutionService {
     /**
      * Stores the execution, then hands its JobRunr job to {@link NewBooks}, which writes it with
      * others off the submit's path (never the other way round: a crash in between leaves a queued
-     * row without a job, which the node that claims it writes), then wakes a node
-     * (from a background thread, after the commit).
+     * row without a job, which the node that claims it writes); its insert wakes a node (the
+     * NOTIFY goes out at its commit).
      * A repeat with the same idempotency key returns the first execution and enqueues nothing.
      * Concurrent submits share one transaction ({@link GroupCommit}); each returns once its own
      * row is committed.
@@ -130,8 +130,9 @@ public final class ExecutionService {
             throw e;
         }
         if (inserted.created()) {
+            // Its insert woke a node (ExecutionsTable.INSERT), a delayed one's too: the woken node
+            // learns when it is due (LeaseStore.Batch#nextDueMs).
             booked(inserted.execution());
-            wakes.wake(); // a delayed one too: the woken node learns when it is due (LeaseStore.Batch#nextDueMs)
         }
         return inserted;
     }
@@ -143,8 +144,8 @@ public final class ExecutionService {
      * the database refuses fails alone (the others are stored again without it). Whole-batch
      * failures are thrown: a full disk seen moments ago ({@link DiskFull.Refused}), and a
      * database that is away, full or read-only when nothing could be stored. Every created
-     * execution is booked as a single submit's is; nodes are woken once for the batch (as many
-     * as it made executions, {@link Wakes#wake(int)}).
+     * execution is booked as a single submit's is; the batch's insert wakes as many nodes as it
+     * made executions.
      * {@code caller} (its {@code traceparent}; null: a new trace) parents one span for the batch,
      * which every execution of it keeps.
      */
@@ -187,8 +188,7 @@ public final class ExecutionService {
             if (everywhere != null && Arrays.stream(out).allMatch(s -> s.failure() != null)) {
                 throw everywhere; // nothing stored: the batch as a whole answers the outage
             }
-            // One wake-up for the batch, for as many free nodes as it has new executions.
-            wakes.wake(created);
+            // The batch's insert woke as many nodes as it made executions (ExecutionsTable.INSERT).
             span.setAttribute("outrun.batch_created", created);
             return Arrays.asList(out);
         } catch (RuntimeException e) {

@@ -29,8 +29,16 @@ public final class ExecutionsTable {
      * Timestamps travel as ISO-8601 text; env and labels as JSON text; retry_on comma-joined.
      * A row whose (owner, idempotency key) exists is skipped: it is not in the RETURNING.
      */
+    /**
+     * The rows of a submit or a batch, and the wake-up of as many nodes as it made executions
+     * (as {@link NodesTable#WAKE_NODES}: free nodes first, the busy ones too when too few are
+     * free), in one statement: a submit pays no round trip of its own for the wake-up. The
+     * NOTIFYs go out at commit, when the rows are there to claim. They serialise commits that
+     * notify on PostgreSQL's notify lock; a node's submits share one transaction (GroupCommit),
+     * so that is one commit per API node at a time, not one per submit.
+     */
     public static final NamedSql INSERT = NamedSql.of("""
-            INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
+            WITH ins AS (INSERT INTO executions (id, owner, command, image, workdir, env, labels, timeout_ms,
               max_output_bytes, max_attempts, idempotency_key, stdin, memory_mb, cpu_millis, pids, tmpfs_mb, network,
               starts_at, enqueued_at, retry_max, retry_backoff_ms, retry_on, traceparent, tracestate,
               parent_id, depth, cancel_with_parent, identity_audience)
@@ -53,7 +61,14 @@ public final class ExecutionsTable {
               CROSS JOIN LATERAL (SELECT coalesce(r.start_at::timestamptz,
                 now() + r.delay_ms * interval '1 millisecond') AS at) s
             ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at""");
+            RETURNING id, status, dispatch_seq, job_id, enqueued_at, created_at, starts_at),
+              live AS (SELECT wake_channel, running < slots AS free FROM nodes
+                 WHERE NOT draining AND heartbeat_at > now() - coalesce(lease_ttl_ms, 60000) * interval '1 millisecond'),
+              free AS (SELECT wake_channel FROM live WHERE free ORDER BY random() LIMIT (SELECT count(*) FROM ins)),
+              busy AS (SELECT wake_channel FROM live WHERE NOT free AND (SELECT count(*) FROM free) < (SELECT count(*) FROM ins)),
+              woke AS (SELECT count(pg_notify(n.wake_channel, n.why)) AS nodes FROM (SELECT wake_channel, 'free' AS why
+                FROM free UNION ALL SELECT wake_channel, 'busy' FROM busy) n)
+            SELECT ins.*, (SELECT nodes FROM woke) AS woke FROM ins""");
 
     public static final NamedSql STATUS_OWNED = NamedSql.of("""
             SELECT status FROM executions WHERE id = :id AND owner = :owner""");

@@ -64,7 +64,7 @@ class GroupCommitIT {
             }
             Future<Inserted> leader = threads.submit(() -> group.insert(Submission.of("gc", "lead").withIdempotencyKey(blocker), null));
             Await.until("the leader waiting on the held key", Duration.ofSeconds(10), () -> rows.single("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type"
-                    + " = 'Lock' AND query LIKE 'INSERT INTO executions%'") == 1);
+                    + " = 'Lock' AND query LIKE '%INSERT INTO executions%'") == 1);
             List<Future<Inserted>> followers = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 int n = i;
@@ -109,7 +109,7 @@ class GroupCommitIT {
             }
             Future<Inserted> leader = threads.submit(() -> group.insert(Submission.of("gc", "lead").withIdempotencyKey(blocker), null));
             Await.until("the leader waiting on the held key", Duration.ofSeconds(10), () -> rows.single("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type"
-                    + " = 'Lock' AND query LIKE 'INSERT INTO executions%'") == 1);
+                    + " = 'Lock' AND query LIKE '%INSERT INTO executions%'") == 1);
             List<Future<Inserted>> good = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 int n = i;
