@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  */
 final class FleetProbe {
 
-    record Entry(String query, long calls, long rows, long walBytes) {
+    record Entry(String query, long calls, long rows, long walBytes, double execMs) {
     }
 
     record Snapshot(long nanos, long walLsn, long loggedStatements, long onboardingFound, long onboardingEmpty,
@@ -30,7 +30,8 @@ final class FleetProbe {
     /** What happened between two snapshots. */
     record Delta(double seconds, long wal, long logged, long calls, long rows, long walBytes,
                  long onboardingCalls, long onboardingRows, long onboardingFound, long onboardingEmpty,
-                 long sweepTries, long jobrunrWal, long oursWal, Map<String, Long> topCalls) {
+                 long sweepTries, long jobrunrWal, long oursWal, Map<String, Long> topCalls,
+                 Map<String, Double> topExecMs) {
 
         /** The share of onboardings that found no job, from the log (see readLog). */
         double onboardingEmptyShare() {
@@ -58,7 +59,7 @@ final class FleetProbe {
             ps.setString(1, role);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    statements.put(rs.getString(1), new Entry(rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
+                    statements.put(rs.getString(1), new Entry(rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getDouble(6)));
                 }
             }
         }
@@ -161,9 +162,10 @@ final class FleetProbe {
         long sweep = 0;
         long jobrunrWal = 0;
         Map<String, Long> byQuery = new HashMap<>();
+        Map<String, Double> msByQuery = new HashMap<>();
         for (Map.Entry<String, Entry> e : b.statements().entrySet()) {
             Entry after = e.getValue();
-            Entry before = a.statements().getOrDefault(e.getKey(), new Entry(after.query(), 0, 0, 0));
+            Entry before = a.statements().getOrDefault(e.getKey(), new Entry(after.query(), 0, 0, 0, 0));
             long c = after.calls() - before.calls();
             long r = after.rows() - before.rows();
             long w = after.walBytes() - before.walBytes();
@@ -184,13 +186,20 @@ final class FleetProbe {
                 jobrunrWal += w;
             }
             byQuery.merge(after.query().replaceAll("\\s+", " "), c, Long::sum);
+            msByQuery.merge(after.query().replaceAll("\\s+", " "), after.execMs() - before.execMs(), Double::sum);
         }
         Map<String, Long> top = new LinkedHashMap<>();
         byQuery.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(12)
                 .forEach(e -> top.put(e.getKey().length() > 160 ? e.getKey().substring(0, 160) + "…" : e.getKey(), e.getValue()));
+        // Where the database's time goes (pg_stat_statements total_exec_time: time in the
+        // executor, a stand-in for the server's CPU on statements that do not wait).
+        Map<String, Double> topMs = new LinkedHashMap<>();
+        msByQuery.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(12)
+                .forEach(e -> topMs.put(e.getKey().length() > 160 ? e.getKey().substring(0, 160) + "…" : e.getKey(),
+                        Math.round(e.getValue() * 10) / 10.0));
         return new Delta((b.nanos() - a.nanos()) / 1e9, b.walLsn() - a.walLsn(), b.loggedStatements() - a.loggedStatements(),
                 calls, rows, walBytes, onboardingCalls, onboardingRows, b.onboardingFound() - a.onboardingFound(),
-                b.onboardingEmpty() - a.onboardingEmpty(), sweep, jobrunrWal, walBytes - jobrunrWal, top);
+                b.onboardingEmpty() - a.onboardingEmpty(), sweep, jobrunrWal, walBytes - jobrunrWal, top, topMs);
     }
 
     /**

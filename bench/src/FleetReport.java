@@ -244,6 +244,7 @@ final class FleetReport {
         m.put("onboarding_empty_log", d.onboardingEmpty());
         m.put("sweep_tries", d.sweepTries());
         m.put("busiest_statements", d.topCalls());
+        m.put("slowest_statements_total_ms", d.topExecMs());
         return m;
     }
 

@@ -13,7 +13,7 @@ final class FleetSql {
     // ---- What the harness counts, read as the superuser, filtered to the nodes' role ----
 
     /** The nodes' cumulative statement counters; toplevel only (pg_stat_statements.track = top). */
-    static final String STATEMENTS = "SELECT s.queryid::text || ':' || s.toplevel, s.query, s.calls, s.rows, s.wal_bytes"
+    static final String STATEMENTS = "SELECT s.queryid::text || ':' || s.toplevel, s.query, s.calls, s.rows, s.wal_bytes, s.total_exec_time"
             + " FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = ?";
 
     static final String WAL_LSN = "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn";
