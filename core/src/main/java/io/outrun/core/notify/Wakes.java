@@ -2,6 +2,7 @@ package io.outrun.core.notify;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -47,17 +48,22 @@ public final class Wakes implements AutoCloseable {
      */
     public void wake(int pieces) {
         if (pieces > 0 && wakesWanted.getAndAdd(pieces) == 0) {
-            waker.execute(() -> {
-                int wanted = wakesWanted.getAndSet(0);
-                if (wanted == 0) {
-                    return;
-                }
-                try {
-                    notifier.wakeNodes(wanted);
-                } catch (RuntimeException e) {
-                    LOG.warn("could not wake nodes; they find the work at their next poll", e);
-                }
-            });
+            try {
+                waker.execute(() -> {
+                    int wanted = wakesWanted.getAndSet(0);
+                    if (wanted == 0) {
+                        return;
+                    }
+                    try {
+                        notifier.wakeNodes(wanted);
+                    } catch (RuntimeException e) {
+                        LOG.warn("could not wake nodes; they find the work at their next poll", e);
+                    }
+                });
+            } catch (RejectedExecutionException stopping) {
+                // Closed: this node is stopping, and the submit that woke is stored all the same.
+                wakesWanted.set(0);
+            }
         }
     }
 

@@ -65,8 +65,8 @@ public final class SubmissionStore {
     /**
      * Stores {@code submissions} in ONE transaction: one multi-row INSERT (arrays of one element
      * per row), then their inputs and webhooks as JDBC batches on the same connection, so that a
-     * burst pays one WAL flush. Without inputs or webhooks the INSERT alone is the transaction
-     * (autocommit: no BEGIN, no COMMIT round trip). {@code traces} (same size; an element may be
+     * burst pays one WAL flush. Without inputs, webhooks or idempotency keys the INSERT alone is
+     * the transaction (autocommit: no BEGIN, no COMMIT round trip). {@code traces} (same size; an element may be
      * null) are kept for the executions' later spans. Answers one {@link Inserted} per submission,
      * in order: an idempotency key that already names a row, or that an earlier submission of the
      * same list used, answers that row with {@code created} false. All or nothing: a failure
@@ -110,7 +110,9 @@ public final class SubmissionStore {
         for (int r = 0; r < rows.size(); r++) {
             byId.put(ids[r], rows.get(r));
             Submission s = submissions.get(rows.get(r));
-            together |= !s.inputs().isEmpty() || s.webhook() != null;
+            // A key may name an earlier row, read after the INSERT: that read commits with the new
+            // rows, or a failed read would leave them stored yet answered failed (and stored again).
+            together |= !s.inputs().isEmpty() || s.webhook() != null || s.idempotencyKey() != null;
         }
         String owner = submissions.get(0).owner();
         try (Connection c = dataSource.getConnection()) {
@@ -130,6 +132,7 @@ public final class SubmissionStore {
                 }
                 if (together) {
                     insertInputsAndWebhooks(c, created, byId, submissions);
+                    answerRepeats(c, submissions, answers, rows);
                     c.commit();
                 }
             } catch (SQLException | RuntimeException e) {
@@ -142,7 +145,6 @@ public final class SubmissionStore {
                     c.setAutoCommit(true); // the pool wants autocommit back
                 }
             }
-            answerRepeats(c, submissions, answers, rows);
         } catch (SQLException e) {
             throw new StoreException("cannot store " + (n == 1 ? "a new execution" : n + " new executions")
                     + " for owner " + owner, e);
@@ -262,7 +264,7 @@ public final class SubmissionStore {
 
     /**
      * The rows that the INSERT skipped (their idempotency key names an earlier execution), read
-     * in one statement once the insert has committed.
+     * in one statement in the insert's transaction (it commits only once every answer is known).
      */
     private static void answerRepeats(Connection c, List<Submission> submissions, Inserted[] answers, List<Integer> rows)
             throws SQLException {

@@ -79,6 +79,20 @@ class NotifierIT {
         }
     }
 
+    /**
+     * Review: a submit wakes nodes after its row is committed; a wake-up while the node stops
+     * (its waker closed) threw, so a stored execution was answered as an error and resubmitted.
+     */
+    @Test
+    void aSubmitWhileTheWakerStopsIsStillAnsweredStored() {
+        DatabaseConfig db = TestDatabase.fresh(DatabaseConfig::new);
+        try (Core api = Core.open(db, "api")) {
+            api.wakes().close();
+            assertThat(api.service().submit(io.outrun.core.execution.Submission.of("w", "true")).created()).isTrue();
+            api.wakes().wake(3);
+        }
+    }
+
     private static void node(Core api, String id, String channel, String beat, String ttlMs) throws SQLException {
         sql(api, "INSERT INTO nodes (incarnation, node_id, version, wake_channel, slots, running, heartbeat_at, lease_ttl_ms)"
                 + " VALUES ('" + id + "', '" + id + "', 'test', '" + channel + "', 4, 0, " + beat + ", " + ttlMs + ")");

@@ -135,6 +135,39 @@ class GroupCommitIT {
         }
     }
 
+    /**
+     * A repeat's row is read after the INSERT; when that read fails, the new rows of the same
+     * flush must not be committed already, or the retry one by one stores them a second time
+     * (and each runs twice: the first rows are queued, unanswered and unbooked).
+     */
+    @Test
+    void aFailedReadOfARepeatStoresNoRowTwice() throws Exception {
+        String key = "repeat-" + UUID.randomUUID();
+        String once = "once " + UUID.randomUUID();
+        core.submissions().insert(Submission.of("gc", "first").withIdempotencyKey(key));
+        ExecutorService threads = Executors.newFixedThreadPool(1);
+        try (Connection hold = connect()) {
+            // The repeat's read (its row's output offsets) waits on this lock; the INSERT does not.
+            hold.setAutoCommit(false);
+            hold.createStatement().execute("LOCK TABLE execution_output IN ACCESS EXCLUSIVE MODE");
+            Future<List<Stored>> stored = threads.submit(() -> GroupCommit.storeEach(core.submissions(),
+                    List.of(Submission.of("gc", "again").withIdempotencyKey(key), Submission.of("gc", once)),
+                    java.util.Arrays.asList(null, null)));
+            Await.until("the repeat's read waiting", Duration.ofSeconds(10), () -> rows.single("SELECT count(*) FROM"
+                    + " pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT e.id%'") == 1);
+            // The read fails (as under a statement timeout): not an outage, so each is stored again alone.
+            rows.single("SELECT count(*) FROM (SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
+                    + " WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT e.id%') c");
+            hold.rollback();
+            List<Stored> out = stored.get(10, TimeUnit.SECONDS);
+            assertThat(out.get(0).inserted().created()).isFalse();
+            assertThat(out.get(1).inserted().created()).isTrue();
+            assertThat(rows.single("SELECT count(*) FROM executions WHERE command = ?", once)).isEqualTo(1);
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
     @Test
     void aLoneSubmitFlushesAtOnce() {
         GroupCommit group = new GroupCommit(core.submissions());
