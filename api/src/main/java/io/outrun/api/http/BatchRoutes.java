@@ -127,8 +127,16 @@ final class BatchRoutes {
             SubmitChecks.requireSameRequest(e, submission);
         }
         // Only a submission that names a workspace can wait for one: no query for the others.
-        SubmissionStore.WorkspaceHeld held = submission.inputs().workspace() != null && e.status() == ExecutionStatus.QUEUED
-                ? service.workspaceHolder(e.id(), e.owner()).orElse(null) : null;
+        // It is stored: the holder is a hint, and a failed read of it must not answer the stored
+        // batch 5xx (a client without keys would send it again and run it twice).
+        SubmissionStore.WorkspaceHeld held = null;
+        if (submission.inputs().workspace() != null && e.status() == ExecutionStatus.QUEUED) {
+            try {
+                held = service.workspaceHolder(e.id(), e.owner()).orElse(null);
+            } catch (RuntimeException hintLost) {
+                held = null;
+            }
+        }
         return BatchResult.accepted(index, e.status().isTerminal() ? 200 : 202, views.of(e, mode, ch, held),
                 !stored.inserted().created());
     }
