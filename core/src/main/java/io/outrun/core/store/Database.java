@@ -45,8 +45,14 @@ public final class Database {
         // taking its lock (outrun_owner_may_run) and must see the claims that committed meanwhile;
         // under REPEATABLE READ it would count from an older snapshot and let cap + 1 run.
         hikari.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-        // No server-side prepared statements: PgBouncer's transaction pooling cannot carry them.
-        hikari.addDataSourceProperty("prepareThreshold", "0");
+        // Through a transaction pooler (a --db-url apart from --db-direct-url: PgBouncer), no
+        // server-side prepared statements: its transaction pooling cannot carry them. Straight to
+        // PostgreSQL, pgjdbc's default: a statement used 5 times on a connection is prepared
+        // there, and no longer parsed and planned at every call (issue 42: planning the claim,
+        // the ends and the submit's INSERT of arrays was most of PostgreSQL's CPU per execution).
+        if (!config.url().equals(config.directUrl())) {
+            hikari.addDataSourceProperty("prepareThreshold", "0");
+        }
         // A JDBC batch of inserts goes as multi-row INSERTs: JobRunr's save of many new books
         // (NewBooks) is a few statements, not one per job. Rewritten batches report
         // SUCCESS_NO_INFO, which JobRunr's insertAll accepts.
