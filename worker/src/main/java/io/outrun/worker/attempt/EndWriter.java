@@ -276,8 +276,8 @@ public final class EndWriter {
     }
 
     /**
-     * Writes the end, retrying through a database outage for as long as it lasts: the command's
-     * result is worth keeping, and the fence answers for us once the database is back (it rejects
+     * Writes the end, retrying through a database outage or a full disk while its lease lasts:
+     * the command's result is worth keeping, and the fence answers for us once the database is back (it rejects
      * the write if the execution was re-driven meanwhile). A failure that is not an outage is not
      * retried: the run is untracked, its lease expires and the sweep re-drives the execution. An
      * interrupt (the node stops) does not stop the retries while the lease lasts; it is passed on.
@@ -295,7 +295,9 @@ public final class EndWriter {
                     written = leases.finish(lease, outcome, defaultMaxRunning);
                     break;
                 } catch (StoreException e) {
-                    if (!Outage.is(e)) {
+                    // A full disk is retried as an outage is: an operator frees space, and the
+                    // command's result should not cost an attempt meanwhile (DiskFullIT).
+                    if (!Outage.is(e) && !Outage.diskFull(e)) {
                         LOG.error("{}: its end cannot be written; its lease will expire and the sweep re-drives it",
                                 attempt, e);
                         return NOT_WRITTEN;
