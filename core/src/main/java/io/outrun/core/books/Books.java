@@ -79,21 +79,13 @@ public final class Books {
     }
 
     /**
-     * The job of a first dispatch that starts no sooner than {@code startsAt} (a delayed start):
-     * SCHEDULED on the dashboard until then, when JobRunr enqueues it; the claim that runs it is
-     * Outrun's, by the row's own time. Null or past: enqueued now.
+     * As {@link #enqueue(UUID, int, String, String, int)}, for a book that starts no sooner than
+     * {@code startsAt} (a delayed start, a retry's backoff): SCHEDULED on the dashboard until then,
+     * when JobRunr enqueues it; the claim that runs it is Outrun's, by the row's own time. Null or
+     * past: enqueued now.
      */
-    public void enqueue(UUID executionId, int bookSeq, String owner, String command, Instant startsAt) {
-        enqueue(executionId, bookSeq, owner, command, 1, startsAt);
-    }
-
-    /** As {@link #enqueue(UUID, int, String, String, Instant)}, for the given attempt. */
     public void enqueue(UUID executionId, int bookSeq, String owner, String command, int attempt, Instant startsAt) {
-        JobBuilder job = job(executionId, bookSeq, owner, command, attempt);
-        if (startsAt != null && startsAt.isAfter(Instant.now())) {
-            job = job.scheduleAt(startsAt);
-        }
-        scheduler.create(job);
+        scheduler.create(job(executionId, bookSeq, owner, command, attempt, startsAt));
     }
 
     /**
@@ -103,31 +95,22 @@ public final class Books {
      * where JobRunr skips the one that exists.
      */
     public void enqueueAll(List<Execution> executions) {
-        if (executions.isEmpty()) {
-            return;
-        }
         try {
             scheduler.create(executions.stream().map(Books::firstJob));
         } catch (RuntimeException e) {
             LOG.debug("writing {} new books in one save failed ({}); one by one", executions.size(), e.toString());
-            RuntimeException last = null;
-            for (Execution x : executions) {
-                try {
-                    scheduler.create(firstJob(x));
-                } catch (RuntimeException one) {
-                    last = one;
-                }
-            }
-            if (last != null) {
-                throw last;
-            }
+            executions.forEach(x -> scheduler.create(firstJob(x))); // a failure here: the database is away
         }
     }
 
     /** A new execution's first book: SCHEDULED until a delayed start, ENQUEUED otherwise. */
     private static JobBuilder firstJob(Execution e) {
-        JobBuilder job = job(e.id(), e.bookSeq(), e.owner(), e.command(), 1);
-        Instant startsAt = e.startsAt() == null ? null : e.enqueuedAt();
+        return job(e.id(), e.bookSeq(), e.owner(), e.command(), 1, e.startsAt() == null ? null : e.enqueuedAt());
+    }
+
+    private static JobBuilder job(UUID executionId, int bookSeq, String owner, String command, int attempt,
+                                  Instant startsAt) {
+        JobBuilder job = job(executionId, bookSeq, owner, command, attempt);
         return startsAt != null && startsAt.isAfter(Instant.now()) ? job.scheduleAt(startsAt) : job;
     }
 

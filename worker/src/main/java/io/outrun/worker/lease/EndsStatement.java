@@ -2,7 +2,7 @@ package io.outrun.worker.lease;
 
 import io.outrun.core.store.Chunk;
 import io.outrun.core.store.ExecutionRows;
-import io.outrun.core.store.ExecutionsTable;
+import io.outrun.core.store.EndsTable;
 import io.outrun.core.store.Lease;
 import io.outrun.core.store.NamedSql;
 import io.outrun.core.store.Outcome;
@@ -20,7 +20,7 @@ import java.util.UUID;
 import java.util.function.Function;
 
 /**
- * One write of several ends ({@link ExecutionsTable#ENDS}): binds them as arrays, one element per
+ * One write of several ends ({@link EndsTable#ENDS}): binds them as arrays, one element per
  * end (and per chunk of last output), and reads back what became of each.
  */
 final class EndsStatement {
@@ -80,7 +80,7 @@ final class EndsStatement {
                 .and("out_below", array(c, "int8", drops, OutputUpdate::dropStdoutBelow))
                 .and("err_below", array(c, "int8", drops, OutputUpdate::dropStderrBelow));
         Map<Key, Answer> answers = new HashMap<>();
-        try (PreparedStatement ps = ExecutionsTable.ENDS.prepare(c, args)) {
+        try (PreparedStatement ps = EndsTable.ENDS.prepare(c, args)) {
             ps.setQueryTimeout(ExecutionRows.WRITE_TIMEOUT_S);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

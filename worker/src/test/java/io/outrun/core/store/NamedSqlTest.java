@@ -60,7 +60,7 @@ class NamedSqlTest {
     void theNotifyChannelsWrittenInStatementsAreTheListenedOnes() {
         // A channel is a literal in the statement's text (no text is put together at run time).
         assertThat(ExecutionsTable.CLAIM.text()).contains("pg_notify('" + Channels.CHANGED + "', claimed.id::text)");
-        assertThat(ExecutionsTable.ENDS.text()).contains("pg_notify('" + Channels.CHANGED + "', ended.id::text)");
+        assertThat(EndsTable.ENDS.text()).contains("pg_notify('" + Channels.CHANGED + "', ended.id::text)");
         assertThat(OutputStore.APPEND.text()).contains("pg_notify('" + Channels.CHANGED + "', x.id::text)");
         assertThat(ExecutionsTable.WRITE_STDIN.text()).contains("pg_notify('" + Channels.STDIN + "', id::text)");
     }
