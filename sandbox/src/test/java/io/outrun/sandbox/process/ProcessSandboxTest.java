@@ -94,6 +94,10 @@ class ProcessSandboxTest {
         } catch (java.nio.file.NoSuchFileException e) {
             return true; // /proc is there but this pid's entry is not: gone
         } catch (java.io.IOException e) {
+            // A process reaped while its stat is read answers ESRCH ("No such process"): gone too.
+            if (!Files.exists(Path.of("/proc", Long.toString(pid)))) {
+                return true;
+            }
             throw new java.io.UncheckedIOException(e);
         }
     }
