@@ -8,9 +8,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** Your recurring schedules: add (a command run on a cron or every N ms), list and remove. */
-@Command(name = "schedule", mixinStandardHelpOptions = true, description = "Add, list or remove recurring schedules.",
-        subcommands = {ScheduleCommand.Add.class, ScheduleCommand.Ls.class, ScheduleCommand.Rm.class})
+/** Your recurring schedules: add (a command run on a cron or every N ms), list, pause, resume and remove. */
+@Command(name = "schedule", mixinStandardHelpOptions = true, description = "Add, list, pause, resume or remove recurring schedules.",
+        subcommands = {ScheduleCommand.Add.class, ScheduleCommand.Ls.class, ScheduleCommand.Pause.class,
+                ScheduleCommand.Resume.class, ScheduleCommand.Rm.class})
 public final class ScheduleCommand implements Runnable {
 
     @picocli.CommandLine.Spec
@@ -44,6 +45,14 @@ public final class ScheduleCommand implements Runnable {
                 + " or running: skip it (default) or queue it")
         String overlap;
 
+        @Option(names = "--catch-up", paramLabel = "none|one|all", description = "Firings missed while no worker ran:"
+                + " let them go, fire once (default), or fire each")
+        String catchUp;
+
+        @Option(names = "--catch-up-window-ms", paramLabel = "MS", description = "How far back missed firings are made up"
+                + " for (default a day, at most 7 days)")
+        Long catchUpWindowMs;
+
         @picocli.CommandLine.Mixin
         CommandOptions common = new CommandOptions();
 
@@ -55,7 +64,8 @@ public final class ScheduleCommand implements Runnable {
             SubmitRequest submission = new SubmitRequest(String.join(" ", command), common.timeoutMs, null, null,
                     common.image, common.env, null, common.labels, null, null).withSecrets(common.secrets)
                     .withWebhook(common.webhook);
-            Schedule s = client.createSchedule(new Schedule.Request(name, cron, everyMs, timezone, overlap, submission));
+            Schedule s = client.createSchedule(new Schedule.Request(name, cron, everyMs, timezone, overlap, catchUp,
+                    catchUpWindowMs, submission));
             out().println("schedule " + s.name() + " " + (s.cron() != null ? "on " + s.cron() + " (" + s.timezone() + ")"
                     : "every " + s.everyMs() + " ms") + "; its runs: outrun ls --label schedule=" + s.name());
             return 0;
@@ -78,9 +88,40 @@ public final class ScheduleCommand implements Runnable {
             } else {
                 for (Schedule s : list.schedules()) {
                     out().println(s.name() + "  " + (s.cron() != null ? s.cron() + " " + s.timezone() : "every " + s.everyMs()
-                            + " ms") + "  fired " + s.fired() + ", skipped " + s.skipped() + "  " + s.command());
+                            + " ms") + "  fired " + s.fired() + ", skipped " + s.skipped()
+                            + (s.paused() ? "  PAUSED" : s.nextFireAt() == null ? "" : "  next " + s.nextFireAt())
+                            + "  " + s.command());
                 }
             }
+            return 0;
+        }
+    }
+
+    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a schedule: it fires nothing until resumed.")
+    static final class Pause extends ClientCommand {
+
+        @Parameters(index = "0", paramLabel = "NAME")
+        String name;
+
+        @Override
+        int run(OutrunClient client) {
+            client.pauseSchedule(name);
+            out().println("schedule " + name + " paused; outrun schedule resume " + name + " resumes it");
+            return 0;
+        }
+    }
+
+    @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resume a paused schedule: it fires from"
+            + " now on (nothing due while it was paused is made up for).")
+    static final class Resume extends ClientCommand {
+
+        @Parameters(index = "0", paramLabel = "NAME")
+        String name;
+
+        @Override
+        int run(OutrunClient client) {
+            client.resumeSchedule(name);
+            out().println("schedule " + name + " resumed");
             return 0;
         }
     }

@@ -295,6 +295,18 @@ public final class OutrunClient {
         return send(request("/v1/schedules", Duration.ZERO).GET().build(), Schedule.Listing.class);
     }
 
+    /** Pauses a schedule: it fires nothing until {@link #resumeSchedule}. An unknown one is {@code schedule_not_found}. */
+    public Schedule pauseSchedule(String name) {
+        return send(request("/v1/schedules/" + encodePath(name) + "/pause", Duration.ZERO)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), Schedule.class);
+    }
+
+    /** Resumes a paused schedule: it fires from now on (nothing due while paused is made up for). */
+    public Schedule resumeSchedule(String name) {
+        return send(request("/v1/schedules/" + encodePath(name) + "/resume", Duration.ZERO)
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), Schedule.class);
+    }
+
     /** Deletes a schedule: no later firing runs anything. An unknown one is {@code schedule_not_found}. */
     public void deleteSchedule(String name) {
         send(request("/v1/schedules/" + encodePath(name), Duration.ZERO).DELETE().build(), Void.class);

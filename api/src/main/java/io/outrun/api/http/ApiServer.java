@@ -89,7 +89,9 @@ public final class ApiServer implements AutoCloseable {
             new Route("POST", "/v1/executions/{id}/progress"),
             new Route("GET", "/.well-known/jwks.json"),
             new Route("GET", "/.well-known/openid-configuration"),
-            new Route("POST", "/v1/executions/batch"));
+            new Route("POST", "/v1/executions/batch"),
+            new Route("POST", "/v1/schedules/{name}/pause"),
+            new Route("POST", "/v1/schedules/{name}/resume"));
 
     private final Javalin app;
     private final ApiConfig config;
@@ -151,6 +153,8 @@ public final class ApiServer implements AutoCloseable {
         handlers.put(ROUTES.get(24), identity::jwks);
         handlers.put(ROUTES.get(25), identity::discovery);
         handlers.put(ROUTES.get(26), executions.batch()::submit);
+        handlers.put(ROUTES.get(27), schedules::pause);
+        handlers.put(ROUTES.get(28), schedules::resume);
         this.app = Javalin.create(c -> {
             c.showJavalinBanner = false;
             c.startupWatcherEnabled = false;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.http.Context;
 import io.outrun.core.execution.Submission;
 import io.outrun.client.wire.Json;
+import io.outrun.core.schedule.CatchUp;
 import io.outrun.core.schedule.Schedules;
 import io.outrun.core.store.ScheduleStore;
 import java.io.IOException;
@@ -23,7 +24,11 @@ import java.util.function.BiConsumer;
  */
 final class ScheduleRoutes {
 
-    private static final Set<String> FIELDS = Set.of("name", "cron", "everyMs", "timezone", "overlap", "submission");
+    private static final Set<String> FIELDS = Set.of("name", "cron", "everyMs", "timezone", "overlap", "catchUp",
+            "catchUpWindowMs", "submission");
+    /** A day: a nightly job missed by an outage still runs; one missed last week does not. */
+    static final long DEFAULT_CATCH_UP_WINDOW_MS = 24L * 3600 * 1000;
+    static final long MAX_CATCH_UP_WINDOW_MS = 7L * 24 * 3600 * 1000;
 
     /** A schedule's submission is kept with it (files included): small, so that 100 schedules stay small. */
     static final int MAX_SUBMISSION_BYTES = 256 * 1024;
@@ -68,6 +73,16 @@ final class ScheduleRoutes {
             throw ApiError.invalid("overlap", "must be skip (a firing while the previous one is queued or running runs"
                     + " nothing) or queue (it runs after it)");
         }
+        CatchUp catchUp = catchUp(JsonFields.string(root, "catchUp", 16));
+        long window = DEFAULT_CATCH_UP_WINDOW_MS;
+        if (root.hasNonNull("catchUpWindowMs")) {
+            JsonNode w = root.get("catchUpWindowMs");
+            if (!w.isIntegralNumber() || !w.canConvertToLong() || w.asLong() < 1000 || w.asLong() > MAX_CATCH_UP_WINDOW_MS) {
+                throw ApiError.invalid("catchUpWindowMs", "must be an integer from 1000 to " + MAX_CATCH_UP_WINDOW_MS
+                        + " (7 days): how far back missed firings are made up for (default a day)");
+            }
+            window = w.asLong();
+        }
         JsonNode body = root.get("submission");
         if (body == null || !body.isObject()) {
             throw ApiError.invalid("submission", "is required: the body of a submit, such as {\"command\": \"make nightly\"}");
@@ -92,7 +107,7 @@ final class ScheduleRoutes {
         submittable.accept(owner, submission);
         Schedules.Created made;
         try {
-            made = schedules.create(owner, name, cron, everyMs, zone, overlap, submission);
+            made = schedules.create(owner, name, cron, everyMs, zone, overlap, catchUp, window, submission);
         } catch (Schedules.Refused r) {
             throw switch (r.why()) {
                 case EXISTS -> new ApiError(409, "schedule_exists", "You have another schedule named " + name + ".",
@@ -109,6 +124,24 @@ final class ScheduleRoutes {
     void list(Context ctx) {
         String owner = ApiServer.owner(ctx);
         ApiServer.json(ctx, 200, Map.of("schedules", schedules.list(owner).stream().map(ScheduleRoutes::view).toList()));
+    }
+
+    /** {@code POST /v1/schedules/{name}/pause}: it fires nothing until resumed. */
+    void pause(Context ctx) {
+        paused(ctx, true);
+    }
+
+    /** {@code POST /v1/schedules/{name}/resume}: it fires from now on; nothing due while it was paused is made up for. */
+    void resume(Context ctx) {
+        paused(ctx, false);
+    }
+
+    private void paused(Context ctx, boolean paused) {
+        String owner = ApiServer.owner(ctx);
+        String name = ctx.pathParam("name");
+        ScheduleStore.Row row = schedules.pause(owner, name, paused).orElseThrow(() -> new ApiError(404,
+                "schedule_not_found", "You have no schedule named " + name + ".", "GET /v1/schedules lists yours."));
+        ApiServer.json(ctx, 200, view(row));
     }
 
     void delete(Context ctx) {
@@ -131,6 +164,11 @@ final class ScheduleRoutes {
         }
         v.put("timezone", r.zone());
         v.put("overlap", r.overlap());
+        v.put("catchUp", r.catchUp());
+        v.put("catchUpWindowMs", r.catchUpWindowMs());
+        v.put("paused", r.paused());
+        // When the fleet's clock looks at it next: its next firing, or at once for a new or resumed one.
+        v.put("nextFireAt", r.paused() ? null : r.nextFireAt());
         try {
             JsonNode s = Json.mapper().readTree(r.submissionJson());
             v.put("command", s.path("command").asText());
@@ -143,7 +181,8 @@ final class ScheduleRoutes {
         v.put("fired", r.fired());
         v.put("skipped", r.skipped());
         v.put("guidance", "Each firing makes an execution labelled schedule=" + r.name() + ": GET /v1/executions?label=schedule="
-                + r.name() + " lists them. DELETE /v1/schedules/" + r.name() + " stops it.");
+                + r.name() + " lists them. " + (r.paused() ? "POST /v1/schedules/" + r.name() + "/resume resumes it; "
+                : "POST /v1/schedules/" + r.name() + "/pause pauses it; ") + "DELETE /v1/schedules/" + r.name() + " stops it.");
         return v;
     }
 
@@ -154,10 +193,24 @@ final class ScheduleRoutes {
             String n = names.next();
             if (!FIELDS.contains(n)) {
                 throw ApiError.invalid(n.length() > 64 ? n.substring(0, 64) + "…" : n,
-                        "is not a field of a schedule (known: name, cron, everyMs, timezone, overlap, submission)");
+                        "is not a field of a schedule (known: name, cron, everyMs, timezone, overlap, catchUp,"
+                                + " catchUpWindowMs, submission)");
             }
         }
         return root;
+    }
+
+    private static CatchUp catchUp(String value) {
+        if (value == null) {
+            return CatchUp.ONE;
+        }
+        return switch (value) {
+            case "none" -> CatchUp.NONE;
+            case "one" -> CatchUp.ONE;
+            case "all" -> CatchUp.ALL;
+            default -> throw ApiError.invalid("catchUp", "must be none (firings missed while no worker ran are let go),"
+                    + " one (they fire once, the default) or all (each fires, oldest first)");
+        };
     }
 
     private static long everyMs(JsonNode n) {

@@ -3,6 +3,7 @@ package io.outrun.core.books;
 import io.outrun.core.execution.Execution;
 import io.outrun.core.execution.ExecutionStatus;
 import io.outrun.core.execution.JobIds;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -56,12 +57,13 @@ public final class Books {
 
     private final JobScheduler scheduler;
     private final StorageProvider storage;
+    private final CachingJobDetailsGenerator details = new CachingJobDetailsGenerator();
 
     public Books(StorageProvider storage) {
         this.storage = storage;
         // JobRunr's own default (JobRunr.configure()): analyses the job lambda's bytecode once per call
         // site, not on every enqueue as the bare JobScheduler(storage) does (a quarter of a submit's CPU).
-        this.scheduler = new JobScheduler(storage, new CachingJobDetailsGenerator(), List.of());
+        this.scheduler = new JobScheduler(storage, details, List.of());
     }
 
     // ---- An execution's book: enqueued, retired, ended by the sweep ----
@@ -417,6 +419,70 @@ public final class Books {
             return new IllegalArgumentException(e.getMessage() == null ? "JobRunr cannot use it" : e.getMessage(), e);
         }
         return e;
+    }
+
+    /**
+     * A schedule's firing as the dashboard shows it (issue 45): a job of the schedule's recurring
+     * job ({@code recurringJobId}), ended at once, SUCCEEDED ({@code ran}) or DELETED, with
+     * {@code what} on its page. {@code firing} is the recurring job's own lambda.
+     */
+    public record FiringBook(String recurringJobId, String name, List<String> labels, Instant due, boolean ran,
+                             String what, IocJobLambda<?> firing) {
+        /** The same firing always has the same job: a pass made again after a failure writes none twice. */
+        public UUID jobId() {
+            return UUID.nameUUIDFromBytes((recurringJobId + "@" + due.toEpochMilli()).getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /**
+     * Writes the books of a pass's firings in one JobRunr save. A firing whose job exists already
+     * (a pass made again after it failed) keeps the one written first.
+     */
+    public void firings(List<FiringBook> firings) {
+        if (firings.isEmpty()) {
+            return;
+        }
+        List<Job> jobs = firings.stream().map(this::firingJob).toList();
+        try {
+            storage.save(jobs);
+        } catch (RuntimeException e) {
+            LOG.debug("writing {} firings' books in one save failed ({}); one by one", jobs.size(), e.toString());
+            for (Job job : jobs) {
+                try {
+                    storage.save(job);
+                } catch (RuntimeException one) {
+                    if (find(job.getId()).isEmpty()) {
+                        throw one; // not a repeat: the database is away
+                    }
+                }
+            }
+        }
+    }
+
+    private Job firingJob(FiringBook f) {
+        Job job = new Job(f.jobId(), details.toJobDetails(f.firing()));
+        job.setJobName(f.name());
+        job.setLabels(f.labels());
+        job.setAmountOfRetries(0);
+        job.setRecurringJobId(f.recurringJobId());
+        end(job, f.ran() ? BookEntry.succeeded(() -> List.of(f.what())) : BookEntry.deleted(f.what(), () -> List.of(f.what())));
+        return job;
+    }
+
+    /**
+     * A firing written as run whose execution was then refused (its owner's queue was full):
+     * DELETED, saying why. Best effort: its schedule's counts say it too.
+     */
+    public void firingRefused(UUID jobId, String why) {
+        try {
+            Optional<Job> job = find(jobId);
+            if (job.isPresent() && !job.get().hasState(StateName.DELETED)) {
+                job.get().delete(why);
+                storage.save(job.get());
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("could not mark firing {} refused ({})", jobId, e.toString());
+        }
     }
 
     /**

@@ -11,7 +11,9 @@ import javax.sql.DataSource;
 import org.jobrunr.jobs.Job;
 import org.jobrunr.jobs.mappers.JobMapper;
 import org.jobrunr.server.BackgroundJobServer;
+import org.jobrunr.storage.RecurringJobsResult;
 import org.jobrunr.storage.StorageProvider;
+import org.jobrunr.storage.StorageProviderUtils.DatabaseOptions;
 import org.jobrunr.storage.navigation.AmountRequest;
 import org.jobrunr.storage.sql.postgres.PostgresStorageProvider;
 import org.jobrunr.utils.mapper.JsonMapper;
@@ -48,6 +50,20 @@ public final class JobRunrStorage {
     }
 
     /**
+     * The storage JobRunr's background job server is given (issue 45): as {@link #open}'s, on the
+     * same tables, except that the server finds no recurring job to fire. Outrun keeps its
+     * schedules' time itself ({@code worker.schedule.ScheduleClock}); JobRunr's recurring jobs stay
+     * for the dashboard, which reads the storage {@link #open} made. JobRunr's firing of them (at
+     * its 5 s poll, and documented up to about 100 recurring jobs in OSS) would fire each twice.
+     * Made after {@link #open}, which created JobRunr's tables.
+     */
+    public static StorageProvider forServer(DataSource dataSource, JsonMapper jsonMapper) {
+        StorageProvider storage = new ServerView(dataSource);
+        storage.setJobMapper(new JobMapper(jsonMapper));
+        return storage;
+    }
+
+    /**
      * Schedules' firings (issue 28): the jobs JobRunr's recurring jobs enqueue, which Outrun turns
      * into executions, found by a small partial index of JobRunr's table (made here: JobRunr's
      * tables exist only once its storage is built, after Outrun's migrations).
@@ -67,14 +83,38 @@ public final class JobRunrStorage {
      * JobRunr's servers on Outrun's nodes keep their registry, heartbeats and housekeeping and
      * never run an execution's job: the node that claims an execution records it on its job.
      */
-    private static final class BooksOnly extends PostgresStorageProvider {
+    private static class BooksOnly extends PostgresStorageProvider {
         BooksOnly(DataSource dataSource) {
             super(dataSource);
+        }
+
+        BooksOnly(DataSource dataSource, DatabaseOptions options) {
+            super(dataSource, options);
         }
 
         @Override
         public List<Job> getJobsToProcess(BackgroundJobServer backgroundJobServer, AmountRequest amountRequest) {
             return List.of();
+        }
+    }
+
+    /**
+     * The server's view: books only, and no recurring job. Its recurring-job task asks whether
+     * they changed before it reads them; the answer is always no, so its list stays empty.
+     */
+    private static final class ServerView extends BooksOnly {
+        ServerView(DataSource dataSource) {
+            super(dataSource, DatabaseOptions.SKIP_CREATE);
+        }
+
+        @Override
+        public boolean recurringJobsUpdated(Long recurringJobsUpdatedHash) {
+            return false;
+        }
+
+        @Override
+        public RecurringJobsResult getRecurringJobs() {
+            return new RecurringJobsResult();
         }
     }
 }

@@ -28,7 +28,7 @@ import java.util.Set;
 public enum ExecutionStatus {
     /**
      * Waits for a slot, its start time, a retry's backoff or a hand-back's pause. In: a submit
-     * ({@code core.service.ExecutionService}) or a schedule's firing ({@code worker.schedule.Firings}); the
+     * ({@code core.service.ExecutionService}) or a schedule's firing ({@code worker.schedule.ScheduleClock}); the
      * sweep's re-drive ({@code core.redrive.RedriveSweep}); its worker's hand back, drain or retry
      * ({@code worker.attempt.EndWriter} through {@code worker.lease.LeaseStore}). Out: a worker's claim
      * ({@code worker.dispatch.ClaimLoop}, {@code worker.lease.LeaseStore}), or a cancel ({@code core.store.SubmissionStore}).

@@ -15,9 +15,10 @@ import java.util.Optional;
 
 /**
  * An owner's recurring schedules (issue 28): each is a row (what to run, checked once, when the
- * API took it) and a JobRunr recurring job (when), which the dashboard's Recurring Jobs page
- * shows, written by {@link Books}, the one writer of JobRunr's jobs. {@code Firings} turns its
- * firings into executions.
+ * API took it, and since issue 45 when it next fires) and a JobRunr recurring job, which the
+ * dashboard's Recurring Jobs page shows, written by {@link Books}, the one writer of JobRunr's
+ * jobs. Outrun's clock ({@code worker.schedule.ScheduleClock}) fires them; JobRunr's server is
+ * shown none of them ({@code core.books.JobRunrStorage#forServer}).
  */
 public final class Schedules {
 
@@ -56,13 +57,15 @@ public final class Schedules {
     }
 
     /**
-     * Creates the schedule {@code name} firing on {@code cron} or every {@code everyMs}. A repeat of
-     * the very same schedule answers it; another one of that name is {@link Refused.Why#EXISTS}.
+     * Creates the schedule {@code name} firing on {@code cron} or every {@code everyMs}, making up
+     * for firings missed while no worker ran as {@code catchUp} says, within {@code catchUpWindowMs}.
+     * A repeat of the very same schedule answers it; another one of that name is
+     * {@link Refused.Why#EXISTS}.
      *
      * @throws IllegalArgumentException a cron expression or zone JobRunr cannot use (with why)
      */
     public Created create(String owner, String name, String cron, Long everyMs, ZoneId zone, String overlap,
-                          Submission submission) {
+                          CatchUp catchUp, long catchUpWindowMs, Submission submission) {
         String rid = JOB_PREFIX + hash(owner + "\n" + name);
         // JobRunr keeps labels under 45 characters; the job's name carries both whole.
         RecurringBook job = books.<ScheduleFiring>recurring(rid,
@@ -70,7 +73,7 @@ public final class Schedules {
                 List.of(label("owner:" + owner), label("schedule:" + name)), zone, cron, everyMs,
                 f -> f.fire(owner, name));
         ScheduleStore.Row asked = new ScheduleStore.Row(owner, name, rid, cron, everyMs, zone.getId(), overlap,
-                SubmissionJson.write(submission), null, null, null, 0, 0);
+                SubmissionJson.write(submission), null, null, null, 0, 0, catchUp.wire(), catchUpWindowMs, false, null);
         Optional<ScheduleStore.Row> made = store.insert(asked);
         if (made.isEmpty()) {
             Optional<ScheduleStore.Row> existing = store.get(owner, name);
@@ -98,7 +101,18 @@ public final class Schedules {
         return store.list(owner);
     }
 
-    /** Deletes the schedule and its recurring job: no firing after this runs anything. */
+    /**
+     * Pauses ({@code paused}) or resumes a schedule: paused, it fires nothing; resumed, it fires
+     * from now on (what fell due while it was paused is not caught up). Empty: no such schedule.
+     */
+    public Optional<ScheduleStore.Row> pause(String owner, String name, boolean paused) {
+        return store.pause(owner, name, paused);
+    }
+
+    /**
+     * Deletes the schedule and its recurring job: no firing after this runs anything (a firing in
+     * progress holds the row; the delete waits for it, and its execution was made before).
+     */
     public boolean delete(String owner, String name) {
         Optional<String> rid = store.delete(owner, name);
         rid.ifPresent(books::unschedule);
@@ -112,6 +126,7 @@ public final class Schedules {
     private static boolean same(ScheduleStore.Row a, ScheduleStore.Row b) {
         return Objects.equals(a.cron(), b.cron()) && Objects.equals(a.everyMs(), b.everyMs())
                 && a.zone().equals(b.zone()) && a.overlap().equals(b.overlap())
+                && a.catchUp().equals(b.catchUp()) && a.catchUpWindowMs() == b.catchUpWindowMs()
                 && SubmissionJson.same(a.submissionJson(), b.submissionJson());
     }
 

@@ -40,6 +40,9 @@ public final class RedriveStore {
               -- An ENQUEUED job never updated since it was made is one the books have not written
               -- yet (its execution may have ended already), not an admin's Requeue.
               AND (j.state = 'DELETED' OR j.updatedAt > j.createdAt)
+              -- A schedule's firing job carries no execution: the schedule clock ends those an admin
+              -- requeues (issue 45). Taken here, 500 of them filled every batch and the pass never ended.
+              AND j.recurringjobid IS NULL
               -- A running one already asked to stop is not asked again at every pass.
               AND x.cancel_requested_at IS NULL
             ORDER BY j.updatedAt LIMIT :limit""");

@@ -12,9 +12,11 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The {@code schedules} table. Recurring schedules (issue 28, V21): an owner's named, checked submission, and how its firings
- * went. The timing is JobRunr's (a recurring job per schedule); this store holds what a firing
- * needs, and finds the firing jobs JobRunr has enqueued for Outrun to turn into executions.
+ * The {@code schedules} table. Recurring schedules (issue 28, V21): an owner's named, checked
+ * submission, and how its firings went. Since issue 45 (V25) the time is kept here too: when the
+ * fleet's clock must next look at a schedule ({@code next_fire_at}) and up to when its firings
+ * were handled ({@code fired_through}); {@link #due} and {@link #advance} are the clock's two
+ * statements. JobRunr's firing jobs of an older version are found by {@link #enqueuedFirings}.
  */
 public final class ScheduleStore {
 
@@ -24,47 +26,78 @@ public final class ScheduleStore {
     /** A schedule as stored. {@code cron} or {@code everyMs} is set, never both. */
     public record Row(String owner, String name, String recurringJobId, String cron, Long everyMs, String zone,
                       String overlap, String submissionJson, Instant createdAt, Instant lastFiredAt,
-                      UUID lastExecutionId, long fired, long skipped) {
+                      UUID lastExecutionId, long fired, long skipped, String catchUp, long catchUpWindowMs,
+                      boolean paused, Instant nextFireAt) {
     }
+
+    /** Columns every read of a row returns, the submission as {@code submission_json}. */
+    private static final String COLUMNS = "owner, name, recurring_job_id, cron, every_ms, zone, overlap, %s AS submission_json,"
+            + " created_at, last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at";
+    private static final String WHOLE = String.format(COLUMNS, "submission::text");
 
     /** Under the owner's lock, so that concurrent creates cannot pass the cap. */
     private static final NamedSql INSERT = NamedSql.of("""
             WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('outrun-schedules:' || :owner, 0)))
-            INSERT INTO schedules (owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission)
-            SELECT :owner, :name, :rid, :cron, :every_ms, :zone, :overlap, :submission::jsonb FROM lock
+            INSERT INTO schedules (owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission, catch_up,
+              catch_up_window_ms)
+            SELECT :owner, :name, :rid, :cron, :every_ms, :zone, :overlap, :submission::jsonb, :catch_up, :window FROM lock
             WHERE (SELECT count(*) FROM schedules WHERE owner = :owner) < :max
             ON CONFLICT (owner, name) DO NOTHING
-            RETURNING owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
-              last_fired_at, last_execution_id, fired, skipped""");
+            RETURNING""" + " " + WHOLE);
 
     /** A listing shows the command only: the submission itself (its files) is not read. */
-    private static final NamedSql LIST = NamedSql.of("""
-            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, jsonb_build_object('command', submission->'command')::text AS submission_json, created_at,
-              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE owner = :owner ORDER BY name""");
-    private static final NamedSql GET = NamedSql.of("""
-            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
-              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE owner = :owner AND name = :name""");
-    private static final NamedSql BY_JOB = NamedSql.of("""
-            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
-              last_fired_at, last_execution_id, fired, skipped FROM schedules WHERE recurring_job_id = :rid""");
+    private static final NamedSql LIST = NamedSql.of("SELECT " + String.format(COLUMNS,
+            "jsonb_build_object('command', submission->'command')::text") + " FROM schedules WHERE owner = :owner ORDER BY name");
+    private static final NamedSql GET = NamedSql.of("SELECT " + WHOLE + " FROM schedules WHERE owner = :owner AND name = :name");
+
+    /**
+     * Paused: the clock passes it over. Resumed: it fires from now on, not what fell due while it
+     * was paused (its catch-up policy is for firings no worker was there to make).
+     */
+    private static final NamedSql PAUSE = NamedSql.of("""
+            UPDATE schedules SET paused = :paused,
+              next_fire_at = CASE WHEN :paused THEN next_fire_at ELSE now() END,
+              fired_through = CASE WHEN :paused OR NOT paused THEN fired_through ELSE now() END
+            WHERE owner = :owner AND name = :name RETURNING""" + " " + WHOLE);
+
+    /**
+     * The clock's look: due schedules not paused, soonest first, locked until the pass that fires
+     * them commits (another node's pass skips them; a delete waits for it), with the state of
+     * each one's last execution (overlap skip) and the database's time, which all firing times
+     * are reckoned in.
+     */
+    private static final NamedSql DUE = NamedSql.of("""
+            SELECT s.owner, s.name, s.recurring_job_id, s.cron, s.every_ms, s.zone, s.overlap, s.catch_up,
+              s.catch_up_window_ms, s.submission::text AS submission_json, s.created_at, s.fired_through,
+              s.last_execution_id, e.status AS last_status, now() AS db_now
+            FROM schedules s LEFT JOIN executions e ON e.id = s.last_execution_id
+            WHERE NOT s.paused AND s.next_fire_at <= now()
+            ORDER BY s.next_fire_at LIMIT :n
+            FOR UPDATE OF s SKIP LOCKED""");
+
+    /** The clock's write: every schedule of a pass moved forward, in one statement. */
+    private static final NamedSql ADVANCE = NamedSql.of("""
+            UPDATE schedules s SET next_fire_at = to_timestamp(u.next_ms / 1000.0),
+              fired_through = to_timestamp(u.through_ms / 1000.0),
+              last_fired_at = CASE WHEN u.fired + u.skipped > 0 THEN now() ELSE s.last_fired_at END,
+              last_execution_id = COALESCE(u.last_execution_id, s.last_execution_id),
+              fired = s.fired + u.fired, skipped = s.skipped + u.skipped
+            FROM unnest(:owners, :names, :next_ms, :through_ms, :last_ids, :fired, :skipped)
+              AS u(owner, name, next_ms, through_ms, last_execution_id, fired, skipped)
+            WHERE s.owner = u.owner AND s.name = u.name""");
     private static final NamedSql DELETE = NamedSql.of("""
             DELETE FROM schedules WHERE owner = :owner AND name = :name RETURNING recurring_job_id""");
 
     /**
-     * The firing jobs JobRunr has enqueued for Outrun's schedules (another application's recurring
-     * jobs on this database are not Outrun's to end), oldest first, by a partial index of
-     * {@code jobrunr_jobs} made with JobRunr's tables ({@code core.books.JobRunrStorage}).
+     * The firing jobs JobRunr enqueued for Outrun's schedules before Outrun kept their time (an
+     * older version's, left when it was upgraded: see {@code worker.schedule.ScheduleClock}); another
+     * application's recurring jobs on this database are not Outrun's to end. Oldest first, by a
+     * partial index of {@code jobrunr_jobs} made with JobRunr's tables ({@code core.books.JobRunrStorage}).
      */
     private static final NamedSql ENQUEUED_FIRINGS = NamedSql.of("""
             SELECT id, recurringjobid FROM jobrunr_jobs WHERE state = 'ENQUEUED' AND recurringjobid LIKE 'outrun-schedule-%'
             ORDER BY createdat LIMIT :n""");
 
-    private static final NamedSql FIRED = NamedSql.of("""
-            UPDATE schedules SET last_fired_at = now(), last_execution_id = :execution_id, fired = fired + 1
-            WHERE recurring_job_id = :rid""");
-
-    private static final NamedSql SKIPPED = NamedSql.of("""
-            UPDATE schedules SET last_fired_at = now(), skipped = skipped + 1 WHERE recurring_job_id = :rid""");
 
     private final DataSource dataSource;
 
@@ -80,6 +113,8 @@ public final class ScheduleStore {
                 .and("zone", r.zone())
                 .and("overlap", r.overlap())
                 .and("submission", r.submissionJson())
+                .and("catch_up", r.catchUp())
+                .and("window", r.catchUpWindowMs())
                 .and("max", MAX_PER_OWNER);
         return one(INSERT, args);
     }
@@ -90,10 +125,6 @@ public final class ScheduleStore {
 
     public Optional<Row> get(String owner, String name) {
         return one(GET, NamedSql.Args.of("owner", owner, "name", name));
-    }
-
-    public Optional<Row> byRecurringJob(String recurringJobId) {
-        return one(BY_JOB, NamedSql.Args.of("rid", recurringJobId));
     }
 
     /** The deleted schedule's recurring job id; empty when there was none of that name. */
@@ -123,12 +154,53 @@ public final class ScheduleStore {
         }
     }
 
-    public void fired(String recurringJobId, UUID executionId) {
-        ExecutionRows.update(dataSource, FIRED, NamedSql.Args.of("rid", recurringJobId, "execution_id", executionId));
+    /** Pauses or resumes; empty when there is no schedule of that name. */
+    public Optional<Row> pause(String owner, String name, boolean paused) {
+        return one(PAUSE, NamedSql.Args.of("owner", owner, "name", name, "paused", paused));
     }
 
-    public void skipped(String recurringJobId) {
-        ExecutionRows.update(dataSource, SKIPPED, NamedSql.Args.of("rid", recurringJobId));
+    /** A due schedule as the clock took it, locked by its pass. */
+    public record Due(String owner, String name, String recurringJobId, String cron, Long everyMs, String zone,
+                      String overlap, String catchUp, long catchUpWindowMs, String submissionJson, Instant createdAt,
+                      Instant firedThrough, UUID lastExecutionId, String lastStatus, Instant now) {
+    }
+
+    /** What a pass did to one schedule: where it stands now, and what it fired or skipped. */
+    public record Advance(String owner, String name, Instant nextFireAt, Instant firedThrough, UUID lastExecutionId,
+                          int fired, int skipped) {
+    }
+
+    /** Up to {@code n} due schedules, locked on {@code c} until its transaction ends. */
+    public static List<Due> due(Connection c, int n) throws SQLException {
+        try (PreparedStatement ps = DUE.prepare(c, NamedSql.Args.of("n", n)); ResultSet rs = ps.executeQuery()) {
+            List<Due> out = new ArrayList<>();
+            while (rs.next()) {
+                out.add(new Due(rs.getString("owner"), rs.getString("name"), rs.getString("recurring_job_id"),
+                        rs.getString("cron"), (Long) rs.getObject("every_ms"), rs.getString("zone"), rs.getString("overlap"),
+                        rs.getString("catch_up"), rs.getLong("catch_up_window_ms"), rs.getString("submission_json"),
+                        ExecutionRows.instant(rs, "created_at"), ExecutionRows.instant(rs, "fired_through"),
+                        rs.getObject("last_execution_id", UUID.class), rs.getString("last_status"),
+                        ExecutionRows.instant(rs, "db_now")));
+            }
+            return out;
+        }
+    }
+
+    /** Moves every schedule of a pass forward, on {@code c} (in the pass's transaction). */
+    public static void advance(Connection c, List<Advance> moves) throws SQLException {
+        if (moves.isEmpty()) {
+            return;
+        }
+        NamedSql.Args args = NamedSql.Args.of("owners", c.createArrayOf("text", moves.stream().map(Advance::owner).toArray()))
+                .and("names", c.createArrayOf("text", moves.stream().map(Advance::name).toArray()))
+                .and("next_ms", c.createArrayOf("int8", moves.stream().map(m -> m.nextFireAt().toEpochMilli()).toArray()))
+                .and("through_ms", c.createArrayOf("int8", moves.stream().map(m -> m.firedThrough().toEpochMilli()).toArray()))
+                .and("last_ids", c.createArrayOf("uuid", moves.stream().map(Advance::lastExecutionId).toArray()))
+                .and("fired", c.createArrayOf("int4", moves.stream().map(Advance::fired).toArray()))
+                .and("skipped", c.createArrayOf("int4", moves.stream().map(Advance::skipped).toArray()));
+        try (PreparedStatement ps = ADVANCE.prepare(c, args)) {
+            ps.executeUpdate();
+        }
     }
 
     private Optional<Row> one(NamedSql sql, NamedSql.Args args) {
@@ -145,7 +217,8 @@ public final class ScheduleStore {
                         rs.getString("cron"), (Long) rs.getObject("every_ms"), rs.getString("zone"), rs.getString("overlap"),
                         rs.getString("submission_json"), ExecutionRows.instant(rs, "created_at"),
                         ExecutionRows.instant(rs, "last_fired_at"), rs.getObject("last_execution_id", UUID.class),
-                        rs.getLong("fired"), rs.getLong("skipped")));
+                        rs.getLong("fired"), rs.getLong("skipped"), rs.getString("catch_up"),
+                        rs.getLong("catch_up_window_ms"), rs.getBoolean("paused"), ExecutionRows.instant(rs, "next_fire_at")));
             }
             return out;
         } catch (SQLException e) {

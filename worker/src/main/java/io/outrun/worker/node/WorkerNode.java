@@ -26,7 +26,8 @@ import io.outrun.worker.lease.LeaseStore;
 import io.outrun.worker.maintenance.Maintenance;
 import io.outrun.worker.maintenance.Periodic;
 import io.outrun.worker.metrics.NodeMetrics;
-import io.outrun.worker.schedule.Firings;
+import io.outrun.core.books.JobRunrStorage;
+import io.outrun.worker.schedule.ScheduleClock;
 import io.outrun.worker.webhook.WebhookSender;
 import java.io.UncheckedIOException;
 import java.security.SecureRandom;
@@ -68,6 +69,7 @@ public final class WorkerNode implements AutoCloseable {
     private ClaimLoop loop;
     private Listener listener;
     private Maintenance maintenance;
+    private Maintenance scheduleClock;
     private WebhookSender webhooks;
     private JobRunrDashboardWebServer dashboard;
     private volatile boolean closing;
@@ -122,8 +124,9 @@ public final class WorkerNode implements AutoCloseable {
         sandbox.prepare(new Sandbox.NodeShape(incarnation, limits, config.slots(), config.leaseDir(), core.deployment()));
 
         // JobRunr's server: this node on the dashboard's servers page, and JobRunr's housekeeping.
-        // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle.
-        this.server = new BackgroundJobServer(core.storage(), core.jsonMapper(), NO_JOBS,
+        // Its storage hands it no work (JobRunrStorage), so its one worker thread stays idle, and
+        // no recurring job: schedules' time is Outrun's (ScheduleClock).
+        this.server = new BackgroundJobServer(JobRunrStorage.forServer(core.pool(), core.jsonMapper()), core.jsonMapper(), NO_JOBS,
                 usingStandardBackgroundJobServerConfiguration()
                         .andName(node)
                         .andWorkerCount(1)
@@ -175,8 +178,7 @@ public final class WorkerNode implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        Firings firings = new Firings(new ScheduleStore(core.pool()),
-                core.submissions(), core.service(), core.books());
+        ScheduleClock clock = new ScheduleClock(core.pool(), core.service(), core.books());
         this.maintenance = new Maintenance("outrun-maintenance")
                 // Only the node whose heartbeat holds the fleet's sweep sweeps: once per interval for the whole fleet.
                 .add(Periodic.of("re-drive sweep", config.sweepInterval(), () -> {
@@ -185,11 +187,10 @@ public final class WorkerNode implements AutoCloseable {
                     }
                 }))
                 .add(Periodic.of("drain request and JobRunr server watch", Duration.ofSeconds(5), this::watch))
-                // Schedules' firings (JobRunr's recurring jobs enqueue them) become executions:
-                // by the sweeper only, once per 5 s for the fleet (JobRunr enqueues them at its 5 s poll).
-                .add(Periodic.of("schedule firings", Duration.ofSeconds(5), () -> {
+                // Firing jobs left ENQUEUED (an older version's, an admin's requeue): ended, never run.
+                .add(Periodic.of("enqueued schedule firings", Duration.ofSeconds(5), () -> {
                     if (keeper.isSweeper()) {
-                        firings.fire();
+                        clock.retireOlderFirings();
                     }
                 }))
                 // Children left live by a parent that ended by itself, or was reaped (issue 31):
@@ -201,6 +202,16 @@ public final class WorkerNode implements AutoCloseable {
                 }))
                 .add(Periodic.of("leftover clean-up", config.cleanupInterval(), cleaner::clean));
         maintenance.start();
+        // Schedules fire on time (issue 45): the sweeper's clock, on a thread of its own so that a
+        // slow sweep never makes a firing late. It looks at the database when the soonest
+        // schedule is due, and at least once a second (a new schedule's first look).
+        this.scheduleClock = new Maintenance("outrun-schedule-clock")
+                .add(Periodic.of("schedule clock", ScheduleClock.TICK, () -> {
+                    if (keeper.isSweeper()) {
+                        clock.tick();
+                    }
+                }));
+        scheduleClock.start();
         if (config.dashboardPort() > 0) {
             this.dashboard = config.dashboardAccess().serve(config.dashboardPort(), core.storage(), core.jsonMapper());
         }
@@ -385,6 +396,9 @@ public final class WorkerNode implements AutoCloseable {
     /** Stops every part that started, whether the node is closing or its start failed half-way. */
     private synchronized void stop() {
         closing = true;
+        if (scheduleClock != null) {
+            scheduleClock.close();
+        }
         if (maintenance != null) {
             maintenance.close();
         }
