@@ -97,7 +97,7 @@ public final class ScheduleBench {
             nodes.startApi();
             nodes.scaleTo(config.workers());
             Support.log("fleet up after %.0f s: API node and %d workers", (System.nanoTime() - started) / 1e9, config.workers());
-            Thread.sleep(5000); // start-up writes (JobRunr's server registration) settle
+            Thread.sleep(3000); // start-up writes (JobRunr's server registration) settle
             FleetProbe probe = new FleetProbe(db, ROLE, pgLog);
 
             // Idle: the fleet with no schedule at all.
