@@ -161,4 +161,18 @@ public final class Bench {
         int i = argv.indexOf(name);
         return i >= 0 && i + 1 < argv.size() ? argv.get(i + 1) : fallback;
     }
+
+    /** A whole-number option that must be positive ({@code 10_000} is allowed), or an error naming it. */
+    static int positive(List<String> argv, String name, int fallback) {
+        String v = value(argv, name, String.valueOf(fallback));
+        try {
+            int n = Integer.parseInt(v.replace("_", "").replace(",", ""));
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the error
+        }
+        throw new IllegalArgumentException(name + " must be a positive whole number, got: " + v);
+    }
 }

@@ -57,16 +57,7 @@ public final class FleetBench {
         }
 
         private static int positive(List<String> argv, String name, int fallback) {
-            String v = Bench.value(argv, name, String.valueOf(fallback));
-            try {
-                int n = Integer.parseInt(v.replace("_", ""));
-                if (n > 0) {
-                    return n;
-                }
-            } catch (NumberFormatException e) {
-                // fall through to the error
-            }
-            throw new IllegalArgumentException(name + " must be a positive whole number, got: " + v);
+            return Bench.positive(argv, name, fallback);
         }
     }
 
@@ -103,24 +94,11 @@ public final class FleetBench {
         Path pids = Path.of(Bench.value(argv, "--pids", out.resolve("fleet-pids").toString()));
         long started = System.nanoTime();
 
-        try (Connection admin = DriverManager.getConnection(pgUrl + "postgres", "postgres", "");
-             Statement st = admin.createStatement()) {
-            st.execute("CREATE ROLE " + ROLE + " LOGIN");
-            st.execute("CREATE DATABASE outrun OWNER " + ROLE);
-        }
+        FleetDatabase.create(pgUrl, ROLE);
         FleetReport report = new FleetReport(config);
-        try (Connection db = DriverManager.getConnection(pgUrl + "outrun", "postgres", "");
+        try (Connection db = FleetDatabase.connect(pgUrl);
              FleetNodes nodes = new FleetNodes(jar, out.resolve("fleet-logs"), pids, pgUrl + "outrun", ROLE)) {
-            try (Statement st = db.createStatement()) {
-                st.execute("CREATE EXTENSION pg_stat_statements");
-            }
-            try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery("SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit'),"
-                    + " current_setting('shared_buffers')")) {
-                rs.next();
-                report.settings("PostgreSQL " + rs.getString(1) + " (own server, loopback), fsync=" + rs.getString(2)
-                        + ", synchronous_commit=" + rs.getString(3) + ", shared_buffers=" + rs.getString(4)
-                        + ", no checkpoint during the run");
-            }
+            report.settings(FleetDatabase.settings(db));
             Support.log("fleet: %s; %s", report.settings(), config);
             nodes.cli("fleet-migrate", "migrate");
             String token = token(nodes.cli("fleet-token", "token", "create", "--owner", OWNER));
@@ -265,14 +243,8 @@ public final class FleetBench {
         return r;
     }
 
-    /**
-     * The server runs without autovacuum (bench/fleet): vacuuming here, between windows, keeps
-     * its WAL out of them. Pruning by the nodes' own statements still counts.
-     */
     private void vacuum() throws Exception {
-        try (Statement st = db.createStatement()) {
-            st.execute("VACUUM (ANALYZE)");
-        }
+        FleetDatabase.vacuum(db);
     }
 
     /**
