@@ -219,7 +219,7 @@ public final class ScheduleBench {
                 {"firings made per s (executions in window)", "firings_per_s_made"},
                 {"firings expected (due in measured range)", "firings_expected"},
                 {"firings missed", "firings_missed"},
-                {"firings skipped by overlap skip (their book says so)", "firings_skipped_by_overlap"},
+                {"firings skipped, previous run not ended (overlap skip)", "firings_skipped_by_overlap"},
                 {"firings doubled", "firings_doubled"},
                 {"firings unexpected (no due time matched)", "firings_unexpected"},
                 {"late p50 (ms, execution created - due)", "late_p50_ms"},

@@ -57,7 +57,7 @@ final class ScheduleFirings {
             + " FROM schedules s LEFT JOIN jobrunr_recurring_jobs r ON r.id = s.recurring_job_id";
 
     /** Every execution a schedule made, and for today's engine its firing job's due time. */
-    static final String EXECUTIONS = "SELECT e.owner, e.labels ->> 'schedule', e.idempotency_key, e.created_at,"
+    static final String EXECUTIONS = "SELECT e.owner, e.labels ->> 'schedule', e.idempotency_key, e.created_at, e.finished_at,"
             + " (SELECT h ->> 'scheduledAt' FROM jsonb_array_elements(j.jobasjson::jsonb -> 'jobHistory') h"
             + "   WHERE h ->> 'state' = 'SCHEDULED' LIMIT 1)"
             + " FROM executions e LEFT JOIN jobrunr_jobs j ON e.idempotency_key ~ '^schedule-[0-9a-f]{8}-'"
@@ -75,15 +75,19 @@ final class ScheduleFirings {
                          Instant rowAnchor, String recurringJobId) {
     }
 
-    /**
-     * The schedule clock's books of firings its overlap policy skipped: DELETED jobs of the
-     * schedule's recurring job, whose id the clock derives from the recurring job and due time
-     * ({@code Books.FiringBook#jobId}). A skip is the schedule doing what it says, not a miss.
-     */
-    static final String SKIPPED_BOOKS = "SELECT id FROM jobrunr_jobs WHERE recurringjobid LIKE 'outrun-schedule-%'"
-            + " AND state = 'DELETED' AND jobasjson LIKE '%skipped%'";
+    /** An execution a firing made; {@code finished} null while it has not ended. */
+    private record Made(long dueMs, Instant created, String engine, Instant finished) {
+    }
 
-    private record Made(long dueMs, Instant created, String engine) {
+    /**
+     * Whether the schedule's latest execution due before {@code dueMs} had not ended by then: a
+     * firing due meanwhile is rightly skipped by overlap skip (every schedule of the mix has it).
+     * Judged from the executions' own times, not from what the engine says it skipped.
+     */
+    static boolean previousStillOn(NavigableMap<Long, List<Made>> mine, long dueMs) {
+        Map.Entry<Long, List<Made>> before = mine.lowerEntry(dueMs - MATCH_MS);
+        return before != null && before.getValue().stream()
+                .anyMatch(m -> m.finished() == null || m.finished().toEpochMilli() > dueMs);
     }
 
     /**
@@ -137,6 +141,7 @@ final class ScheduleFirings {
             while (rs.next()) {
                 String idem = rs.getString(3);
                 Instant created = rs.getTimestamp(4).toInstant();
+                Instant finished = rs.getTimestamp(5) == null ? null : rs.getTimestamp(5).toInstant();
                 if (!created.isBefore(from) && !created.isAfter(to)) {
                     madeInWindow++;
                 }
@@ -148,7 +153,7 @@ final class ScheduleFirings {
                     dueMs = Long.parseLong(m.group(2));
                 } else if (JOBRUNR_KEY.matcher(idem).matches()) {
                     engine = "jobrunr recurring jobs";
-                    String at = rs.getString(5);
+                    String at = rs.getString(6);
                     if (at != null) {
                         dueMs = instant(at).toEpochMilli();
                     }
@@ -161,20 +166,12 @@ final class ScheduleFirings {
                     continue;
                 }
                 made.computeIfAbsent(key(rs.getString(1), rs.getString(2)), k -> new TreeMap<>())
-                        .computeIfAbsent(dueMs, k -> new ArrayList<>()).add(new Made(dueMs, created, engine));
+                        .computeIfAbsent(dueMs, k -> new ArrayList<>()).add(new Made(dueMs, created, engine, finished));
             }
         }
 
         // The schedule clock reckons an interval from the schedule's own row (its created_at).
         boolean clock = engines.containsKey("due-time key (issue 45)");
-        java.util.Set<String> skippedBooks = new java.util.HashSet<>();
-        if (clock) {
-            try (Statement st = db.createStatement(); ResultSet rs = st.executeQuery(SKIPPED_BOOKS)) {
-                while (rs.next()) {
-                    skippedBooks.add(rs.getString(1));
-                }
-            }
-        }
         long expected = 0;
         long missed = 0;
         long skippedByOverlap = 0;
@@ -193,9 +190,8 @@ final class ScheduleFirings {
                 List<Made> hits = new ArrayList<>();
                 mine.subMap(dueMs - MATCH_MS, true, dueMs + MATCH_MS, true).values().forEach(hits::addAll);
                 matchedMade += hits.size();
-                if (hits.isEmpty() && clock && skippedBooks.contains(java.util.UUID.nameUUIDFromBytes((s.recurringJobId()
-                        + "@" + dueMs).getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString())) {
-                    skippedByOverlap++;
+                if (hits.isEmpty() && previousStillOn(mine, dueMs)) {
+                    skippedByOverlap++; // overlap skip: the previous firing's execution had not ended
                     continue;
                 }
                 if (hits.isEmpty()) {

@@ -215,7 +215,7 @@ final class ScheduleRoutes {
 
     private static long everyMs(JsonNode n) {
         if (!n.canConvertToLong() || !n.isIntegralNumber() || n.asLong() < 5000 || n.asLong() > 366L * 24 * 3600 * 1000) {
-            throw ApiError.invalid("everyMs", "must be an integer from 5000 (JobRunr fires at most every 5 s) to a year");
+            throw ApiError.invalid("everyMs", "must be an integer from 5000 (5 s) to a year (31622400000)");
         }
         return n.asLong();
     }

@@ -3,6 +3,8 @@ package io.outrun.core.schedule;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jobrunr.scheduling.Schedule;
 import org.jobrunr.scheduling.ScheduleExpressionType;
 import org.jobrunr.scheduling.interval.Interval;
@@ -24,10 +26,23 @@ public final class ScheduleTime {
         this.zone = zone;
     }
 
+    /**
+     * Parsed expressions, shared: a fleet's schedules use few distinct ones, and the clock reckons
+     * every due schedule at every pass. Bounded: past it, parsed again each time.
+     */
+    private static final Map<String, Schedule> PARSED = new ConcurrentHashMap<>();
+    private static final int MAX_PARSED = 10_000;
+
     /** {@code cron} or, when null, every {@code everyMs} from {@code createdAt}. */
     public static ScheduleTime of(String cron, Long everyMs, Instant createdAt, String zone) {
-        Schedule s = cron != null ? ScheduleExpressionType.createScheduleFromString(cron)
-                : new Interval(Duration.ofMillis(everyMs));
+        String expression = cron != null ? cron : "every " + everyMs;
+        Schedule s = PARSED.get(expression);
+        if (s == null) {
+            s = cron != null ? ScheduleExpressionType.createScheduleFromString(cron) : new Interval(Duration.ofMillis(everyMs));
+            if (PARSED.size() < MAX_PARSED) {
+                PARSED.put(expression, s);
+            }
+        }
         return new ScheduleTime(s, createdAt, ZoneId.of(zone));
     }
 
