@@ -48,7 +48,8 @@ public final class Listener implements AutoCloseable {
     /** {@code host:port} of the server this connection LISTENs on, once it does. */
     private volatile String server;
     private static final long WARN_EVERY_NANOS = 30_000_000_000L;
-    private long lastWarnNanos;
+    /** When a lost connection was last warned of; the first loss is always warned of. */
+    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS - 1;
 
     public Listener(DatabaseConfig config, String name) {
         this.config = config;
