@@ -87,6 +87,18 @@ public final class ApiError extends RuntimeException {
                         + " (with the same " + ch.idempotencyKey() + ", if you used one).");
     }
 
+    /**
+     * 503 while no primary answers among the hosts of a highly available database (the primary
+     * died, no standby is promoted yet): same code as an outage, so clients retry as they do.
+     */
+    public static ApiError databaseNoPrimary() {
+        return new ApiError(503, "database_unavailable", "No primary among this node's database hosts answers right now"
+                + " (failing over?).",
+                ch -> "Retry in a few seconds (see Retry-After): a failover takes seconds to a minute. Executions already"
+                        + " accepted are kept and resume on the new primary; a submit that got this answer was not"
+                        + " accepted, so send it again (with the same " + ch.idempotencyKey() + ", if you used one).");
+    }
+
     /** 503: the database answers but its disk is full, so it can store nothing new. */
     public static ApiError databaseDiskFull() {
         return new ApiError(503, "database_disk_full", "This node's database cannot store anything: its disk is full."

@@ -33,6 +33,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -348,12 +349,24 @@ public final class ApiServer implements AutoCloseable {
         ExecutionMdc ignored = ExecutionMdc.put(m.find() ? m.group(1) : null, owner(ctx), null);
     }
 
+    /**
+     * 200 when the node can take work; else 503 with the error, and {@code database}: why, in
+     * words (e.g. "no primary answers among h1:5432, h2:5432 (failing over?)"), for a load
+     * balancer's or an operator's eye.
+     */
     private static void health(Context ctx, HealthCheck check) {
-        switch (check.check()) {
-            case OK -> json(ctx, 200, Map.of("status", "ok"));
-            case DISK_FULL -> write(ctx, ApiError.databaseDiskFull());
-            case READ_ONLY -> write(ctx, ApiError.databaseReadOnly());
-            case UNREACHABLE -> write(ctx, ApiError.databaseUnavailable());
+        HealthCheck.Health found = check.check();
+        ApiError error = switch (found) {
+            case OK -> null;
+            case DISK_FULL -> ApiError.databaseDiskFull();
+            case READ_ONLY -> ApiError.databaseReadOnly();
+            case NO_PRIMARY -> ApiError.databaseNoPrimary();
+            case UNREACHABLE -> ApiError.databaseUnavailable();
+        };
+        if (error == null) {
+            json(ctx, 200, Map.of("status", "ok"));
+        } else {
+            write(ctx, error, check.reason(found));
         }
     }
 
@@ -385,6 +398,11 @@ public final class ApiServer implements AutoCloseable {
     }
 
     private static void write(Context ctx, ApiError e) {
+        write(ctx, e, null);
+    }
+
+    /** {@code database}: what /health adds, why the database cannot take work; null elsewhere. */
+    private static void write(Context ctx, ApiError e, String database) {
         ctx.attribute(ERROR_WRITTEN, Boolean.TRUE);
         if (e.httpStatus() == 401) {
             ctx.header("WWW-Authenticate", "Bearer");
@@ -397,7 +415,17 @@ public final class ApiServer implements AutoCloseable {
             // A progress report too soon may come back in a second; a full queue takes longer.
             ctx.header("Retry-After", e.code().equals("progress_too_fast") ? "1" : String.valueOf(ApiError.QUEUE_RETRY_AFTER_S));
         }
-        json(ctx, e.httpStatus(), ErrorBody.of(e.code(), e.getMessage(), e.guidance(Channel.of(ctx))));
+        ErrorBody body = ErrorBody.of(e.code(), e.getMessage(), e.guidance(Channel.of(ctx)));
+        if (database == null) {
+            json(ctx, e.httpStatus(), body);
+        } else {
+            Map<String, Object> withReason = new LinkedHashMap<>();
+            withReason.put("status", body.status());
+            withReason.put("error", body.error());
+            withReason.put("guidance", body.guidance());
+            withReason.put("database", database);
+            json(ctx, e.httpStatus(), withReason);
+        }
     }
 
     private static byte[] openApi() {

@@ -11,6 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import com.zaxxer.hikari.HikariDataSource;
+import io.outrun.core.store.DatabaseHosts;
 import io.outrun.core.store.DiskFull;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -32,7 +34,13 @@ final class HealthCheck implements AutoCloseable {
 
     /** What a check found. */
     enum Health {
-        OK, UNREACHABLE, DISK_FULL, READ_ONLY
+        /** Reachable and able to store. */
+        OK,
+        UNREACHABLE,
+        /** The URL names several hosts (a highly available database) and none is a primary that answers: failing over. */
+        NO_PRIMARY,
+        DISK_FULL,
+        READ_ONLY
     }
 
     static final Duration DEFAULT_WITHIN = Duration.ofSeconds(3);
@@ -68,6 +76,7 @@ final class HealthCheck implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HealthCheck.class);
 
     private final DataSource dataSource;
+    private final DatabaseHosts hosts;
     private final Duration within;
     private final DiskFull diskFull;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
@@ -85,6 +94,7 @@ final class HealthCheck implements AutoCloseable {
     /** {@code diskFull} learns what each probe finds, so submits are refused while the disk is full. */
     HealthCheck(DataSource dataSource, Duration within, DiskFull diskFull) {
         this.dataSource = dataSource;
+        this.hosts = dataSource instanceof HikariDataSource pool ? DatabaseHosts.of(pool.getJdbcUrl()) : null;
         this.within = within;
         this.diskFull = diskFull;
     }
@@ -107,19 +117,38 @@ final class HealthCheck implements AutoCloseable {
                 check = inFlight.get();
             }
         }
+        Health found;
         try {
-            return check.get(within.toMillis(), TimeUnit.MILLISECONDS);
+            found = check.get(within.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException | ExecutionException e) {
-            return Health.UNREACHABLE;
+            found = Health.UNREACHABLE;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return Health.UNREACHABLE;
+            found = Health.UNREACHABLE;
         }
+        // The pool connects to a primary only (targetServerType=primary): with several hosts, an
+        // unreachable database is one whose primary died and whose standby is not promoted yet.
+        return found == Health.UNREACHABLE && hosts != null && hosts.several() ? Health.NO_PRIMARY : found;
+    }
+
+    /** What {@code health} says about the database, in words, for the answer's {@code database} field. */
+    String reason(Health health) {
+        return switch (health) {
+            case OK -> "ok";
+            case NO_PRIMARY, UNREACHABLE -> hosts != null ? hosts.unreachable() : "PostgreSQL does not answer";
+            case DISK_FULL -> "its disk is full: it stores nothing new";
+            case READ_ONLY -> "it takes no writes (a standby, or default_transaction_read_only)";
+        };
     }
 
     private Health probe() {
         try (Connection c = dataSource.getConnection()) {
             if (!c.isValid((int) Math.max(1, within.toSeconds()))) {
+                // Dead (its server restarted or died in a failover): the pool would hand it out
+                // again, trusted for a while (Database.pool), and every probe would fail on it.
+                if (dataSource instanceof HikariDataSource pool) {
+                    pool.evictConnection(c);
+                }
                 return Health.UNREACHABLE;
             }
             long now = System.nanoTime();

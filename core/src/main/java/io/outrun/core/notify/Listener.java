@@ -2,6 +2,8 @@ package io.outrun.core.notify;
 
 import io.outrun.core.store.Database;
 import io.outrun.core.store.DatabaseConfig;
+import io.outrun.core.store.DatabaseHosts;
+import io.outrun.core.store.Outage;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -13,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
+import org.postgresql.core.BaseConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,8 +24,11 @@ import org.slf4j.LoggerFactory;
  * notification's payload to its handler, and between notifications runs the node's periodic
  * work that must not wait for a pooled connection (a worker's heartbeat and output flush). Every
  * statement on it is bounded (see {@link Database#dedicated}). Reconnects after a database
- * restart or a failed tick; a notification sent while disconnected is lost, which only costs
- * latency: every consumer has a slower fallback (JobRunr's poll, the heartbeat, a re-check).
+ * restart, a failover (the URL names several hosts: the new connection goes to whichever is the
+ * primary now, see {@link DatabaseHosts}) or a failed tick, and LISTENs again on every channel. A
+ * notification sent while disconnected is lost; every consumer has a slower fallback (JobRunr's
+ * poll, the heartbeat, a re-check), and {@link #onReconnect} catches up at once what a lost one
+ * would have said.
  */
 public final class Listener implements AutoCloseable {
 
@@ -36,6 +42,14 @@ public final class Listener implements AutoCloseable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile Connection connection;
+    private final List<Runnable> catchUps = new CopyOnWriteArrayList<>();
+    /** Null while connected and LISTENing; else why not, for a readiness answer. */
+    private volatile String down = "not connected to PostgreSQL yet";
+    /** {@code host:port} of the server this connection LISTENs on, once it does. */
+    private volatile String server;
+    private static final long WARN_EVERY_NANOS = 30_000_000_000L;
+    /** When a lost connection was last warned of; the first loss is always warned of. */
+    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS - 1;
 
     public Listener(DatabaseConfig config, String name) {
         this.config = config;
@@ -80,12 +94,34 @@ public final class Listener implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Runs {@code catchUp} on the listener thread each time the connection is back and LISTENing
+     * again (not at the first connect): it does at once what a notification lost meanwhile would
+     * have asked (a worker looks for queued work). Call before {@link #start()}.
+     */
+    public Listener onReconnect(Runnable catchUp) {
+        catchUps.add(catchUp);
+        return this;
+    }
+
+    /** Null while the connection is up and LISTENing; else why it is not, e.g. no primary answers during a failover. */
+    public String down() {
+        return down;
+    }
+
+    /** {@code host:port} of the server LISTENed on now, or null while down. */
+    public String server() {
+        return down == null ? server : null;
+    }
+
     public Listener start() {
         thread.start();
         return this;
     }
 
     private void loop() {
+        boolean reconnect = false;
+        String lostOn = null;
         while (running) {
             try (Connection c = Database.dedicated(config, name, timeoutMs)) {
                 connection = c;
@@ -97,6 +133,15 @@ public final class Listener implements AutoCloseable {
                         st.execute("LISTEN " + channel);
                     }
                 }
+                server = serverOf(c);
+                down = null;
+                if (reconnect) {
+                    LOG.info("the node's direct connection is back, LISTENing on {}{}", server,
+                            lostOn != null && !lostOn.equals(server) ? " (it was on " + lostOn + ": a failover)" : "");
+                    catchUp();
+                }
+                reconnect = true;
+                lostOn = server;
                 PGConnection pg = c.unwrap(PGConnection.class);
                 while (running) {
                     long now = System.nanoTime();
@@ -120,10 +165,41 @@ public final class Listener implements AutoCloseable {
                 }
             } catch (SQLException | RuntimeException e) {
                 if (running) {
-                    LOG.warn("the node's direct connection failed ({}); reconnecting", e.getMessage());
+                    DatabaseHosts hosts = DatabaseHosts.of(config.directUrl());
+                    boolean wasUp = down == null;
+                    down = !Outage.is(e) ? "the node's direct connection failed (" + e.getMessage() + ")"
+                            : hosts.several() ? hosts.unreachable() : hosts.unreachable() + " (" + e.getMessage() + ")";
+                    // Once when it is lost, then every 30 s: a failover retries 5 times a second.
+                    long now = System.nanoTime();
+                    if (wasUp || now - lastWarnNanos > WARN_EVERY_NANOS) {
+                        lastWarnNanos = now;
+                        LOG.warn("the node's direct connection failed ({}); reconnecting", e.getMessage());
+                    } else {
+                        LOG.debug("the node's direct connection is still down ({}); reconnecting", e.getMessage());
+                    }
                     sleepQuietly(ticks.isEmpty() ? 1000 : 200);
                 }
             }
+        }
+    }
+
+    private void catchUp() {
+        for (Runnable r : catchUps) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                LOG.warn("catching up after a reconnect failed", e);
+            }
+        }
+    }
+
+    /** {@code host:port} of the server {@code c} reached (with several hosts, the one that is the primary). */
+    private static String serverOf(Connection c) {
+        try {
+            var host = c.unwrap(BaseConnection.class).getQueryExecutor().getHostSpec();
+            return host.getHost() + ":" + host.getPort();
+        } catch (SQLException | RuntimeException e) {
+            return "?";
         }
     }
 

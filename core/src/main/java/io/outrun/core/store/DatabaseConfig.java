@@ -7,7 +7,9 @@ import io.outrun.core.config.ConfigException;
  * option.
  *
  * @param url      JDBC URL, {@code jdbc:postgresql://host:port/db} ({@code --db-url}, {@code OUTRUN_DB_URL});
- *                 may point at PgBouncer in transaction pooling mode
+ *                 may point at PgBouncer in transaction pooling mode, or name the servers of a highly
+ *                 available PostgreSQL ({@code jdbc:postgresql://h1:p1,h2:p2/db}; see {@link DatabaseHosts}),
+ *                 which gets {@code targetServerType=primary} unless it says so itself
  * @param directUrl JDBC URL of PostgreSQL itself ({@code --db-direct-url}, {@code OUTRUN_DB_DIRECT_URL}), for
  *                 what needs a session: LISTEN, the heartbeat, schema migrations; defaults to {@code url}
  * @param user     database user ({@code --db-user}, {@code OUTRUN_DB_USER})
@@ -32,6 +34,8 @@ public record DatabaseConfig(String url, String directUrl, String user, String p
         } else if (!directUrl.startsWith("jdbc:postgresql:")) {
             throw new ConfigException("--db-direct-url must be a PostgreSQL JDBC URL starting with jdbc:postgresql:, got: " + directUrl);
         }
+        url = primaryOnly("--db-url", url);
+        directUrl = primaryOnly("--db-direct-url", directUrl);
         if (user == null || user.isBlank()) {
             throw new ConfigException("--db-user (or OUTRUN_DB_USER) is required");
         }
@@ -41,6 +45,16 @@ public record DatabaseConfig(String url, String directUrl, String user, String p
         if (poolSize < 2 || poolSize > 100) {
             throw new ConfigException("--db-pool-size must be between 2 and 100, got: " + poolSize);
         }
+    }
+
+    /** Several hosts: only the primary among them (a standby takes no writes, and a node writes everywhere). */
+    private static String primaryOnly(String option, String url) {
+        String target = DatabaseHosts.targetServerType(url);
+        if (DatabaseHosts.of(url).several() && target != null && !target.equals("primary") && !target.equals("master")) {
+            throw new ConfigException(option + " names several hosts: its targetServerType must be primary (a node"
+                    + " writes, and a standby takes no writes), got: " + target);
+        }
+        return DatabaseHosts.primaryOnly(url);
     }
 
     public DatabaseConfig(String url, String user, String password) {

@@ -137,13 +137,12 @@ public final class SubmissionStore {
                 }
             } catch (SQLException | RuntimeException e) {
                 if (together) {
-                    c.rollback();
+                    Transaction.abandon(c, e); // the pool wants autocommit back; e stays the failure
                 }
                 throw e;
-            } finally {
-                if (together) {
-                    c.setAutoCommit(true); // the pool wants autocommit back
-                }
+            }
+            if (together) {
+                c.setAutoCommit(true); // the pool wants autocommit back
             }
         } catch (SQLException e) {
             throw new StoreException("cannot store " + (n == 1 ? "a new execution" : n + " new executions")

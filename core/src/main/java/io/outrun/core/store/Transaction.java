@@ -32,6 +32,7 @@ public final class Transaction {
 
     public static <T> T on(Connection c, Work<T> work) throws SQLException {
         c.setAutoCommit(false);
+        T value;
         try {
             Result<T> result = work.run(c);
             if (result.commit()) {
@@ -39,12 +40,31 @@ public final class Transaction {
             } else {
                 c.rollback();
             }
-            return result.value();
+            value = result.value();
         } catch (SQLException | RuntimeException e) {
-            c.rollback();
+            abandon(c, e);
             throw e;
-        } finally {
+        }
+        c.setAutoCommit(true);
+        return value;
+    }
+
+    /**
+     * After {@code failure} inside a transaction on {@code c}: rolls back and puts autocommit back,
+     * and lets {@code failure} stay what the caller throws. On a dead connection (its server died:
+     * a restart, a failover) these fail too, with the pool's "Connection is closed", which says
+     * nothing of an outage: thrown instead, it turned a 503 into a 500 (issue 43).
+     */
+    public static void abandon(Connection c, Exception failure) {
+        try {
+            c.rollback();
+        } catch (SQLException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        try {
             c.setAutoCommit(true);
+        } catch (SQLException | RuntimeException e) {
+            failure.addSuppressed(e);
         }
     }
 }

@@ -57,7 +57,7 @@ final class WorkerCommand implements Callable<Integer> {
             description = "Serve JobRunr's dashboard on this port (all interfaces); needs --dashboard-user and --dashboard-password, or --dashboard-no-auth; 0 = off")
     int dashboardPort;
 
-    @Option(names = "--metrics-port", defaultValue = "0", description = "Serve this node's Prometheus metrics at /metrics on this port (all interfaces); 0 = off")
+    @Option(names = "--metrics-port", defaultValue = "0", description = "Serve this node's Prometheus metrics at /metrics and its readiness at /health on this port (all interfaces); 0 = off")
     int metricsPort;
 
     @Option(names = "--dashboard-user", defaultValue = "${env:OUTRUN_DASHBOARD_USER}", description = "Basic-auth user for the dashboard (env OUTRUN_DASHBOARD_USER)")

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -37,6 +38,8 @@ public final class NodeMetrics implements AutoCloseable {
     private final Counter sandboxLost;
     private final JvmGcMetrics gc = new JvmGcMetrics();
     private HttpServer server;
+    /** Why this node cannot take work now, or null when it can; see {@link #readiness}. */
+    private volatile Supplier<String> notReady = () -> "the node is starting";
 
     public NodeMetrics(String node) {
         registry.config().commonTags("node", node);
@@ -98,7 +101,17 @@ public final class NodeMetrics implements AutoCloseable {
         return registry.scrape();
     }
 
-    /** Serves {@code GET /metrics} on {@code port} (all interfaces); 0 picks a free port. */
+    /** What {@code GET /health} asks: why this node cannot take work now (e.g. no primary answers), or null when it can. */
+    public void readiness(Supplier<String> why) {
+        this.notReady = why;
+    }
+
+    /**
+     * Serves {@code GET /metrics} and {@code GET /health} on {@code port} (all interfaces); 0
+     * picks a free port. {@code /health} answers 200 {@code {"status":"ok"}} when the node can take
+     * work, else 503 {@code {"status":"not_ready","database":"<why>"}} with Retry-After: a node cut
+     * off from its database (during a failover: no primary answers) claims and renews nothing.
+     */
     public int serve(int port) {
         try {
             server = HttpServer.create(new InetSocketAddress(port), 16);
@@ -119,8 +132,41 @@ public final class NodeMetrics implements AutoCloseable {
                 }
             }
         });
+        server.createContext("/health", exchange -> {
+            try (exchange) {
+                if (!exchange.getRequestMethod().equals("GET")) {
+                    exchange.sendResponseHeaders(405, -1);
+                    return;
+                }
+                String why = notReady.get();
+                byte[] body = (why == null ? "{\"status\":\"ok\"}"
+                        : "{\"status\":\"not_ready\",\"database\":\"" + jsonEscape(why) + "\"}").getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "application/json");
+                if (why != null) {
+                    exchange.getResponseHeaders().set("Retry-After", "5");
+                }
+                exchange.sendResponseHeaders(why == null ? 200 : 503, body.length);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(body);
+                }
+            }
+        });
         server.start();
         return server.getAddress().getPort();
+    }
+
+    private static String jsonEscape(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 8);
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     @Override

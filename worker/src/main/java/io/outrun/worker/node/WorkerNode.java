@@ -170,7 +170,26 @@ public final class WorkerNode implements AutoCloseable {
                 .on(Channels.STDIN, payload -> stdinFeeds.wake(UUID.fromString(payload)))
                 .every(config.heartbeat(), bound, leaseKeeper::beat)
                 .every(config.outputFlush(), bound, leaseKeeper::flush)
+                // Back after a restart or a failover: what a wake or a webhook's NOTIFY lost
+                // meanwhile would have asked, at once rather than at the next poll. (Cancels come
+                // back with the next heartbeat's answer; stdin feeds look by themselves.)
+                .onReconnect(() -> {
+                    loop.wake("reconnect");
+                    if (webhookSender != null) {
+                        webhookSender.wake();
+                    }
+                })
                 .start();
+        Listener direct = this.listener;
+        Duration ttl = config.leaseTtl();
+        metrics.readiness(() -> {
+            String down = direct.down();
+            if (down != null) {
+                return down;
+            }
+            long quietMs = leaseKeeper.sinceLastRenewal().toMillis();
+            return quietMs > ttl.toMillis() ? "no heartbeat for " + quietMs / 1000 + " s (the database answers too slowly)" : null;
+        });
         try {
             if (!keeper.awaitFirstBeat(Duration.ofSeconds(30))) {
                 LOG.warn("worker {} has not completed a heartbeat in 30 s; it is woken for new work once it has", node);
