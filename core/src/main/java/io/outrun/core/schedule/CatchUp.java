@@ -1,5 +1,6 @@
 package io.outrun.core.schedule;
 
+import io.outrun.core.books.Books.ScheduleTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -48,6 +49,7 @@ public enum CatchUp {
         List<Instant> fire = new ArrayList<>();
         Instant latest = null;
         Instant t = time.nextAfter(from);
+        Instant before = from;
         int scanned = 0;
         while (!t.isAfter(now)) {
             if (this == ALL) {
@@ -59,8 +61,11 @@ public enum CatchUp {
                 latest = t;
             }
             if (++scanned == MAX_SCAN) {
-                return new Plan(fire, t, now); // the rest of the walk at the next look
+                // The rest of the walk at the next look: under none and one from before t, which
+                // may be the latest due (the one they fire); all made t already.
+                return new Plan(fire, this == ALL ? t : before, now);
             }
+            before = t;
             t = time.nextAfter(t);
         }
         if (latest != null && (this == ONE || !latest.isBefore(now.minus(ON_TIME)))) {

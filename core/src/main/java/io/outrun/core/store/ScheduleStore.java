@@ -30,10 +30,6 @@ public final class ScheduleStore {
                       boolean paused, Instant nextFireAt) {
     }
 
-    /** Columns every read of a row returns, the submission as {@code submission_json}. */
-    private static final String COLUMNS = "owner, name, recurring_job_id, cron, every_ms, zone, overlap, %s AS submission_json,"
-            + " created_at, last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at";
-    private static final String WHOLE = String.format(COLUMNS, "submission::text");
 
     /** Under the owner's lock, so that concurrent creates cannot pass the cap. */
     private static final NamedSql INSERT = NamedSql.of("""
@@ -43,12 +39,19 @@ public final class ScheduleStore {
             SELECT :owner, :name, :rid, :cron, :every_ms, :zone, :overlap, :submission::jsonb, :catch_up, :window FROM lock
             WHERE (SELECT count(*) FROM schedules WHERE owner = :owner) < :max
             ON CONFLICT (owner, name) DO NOTHING
-            RETURNING""" + " " + WHOLE);
+            RETURNING owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at""");
 
     /** A listing shows the command only: the submission itself (its files) is not read. */
-    private static final NamedSql LIST = NamedSql.of("SELECT " + String.format(COLUMNS,
-            "jsonb_build_object('command', submission->'command')::text") + " FROM schedules WHERE owner = :owner ORDER BY name");
-    private static final NamedSql GET = NamedSql.of("SELECT " + WHOLE + " FROM schedules WHERE owner = :owner AND name = :name");
+    private static final NamedSql LIST = NamedSql.of("""
+            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap,
+              jsonb_build_object('command', submission->'command')::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at
+            FROM schedules WHERE owner = :owner ORDER BY name""");
+    private static final NamedSql GET = NamedSql.of("""
+            SELECT owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at
+            FROM schedules WHERE owner = :owner AND name = :name""");
 
     /**
      * Paused: the clock passes it over. Resumed: it fires from now on, not what fell due while it
@@ -58,7 +61,9 @@ public final class ScheduleStore {
             UPDATE schedules SET paused = :paused,
               next_fire_at = CASE WHEN :paused THEN next_fire_at ELSE now() END,
               fired_through = CASE WHEN :paused OR NOT paused THEN fired_through ELSE now() END
-            WHERE owner = :owner AND name = :name RETURNING""" + " " + WHOLE);
+            WHERE owner = :owner AND name = :name
+            RETURNING owner, name, recurring_job_id, cron, every_ms, zone, overlap, submission::text AS submission_json, created_at,
+              last_fired_at, last_execution_id, fired, skipped, catch_up, catch_up_window_ms, paused, next_fire_at""");
 
     /**
      * The clock's look: due schedules not paused, soonest first, locked until the pass that fires
@@ -75,15 +80,22 @@ public final class ScheduleStore {
             ORDER BY s.next_fire_at LIMIT :n
             FOR UPDATE OF s SKIP LOCKED""");
 
+    /** How long until the soonest schedule not paused is due (ms; 0 or less: due now); null when there is none. */
+    private static final NamedSql SOONEST = NamedSql.of("""
+            SELECT (extract(epoch FROM min(next_fire_at) - now()) * 1000)::bigint FROM schedules WHERE NOT paused""");
+
+    private static final NamedSql BOUND_PASS = NamedSql.of("""
+            SET LOCAL idle_in_transaction_session_timeout = '60s'""");
+
     /** The clock's write: every schedule of a pass moved forward, in one statement. */
     private static final NamedSql ADVANCE = NamedSql.of("""
-            UPDATE schedules s SET next_fire_at = to_timestamp(u.next_ms / 1000.0),
-              fired_through = to_timestamp(u.through_ms / 1000.0),
+            UPDATE schedules s SET next_fire_at = timestamptz 'epoch' + u.next_us * interval '1 microsecond',
+              fired_through = timestamptz 'epoch' + u.through_us * interval '1 microsecond',
               last_fired_at = CASE WHEN u.fired + u.skipped > 0 THEN now() ELSE s.last_fired_at END,
               last_execution_id = COALESCE(u.last_execution_id, s.last_execution_id),
               fired = s.fired + u.fired, skipped = s.skipped + u.skipped
-            FROM unnest(:owners, :names, :next_ms, :through_ms, :last_ids, :fired, :skipped)
-              AS u(owner, name, next_ms, through_ms, last_execution_id, fired, skipped)
+            FROM unnest(:owners, :names, :next_us, :through_us, :last_ids, :fired, :skipped)
+              AS u(owner, name, next_us, through_us, last_execution_id, fired, skipped)
             WHERE s.owner = u.owner AND s.name = u.name""");
     private static final NamedSql DELETE = NamedSql.of("""
             DELETE FROM schedules WHERE owner = :owner AND name = :name RETURNING recurring_job_id""");
@@ -170,6 +182,32 @@ public final class ScheduleStore {
                           int fired, int skipped) {
     }
 
+    /** Milliseconds until the soonest schedule is due (0 or less: due now); null when none is waiting. */
+    public Long soonestDueInMs() {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = SOONEST.prepare(c, NamedSql.Args.of());
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long ms = rs.getLong(1);
+            return rs.wasNull() ? null : ms;
+        } catch (SQLException e) {
+            throw new StoreException("cannot read when the next schedule is due", e);
+        }
+    }
+
+    static long micros(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1_000);
+    }
+
+    /**
+     * Bounds the clock's transaction on {@code c}: a node frozen or cut off mid-pass must not keep
+     * its schedules locked (the next sweeper skips locked rows) until TCP gives up.
+     */
+    public static void boundPass(Connection c) throws SQLException {
+        try (PreparedStatement ps = BOUND_PASS.prepare(c, NamedSql.Args.of())) {
+            ps.execute();
+        }
+    }
+
     /** Up to {@code n} due schedules, locked on {@code c} until its transaction ends. */
     public static List<Due> due(Connection c, int n) throws SQLException {
         try (PreparedStatement ps = DUE.prepare(c, NamedSql.Args.of("n", n)); ResultSet rs = ps.executeQuery()) {
@@ -193,8 +231,10 @@ public final class ScheduleStore {
         }
         NamedSql.Args args = NamedSql.Args.of("owners", c.createArrayOf("text", moves.stream().map(Advance::owner).toArray()))
                 .and("names", c.createArrayOf("text", moves.stream().map(Advance::name).toArray()))
-                .and("next_ms", c.createArrayOf("int8", moves.stream().map(m -> m.nextFireAt().toEpochMilli()).toArray()))
-                .and("through_ms", c.createArrayOf("int8", moves.stream().map(m -> m.firedThrough().toEpochMilli()).toArray()))
+                // To the microsecond, as PostgreSQL keeps them: a firing time cut to the millisecond
+                // would fall before itself, and be planned again at the next look.
+                .and("next_us", c.createArrayOf("int8", moves.stream().map(m -> micros(m.nextFireAt())).toArray()))
+                .and("through_us", c.createArrayOf("int8", moves.stream().map(m -> micros(m.firedThrough())).toArray()))
                 .and("last_ids", c.createArrayOf("uuid", moves.stream().map(Advance::lastExecutionId).toArray()))
                 .and("fired", c.createArrayOf("int4", moves.stream().map(Advance::fired).toArray()))
                 .and("skipped", c.createArrayOf("int4", moves.stream().map(Advance::skipped).toArray()));

@@ -6,15 +6,13 @@ import io.outrun.core.execution.Submission;
 import io.outrun.core.owner.TooManyQueuedException;
 import io.outrun.core.schedule.CatchUp;
 import io.outrun.core.schedule.ScheduleFiring;
-import io.outrun.core.schedule.ScheduleTime;
+import io.outrun.core.books.Books.ScheduleTime;
 import io.outrun.core.schedule.SubmissionJson;
 import io.outrun.core.service.ExecutionService;
 import io.outrun.core.service.Stored;
 import io.outrun.core.store.ScheduleStore;
 import io.outrun.core.store.StoreException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,10 +54,6 @@ public final class ScheduleClock {
     /** The label every fired execution carries: which schedule made it. */
     public static final String LABEL = "schedule";
 
-    /** How long until the soonest schedule is due (ms; 0 or less: due now); null when there is none. */
-    private static final String SOONEST = "SELECT (extract(epoch FROM min(next_fire_at) - now()) * 1000)::bigint"
-            + " FROM schedules WHERE NOT paused";
-
     private final DataSource pool;
     private final ExecutionService service;
     private final Books books;
@@ -79,7 +73,7 @@ public final class ScheduleClock {
         if (now - nextLook < 0) {
             return;
         }
-        Long dueInMs = soonest();
+        Long dueInMs = store.soonestDueInMs();
         if (dueInMs != null && dueInMs <= 0) {
             int taken = pass();
             LOG.debug("schedule clock: {} schedules due", taken);
@@ -91,22 +85,12 @@ public final class ScheduleClock {
         nextLook = now + sleepMs * 1_000_000L;
     }
 
-    private Long soonest() {
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(SOONEST);
-             ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            long ms = rs.getLong(1);
-            return rs.wasNull() ? null : ms;
-        } catch (SQLException e) {
-            throw new StoreException("cannot read when the next schedule is due", e);
-        }
-    }
-
     /** One pass: the due schedules fired and moved forward, in one transaction. Returns how many it took. */
     int pass() {
         try (Connection c = pool.getConnection()) {
             c.setAutoCommit(false);
             try {
+                ScheduleStore.boundPass(c);
                 int taken = pass(c);
                 c.commit();
                 return taken;
@@ -118,7 +102,11 @@ public final class ScheduleClock {
                 }
                 throw e;
             } finally {
-                c.setAutoCommit(true);
+                try {
+                    c.setAutoCommit(true);
+                } catch (SQLException ignored) {
+                    // a broken connection: what broke the pass is what is thrown
+                }
             }
         } catch (SQLException e) {
             throw new StoreException("cannot fire the due schedules", e);
@@ -161,8 +149,24 @@ public final class ScheduleClock {
         List<Firing> firings = new ArrayList<>();
         List<Books.FiringBook> bookings = new ArrayList<>();
         for (ScheduleStore.Due d : due) {
-            CatchUp.Plan plan = CatchUp.of(d.catchUp()).plan(ScheduleTime.of(d.cron(), d.everyMs(), d.createdAt(), d.zone()),
-                    d.firedThrough(), d.now(), d.catchUpWindowMs());
+            CatchUp.Plan plan;
+            Submission submission;
+            boolean busy;
+            try {
+                plan = CatchUp.of(d.catchUp()).plan(ScheduleTime.of(d.cron(), d.everyMs(), d.createdAt(), d.zone()),
+                        d.firedThrough(), d.now(), d.catchUpWindowMs());
+                submission = plan.fire().isEmpty() ? null : withLabel(SubmissionJson.read(d.submissionJson()), d.name());
+                // Overlap skip: nothing fires while the previous firing's execution is queued or
+                // running, nor a second firing of one catch-up.
+                busy = d.overlap().equals("skip") && d.lastStatus() != null
+                        && !ExecutionStatus.fromWire(d.lastStatus()).isTerminal();
+            } catch (RuntimeException e) {
+                // One schedule that cannot be reckoned (a zone a tzdata update dropped, a cron a newer
+                // JobRunr refuses) must not stop the others: it is looked at again in a minute.
+                LOG.error("schedule {} of {} cannot be reckoned; looked at again in a minute", d.name(), d.owner(), e);
+                moves.add(new Move(d, new CatchUp.Plan(List.of(), d.firedThrough(), d.now().plusSeconds(60))));
+                continue;
+            }
             if (!firings.isEmpty() && firings.size() + plan.fire().size() > FIRINGS_PER_PASS) {
                 break; // this one and the rest stay due: the next pass, at the next tick
             }
@@ -171,13 +175,9 @@ public final class ScheduleClock {
             if (plan.fire().isEmpty()) {
                 continue;
             }
-            // Overlap skip: nothing fires while the previous firing's execution is queued or running,
-            // nor a second firing of one catch-up. A skipped firing is counted on its schedule (and
-            // logged at debug), with no job of its own: at fleet scale most firings of a backlog
-            // are skips, and a JobRunr job each cost more than the firings themselves.
-            boolean busy = d.overlap().equals("skip") && d.lastStatus() != null
-                    && !ExecutionStatus.fromWire(d.lastStatus()).isTerminal();
-            Submission base = null;
+            // A skipped firing is counted on its schedule (and logged at debug), with no job of its
+            // own: at fleet scale most firings of a backlog are skips, and a JobRunr job each cost
+            // more than the firings themselves.
             for (Instant t : plan.fire()) {
                 if (busy) {
                     move.skipped++;
@@ -185,11 +185,8 @@ public final class ScheduleClock {
                             d.owner(), t, d.lastExecutionId(), d.lastStatus());
                     continue;
                 }
-                if (base == null) {
-                    base = withLabel(SubmissionJson.read(d.submissionJson()), d.name());
-                }
                 String key = key(d, t);
-                firings.add(new Firing(d, t, base.withIdempotencyKey(key), move));
+                firings.add(new Firing(d, t, submission.withIdempotencyKey(key), move));
                 bookings.add(book(d, t, true, "fired: its execution has idempotency key " + key
                         + " and label schedule=" + d.name()));
                 busy = d.overlap().equals("skip");
