@@ -335,6 +335,10 @@ public final class HistoryChecker {
             }
         }
         Path dir = Path.of(opts.get("--dir"));
+        if (!Files.isRegularFile(dir.resolve(RunDirectory.HISTORY))) {
+            err.println("HistoryChecker: no " + RunDirectory.HISTORY + " in " + dir.toAbsolutePath());
+            return 2;
+        }
         try (Connection c = DriverManager.getConnection(opts.get("--jdbc-url"), opts.get("--user"),
                 opts.getOrDefault("--password", ""))) {
             Long seed = opts.containsKey("--seed") ? Long.valueOf(opts.get("--seed")) : null;
