@@ -2,6 +2,7 @@ package io.outrun.core.schedule;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.outrun.core.books.Books.ScheduleTime;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
