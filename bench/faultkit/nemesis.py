@@ -14,8 +14,9 @@ rnd = random.Random(args.seed * 7919 + 1)
 t0 = time.time()
 
 
-def log(fault, target, detail=""):
-    line = {"t": int(time.time() * 1000), "fault": fault, "target": target, "detail": detail}
+def log(fault, target, detail="", t=None):
+    """t: when it happened, if that was before now (a kill is logged with the moment it was sent)."""
+    line = {"t": t or int(time.time() * 1000), "fault": fault, "target": target, "detail": detail}
     with open(RUN + "/nemesis.jsonl", "a") as f:
         f.write(json.dumps(line) + "\n")
     print(json.dumps(line), flush=True)
@@ -73,10 +74,11 @@ def kill_primary():
     if not n:
         log("kill-primary", "none", "no primary answered: skipped")
         return None
-    pids = sh("ip", "netns", "pids", P + n).stdout.split()
-    for p in pids:  # Patroni and every postgres process: the host dies
-        sh("kill", "-9", p)
-    log("kill-primary", n, f"SIGKILL Patroni and PostgreSQL ({len(pids)} processes)")
+    pids = [int(p) for p in sh("ip", "netns", "pids", P + n).stdout.split()]
+    t = int(time.time() * 1000)
+    for p in pids:  # Patroni and every postgres process at once: the host dies
+        signal_(p, 9)
+    log("kill-primary", n, f"SIGKILL Patroni and PostgreSQL ({len(pids)} processes)", t)
     return n
 
 
@@ -87,20 +89,30 @@ def restart_pg(n):
 
 def pid(role):
     with open(f"{PIDS}/{role}.pid") as f:
-        return f.read().strip()
+        return int(f.read().strip())
+
+
+def signal_(p, sig):
+    try:
+        os.kill(p, sig)
+    except ProcessLookupError:
+        pass
 
 
 def sigstop(w, hold):
-    sh("kill", "-STOP", pid(w))
-    log("sigstop", w, f"{hold:.0f} s")
+    t = int(time.time() * 1000)
+    signal_(pid(w), 19)
+    log("sigstop", w, f"{hold:.0f} s", t)
     time.sleep(hold)
-    sh("kill", "-CONT", pid(w))
-    log("sigcont", w)
+    t = int(time.time() * 1000)
+    signal_(pid(w), 18)
+    log("sigcont", w, "", t)
 
 
 def sigkill(w, down):
-    sh("kill", "-9", pid(w))
-    log("sigkill", w, f"restarted after {down:.0f} s")
+    t = int(time.time() * 1000)
+    signal_(pid(w), 9)
+    log("sigkill", w, f"restarted after {down:.0f} s", t)
     time.sleep(down)
     sh(f"{TMP}/start-{w}.sh")
 
@@ -169,4 +181,4 @@ try:
 finally:
     heal()
     for w in ("w1", "w2", "w3"):
-        sh("kill", "-CONT", pid(w))
+        signal_(pid(w), 18)
