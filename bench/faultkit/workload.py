@@ -15,7 +15,7 @@ args = ap.parse_args()
 
 QUICK = args.mode == "quick"
 DURATION_S = 125 if QUICK else 1800
-MAX_SUBMITS = 200 if QUICK else 3000
+MAX_SUBMITS = 200 if QUICK else 5000
 PROCESSES = 4
 MARKS = args.run + "/marks.jsonl"
 HISTORY = args.run + "/history.jsonl"
