@@ -97,11 +97,14 @@ public final class ScheduleCommand implements Runnable {
         }
     }
 
-    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a schedule: it fires nothing until resumed.")
-    static final class Pause extends ClientCommand {
-
+    /** A command on one schedule, named by its first argument. */
+    abstract static class Named extends ClientCommand {
         @Parameters(index = "0", paramLabel = "NAME")
         String name;
+    }
+
+    @Command(name = "pause", mixinStandardHelpOptions = true, description = "Pause a schedule: it fires nothing until resumed.")
+    static final class Pause extends Named {
 
         @Override
         int run(OutrunClient client) {
@@ -113,10 +116,7 @@ public final class ScheduleCommand implements Runnable {
 
     @Command(name = "resume", mixinStandardHelpOptions = true, description = "Resume a paused schedule: it fires from"
             + " now on (nothing due while it was paused is made up for).")
-    static final class Resume extends ClientCommand {
-
-        @Parameters(index = "0", paramLabel = "NAME")
-        String name;
+    static final class Resume extends Named {
 
         @Override
         int run(OutrunClient client) {
@@ -127,10 +127,7 @@ public final class ScheduleCommand implements Runnable {
     }
 
     @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove a schedule: no later firing runs anything.")
-    static final class Rm extends ClientCommand {
-
-        @Parameters(index = "0", paramLabel = "NAME")
-        String name;
+    static final class Rm extends Named {
 
         @Override
         int run(OutrunClient client) {

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -85,12 +86,11 @@ public final class StandalonePostgres implements AutoCloseable {
         pg.start();
         if (synchronous) {
             primary.execute("ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!"sync".equals(primary.query("SELECT string_agg(sync_state, ',') FROM pg_stat_replication"))) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("the standby " + name + " does not stream synchronously after 30 s: " + pg.log());
-                }
-                Thread.sleep(50);
+            try {
+                Await.until("the standby " + name + " streaming synchronously", Duration.ofSeconds(30), () ->
+                        "sync".equals(primary.query("SELECT string_agg(sync_state, ',') FROM pg_stat_replication")) ? true : null);
+            } catch (AssertionError e) {
+                throw new IllegalStateException(e.getMessage() + ": " + pg.log(), e);
             }
         }
         return pg;
